@@ -1,0 +1,103 @@
+"""Every traced activation, named once, with its shape declared once.
+
+This is the only place that maps Python snake_case names to the camelCase names that the
+JSON traces and the lessons' JavaScript API use (``trace.layers[l].heads[h].scaledMasked``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCHEMA_VERSION = 1
+
+# Significant digits kept for every float in a trace. Enough for the lessons' 2-decimal display
+# and for re-deriving weights from q and k to 1e-3 (tests/test_store.py checks both).
+SIGNIFICANT_DIGITS = 6
+
+
+@dataclass(frozen=True)
+class Activation:
+    snake: str  # Python name
+    camel: str  # JSON / JavaScript name
+    shape: tuple[str, ...]  # symbolic shape, one entry per axis
+    doc: str
+
+
+# Per head: axes are (query, key) for token-by-token grids, (token, head_dim) for vectors.
+HEAD_ACTIVATIONS: tuple[Activation, ...] = (
+    Activation("q", "q", ("token", "head_dim"), "queries"),
+    Activation("k", "k", ("token", "head_dim"), "keys"),
+    Activation("v", "v", ("token", "head_dim"), "values"),
+    Activation("scores", "scores", ("query", "key"), "raw dot products q·kᵀ (no mask, no scaling)"),
+    Activation(
+        "scaled_masked",
+        "scaledMasked",
+        ("query", "key"),
+        "scores / √head_dim with the causal mask; masked cells are null (JSON has no -Infinity)",
+    ),
+    Activation("weights", "weights", ("query", "key"), "softmax of scaledMasked; rows sum to 1"),
+    Activation("out", "out", ("token", "head_dim"), "weights · v, the head's output"),
+)
+
+# Per layer.
+LAYER_ACTIVATIONS: tuple[Activation, ...] = (
+    Activation(
+        "attn_concat",
+        "attnConcat",
+        ("token", "width"),
+        "every head's out side by side, before the output projection c_proj",
+    ),
+)
+
+# Per token position: the model's top next-token predictions.
+PREDICTION_FIELDS = ("id", "text", "display", "prob")
+TOP_K_PREDICTIONS = 5
+
+# Metadata keys, snake -> camel.
+META_FIELDS: dict[str, str] = {
+    "model": "model",
+    "hf_name": "hfName",
+    "revision": "revision",
+    "n_layer": "nLayer",
+    "n_head": "nHead",
+    "width": "width",
+    "head_dim": "headDim",
+    "n_ctx": "nCtx",
+    "vocab_size": "vocabSize",
+    "n_params": "nParams",
+    "tokenizer": "tokenizer",
+    "library_versions": "libraryVersions",
+    "schema_version": "schemaVersion",
+    "precision": "precision",
+}
+
+TO_CAMEL: dict[str, str] = {
+    a.snake: a.camel for a in HEAD_ACTIVATIONS + LAYER_ACTIVATIONS
+} | META_FIELDS
+TO_SNAKE: dict[str, str] = {c: s for s, c in TO_CAMEL.items()}
+
+# Fields kept for the first paint of a figure; q, k, v, scores and out load with the Code view.
+LIGHT_HEAD_FIELDS = ("weights",)
+HEAVY_HEAD_FIELDS = tuple(a.camel for a in HEAD_ACTIVATIONS if a.camel not in LIGHT_HEAD_FIELDS)
+
+
+def camel(name: str) -> str:
+    """The JSON/JS name of a snake_case activation or metadata field."""
+    return TO_CAMEL[name]
+
+
+def display_token(text: str) -> str:
+    """How a token is shown: a leading space as '·', newlines and tabs made visible."""
+    if text.startswith(" "):
+        text = "·" + text[1:]
+    return text.replace("\n", "↵").replace("\t", "⇥")
+
+
+def spoken_token(text: str) -> str:
+    """How a screen reader should hear a token: 'space her' for ' her'."""
+    if text.startswith(" "):
+        rest = text[1:]
+        return f"space {rest}" if rest else "space"
+    if text == "\n":
+        return "newline"
+    return text
