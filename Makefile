@@ -1,0 +1,59 @@
+# The two commands that do everything on a fresh machine: `make site` and `make test`.
+# Each creates (or reuses) the virtual environment in .venv and installs what it needs.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+MKDOCS := $(VENV)/bin/mkdocs
+STRICT ?=
+
+# Stamps record which dependency sets are installed, so reruns skip pip.
+SITE_STAMP   := $(VENV)/.deps-site
+MODELS_STAMP := $(VENV)/.deps-models
+TEST_STAMP   := $(VENV)/.deps-test
+
+.PHONY: site serve traces tiny-model test bench clean assets
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(SITE_STAMP): pyproject.toml | $(PY)
+	$(PIP) install -e .
+	touch $@
+
+$(MODELS_STAMP): pyproject.toml | $(PY)
+	$(PIP) install -e '.[models]'
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(PY)
+	$(PIP) install -e '.[models,test]'
+	touch $@
+
+assets: $(SITE_STAMP)
+	$(PY) -m generator assets
+
+## Build the course into build/site from the committed traces (no torch needed).
+site: $(SITE_STAMP)
+	$(PY) -m generator site $(if $(STRICT),--strict)
+
+## Live-reloading preview for authors: edits to prose show up without running a model.
+serve: assets
+	$(MKDOCS) serve
+
+## Trace every (model, sentence) the lessons use that is not in traces/ yet.
+traces: $(MODELS_STAMP)
+	$(PY) -m generator traces
+
+## Train the tiny model from ../shared/data/tinystories/stories.txt (about 30 minutes on 2 cores).
+tiny-model: $(MODELS_STAMP)
+	$(PY) -m generator train-tiny
+
+test: $(TEST_STAMP)
+	$(PY) -m pytest
+
+bench: $(TEST_STAMP)
+	$(PY) -m generator bench
+
+clean:
+	rm -rf build content/assets/generated
