@@ -1,0 +1,263 @@
+"""The directive parser: what it accepts, and the exact one-line error for each lesson mistake."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from generator import directives as d
+
+WHERE = "content/lesson.md:7"
+
+
+def parse(kind: str, body: str):
+    return d.parse_directive(kind, textwrap.dedent(body), WHERE)
+
+
+def error_of(kind: str, body: str) -> str:
+    with pytest.raises(d.DirectiveError) as info:
+        parse(kind, body)
+    message = str(info.value)
+    assert "\n" not in message, "errors are one line"
+    assert message.startswith(WHERE + ": "), "errors name the file and line"
+    assert ". Fix: " in message, "errors say how to fix them"
+    return message
+
+
+def test_attention_with_fixed_head_counts_from_one():
+    a = parse("attention", """
+        model: tiny
+        sentence: "Lily wanted to play with her"
+        layer: 3
+        head: 2
+        token: her
+        id: lily
+    """)
+    assert (a.model, a.sentence, a.id) == ("tiny", "Lily wanted to play with her", "lily")
+    assert (a.pick.rule, a.pick.layer, a.pick.head) == ("fixed", 3, 2)
+    assert a.token == d.TokenRef(text="her")
+
+
+def test_attention_pick_rule_and_positional_tokens():
+    a = parse("attention", """
+        model: gpt2
+        sentence: "The animal didn't cross the street"
+        pick: {rule: max-weight, from: "#6", to: animal}
+    """)
+    assert a.pick.rule == "max-weight"
+    assert a.pick.source == d.TokenRef(index=6)
+    assert a.pick.target == d.TokenRef(text="animal")
+    assert "largest weight from #6 to 'animal'" in a.pick.describe()
+
+
+def test_compare_stepper_softmax_scoreboard_training_predictions_parse():
+    c = parse("compare", """
+        model: tiny
+        sentences: ["Lily wanted to play with her", "Ben wanted to play with her"]
+        pick: previous-token
+    """)
+    assert c.sentences[1].startswith("Ben") and c.pick.rule == "previous-token"
+    s = parse("stepper", """
+        tokens: [Lily, ran, she]
+        query: [[1, 0], [0, 1], [2, 0]]
+        key: [[2, 0], [0, 1], [1, 1]]
+        value: [[1, 0], [0, 1], [0.5, 0.5]]
+    """)
+    assert s.focus == 2 and s.key[2] == (1.0, 1.0)
+    sm = parse("softmax", "scores: [1, 0, 0]")
+    assert sm.labels == ("a", "b", "c")
+    sb = parse("scoreboard", "model: tiny")
+    assert sb.scores == d.SCORE_KINDS
+    assert parse("training", "model: tiny").model == "tiny"
+    p = parse("predictions", 'model: tiny\nsentences: "Lily wanted to play with her"')
+    assert p.sentences == ("Lily wanted to play with her",)
+
+
+# Each case: (kind, body, the exact message after "path:line: ").
+CATALOGUE = [
+    ("attention", "model: gpt3\nsentence: hi\nlayer: 1\nhead: 1",
+     "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 5\nhead: 1",
+     "attention: layer 5 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 0\nhead: 1",
+     "attention: layer 0 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)"),
+    ("attention", "model: gpt2\nsentence: hi\nlayer: 1\nhead: 13",
+     "attention: head 13 is out of range for gpt2, which has heads 1 to 12. Fix: use a head from 1 to 12 (counting from 1)"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: two\nhead: 1",
+     "attention: 'layer' must be a whole number, not 'two'. Fix: write `layer: 1` (counting from 1)"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 1.5\nhead: 1",
+     "attention: 'layer' must be a whole number, not 1.5. Fix: write `layer: 1` (counting from 1)"),
+    ("attention", "model: tiny\nsentence: \"\"\nlayer: 1\nhead: 1",
+     "attention: the sentence is empty. Fix: write the sentence to trace"),
+    ("attention", "model: tiny\nsentence: 42\nlayer: 1\nhead: 1",
+     "attention: a sentence must be text, not int 42. Fix: quote the sentence"),
+    ("attention", "model: tiny\nsentence: " + "a" * 2001 + "\nlayer: 1\nhead: 1",
+     "attention: the sentence has 2001 characters, more than the 2000 this course traces. Fix: shorten the sentence"),
+    ("attention", "model: tiny\nsentence: [unclosed\nlayer: 1",
+     None),  # malformed YAML: checked by prefix below
+    ("attention", "",
+     "attention: the block is empty. Fix: give at least: model, sentence"),
+    ("attention", "- model: tiny",
+     "attention: the body must be a mapping of options, not a list. Fix: write the options as `key: value` lines"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ncolour: red",
+     "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token"),
+    ("attention", "sentence: hi\nlayer: 1\nhead: 1",
+     "attention: missing option 'model'. Fix: add `model: ...` to the block"),
+    ("attention", "model: tiny\nsentence: hi",
+     "attention: no head chosen. Fix: add `layer:` and `head:` (counting from 1), or a `pick:` rule"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 1",
+     "attention: no head chosen. Fix: add `layer:` and `head:` (counting from 1), or a `pick:` rule"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\npick: self",
+     "attention: give either 'pick' or 'layer' and 'head', not both. Fix: remove one of them"),
+    ("attention", "model: tiny\nsentence: hi\npick: loudest",
+     "attention: unknown pick rule 'loudest'. Fix: use one of: max-weight, previous-token, first-token, self"),
+    ("attention", "model: tiny\nsentence: hi\npick: {rule: max-weight, from: her}",
+     "attention: pick rule max-weight needs 'from' and 'to' tokens. Fix: write `pick: {rule: max-weight, from: her, to: Lily}`"),
+    ("attention", "model: tiny\nsentence: hi\npick: {rule: self, from: her}",
+     "attention: pick rule self takes no 'from' or 'to'. Fix: remove them, or use rule max-weight"),
+    ("attention", "model: tiny\nsentence: hi\npick: {rule: self, colour: red}",
+     "attention: unknown pick option 'colour'. Fix: a pick takes rule, and for max-weight, from and to"),
+    ("attention", "model: tiny\nsentence: hi\npick: {from: a}",
+     "attention: 'pick' must give a rule. Fix: write `pick: {rule: max-weight, from: her, to: Lily}` or one of: max-weight, previous-token, first-token, self"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ntoken: 0",
+     "attention: 'token' position 0 is out of range. Fix: count tokens from 1"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ntoken: \"\"",
+     "attention: 'token' must name a token (its text, like her) or its position (like 6). Fix: write `token: her`"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nshow_heads: maybe",
+     "attention: 'show_heads' must be true or false, not 'maybe'. Fix: write `show_heads: true`"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nid: Fig 1",
+     "attention: id 'Fig 1' is not a valid name. Fix: use lowercase letters, digits, '-' or '_', starting with a letter (not 'model' or 'page')"),
+    ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nid: model",
+     "attention: id 'model' is not a valid name. Fix: use lowercase letters, digits, '-' or '_', starting with a letter (not 'model' or 'page')"),
+    ("compare", "model: tiny\nsentences: [only one]\nlayer: 1\nhead: 1",
+     "compare: 'sentences' must be a list of exactly two sentences. Fix: write `sentences: [\"first sentence\", \"second sentence\"]`"),
+    ("stepper", "tokens: [a]\nquery: [[1]]\nkey: [[1]]\nvalue: [[1]]",
+     "stepper: 'tokens' must be a list of 2 to 6 words. Fix: write `tokens: [Lily, ran, she]`"),
+    ("stepper", "tokens: [a, b]\nquery: [[1, 0]]\nkey: [[1, 0], [0, 1]]\nvalue: [[1], [2]]",
+     "stepper: 'query' must have one vector per token (2). Fix: give 2 vectors, like `query: [[1, 0], ...]`"),
+    ("stepper", "tokens: [a, b]\nquery: [[1, 0], [0, 1]]\nkey: [[1, 0], [0, 1, 2]]\nvalue: [[1], [2]]",
+     "stepper: queries and keys must all have the same length. Fix: give every query and key the same number of entries"),
+    ("stepper", "tokens: [a, b]\nquery: [[1, 0], [0, x]]\nkey: [[1, 0], [0, 1]]\nvalue: [[1], [2]]",
+     "stepper: 'query' holds 'x', which is not a finite number. Fix: write `query` with numbers only"),
+    ("stepper", "tokens: [a, b]\nquery: [[1, 0], [0, .inf]]\nkey: [[1, 0], [0, 1]]\nvalue: [[1], [2]]",
+     "stepper: 'query' holds inf, which is not a finite number. Fix: write `query` with numbers only"),
+    ("stepper", "tokens: [a, b]\nquery: [[1, 0], [0, 1]]\nkey: [[1, 0], [0, 1]]\nvalue: [[1], [2, 3]]",
+     "stepper: the values must all have the same length. Fix: give every value the same number of entries"),
+    ("stepper", "tokens: [a, b]\nquery: [[1], [0]]\nkey: [[1], [0]]\nvalue: [[1], [2]]\nfocus: c",
+     "stepper: focus 'c' is not one of the tokens. Fix: use one of: a, b"),
+    ("softmax", "scores: [1]",
+     "softmax: 'scores' has 1 numbers. Fix: give between 2 and 8 scores"),
+    ("softmax", "scores: [1, 0]\nlabels: [a]",
+     "softmax: 'labels' must be a list with one label per score. Fix: give 2 labels"),
+    ("scoreboard", "model: tiny\nscores: [induction, loudness]",
+     "scoreboard: unknown score 'loudness'. Fix: choose from: previous-token, duplicate-token, induction, sink"),
+    ("training", "model: gpt2",
+     "training: only the tiny model has a training log in this course, not 'gpt2'. Fix: write `model: tiny`"),
+    ("predictions", "model: tiny\nsentences: []",
+     "predictions: 'sentences' must be a list of sentences. Fix: write `sentences: [\"a sentence\"]`"),
+]
+
+
+@pytest.mark.parametrize("kind,body,expected", CATALOGUE, ids=[f"{i:02d}-{c[0]}" for i, c in enumerate(CATALOGUE)])
+def test_bad_directive_gives_the_exact_one_line_error(kind, body, expected):
+    message = error_of(kind, body)
+    if expected is None:
+        assert message.startswith(f"{WHERE}: attention: malformed YAML (body line ")
+    else:
+        assert message == f"{WHERE}: {expected}"
+
+
+def test_unknown_directive_kind():
+    with pytest.raises(d.DirectiveError, match=r"^content/lesson.md:7: unknown directive 'heatmap'\. Fix: use one of: attention, "):
+        d.parse_directive("heatmap", "model: tiny", WHERE)
+
+
+def test_source_mark_sets_the_line_and_is_removed():
+    body, where = d.split_source_mark("# @source content/a.md:41\nmodel: tiny", "fallback:1")
+    assert (body, where) == ("model: tiny", "content/a.md:41")
+    assert d.split_source_mark("model: tiny", "fallback:1") == ("model: tiny", "fallback:1")
+
+
+def test_fences_found_at_any_indent_with_line_numbers(tmp_path: Path):
+    page = tmp_path / "content" / "p.md"
+    page.parent.mkdir()
+    page.write_text(textwrap.dedent("""\
+        # Title
+
+        === "Story"
+
+            ```attention
+            model: tiny
+            sentence: "Lily wanted to play with her"
+            layer: 1
+            head: 2
+            ```
+
+        ```python
+        print("not a directive")
+        ```
+
+        ~~~compare
+        model: tiny
+        sentences: ["Lily wanted to play with her", "Ben wanted to play with her"]
+        pick: self
+        ~~~
+    """), encoding="utf-8")
+    found = d.parse_file(page, "content/p.md")
+    assert [(x.kind, x.where) for x in found] == [("attention", "content/p.md:5"), ("compare", "content/p.md:16")]
+    requested = d.collect(tmp_path / "content")
+    assert [(r.model, r.text, r.source) for r in requested] == [
+        ("tiny", "Lily wanted to play with her", "content/p.md:5"),
+        ("tiny", "Ben wanted to play with her", "content/p.md:16"),
+    ]
+
+
+def test_duplicate_ids_on_one_page(tmp_path: Path):
+    page = tmp_path / "p.md"
+    block = "```softmax\nscores: [1, 0]\nid: sm\n```\n"
+    page.write_text("intro\n\n" + block + "\n" + block, encoding="utf-8")
+    with pytest.raises(d.DirectiveError) as info:
+        d.parse_file(page, "p.md")
+    assert str(info.value) == "p.md:8: softmax: id 'sm' is used twice on this page (first at p.md:3). Fix: give each figure its own id"
+
+
+def test_a_bad_block_deep_in_a_file_names_its_own_line(tmp_path: Path):
+    page = tmp_path / "p.md"
+    page.write_text("a\n\nb\n\n    ```attention\n    model: tiny\n    sentence: hi\n    layer: 9\n    head: 1\n    ```\n", encoding="utf-8")
+    with pytest.raises(d.DirectiveError, match=r"^p\.md:5: attention: layer 9 is out of range"):
+        d.parse_file(page, "p.md")
+
+
+@pytest.mark.parametrize("body,target,name,args", [
+    ("lily.weight(her, Lily)", "lily", "weight", ("her", "Lily")),
+    (" lily.layer ", "lily", "layer", ()),
+    ("model.tiny.nLayer", "model", "tiny.nLayer", ()),
+    ("toy.score(she, Lily) @12", "toy", "score", ("she", "Lily")),
+])
+def test_references_parse(body, target, name, args):
+    ref = d.parse_ref(body, "content/a.md:3")
+    assert (ref.target, ref.name, ref.args) == (target, name, args)
+
+
+def test_reference_line_mark_overrides_the_line():
+    assert d.parse_ref("toy.sqrtd @12", "content/a.md:3").where == "content/a.md:12"
+
+
+@pytest.mark.parametrize("body,problem", [
+    ("lily weight", "reference {{ lily weight }} cannot be read"),
+    ("lily.weight(her,,Lily)", "reference {{ lily.weight(her,,Lily) }} has an empty argument"),
+    ("", "reference {{  }} cannot be read"),
+    ("Lily.weight(a, b)", "reference {{ Lily.weight(a, b) }} cannot be read"),
+])
+def test_bad_references(body, problem):
+    with pytest.raises(d.DirectiveError) as info:
+        d.parse_ref(body, "content/a.md:3")
+    assert str(info.value).startswith(f"content/a.md:3: {problem}. Fix: ")
+
+
+def test_references_in_code_and_fences_are_not_references():
+    text = "Use `{{ not.aref }}` in code.\n\n```python\nx = '{{ nor.this }}'\n```\n\nBut {{ this.one }} counts.\n"
+    refs = list(d.iter_refs(text, "p.md"))
+    assert [(r.target, r.name, r.where) for r in refs] == [("this", "one", "p.md:7")]
