@@ -1,0 +1,411 @@
+"""Head-type scores: how much of each head's attention lands on four textbook patterns.
+
+Pure numpy over attention weights shaped ``(layer, head, query, key)`` whose rows sum to 1
+(masked cells 0). Every score is a *share of attention*: the average, over the query rows where
+the pattern is defined, of the total weight the row puts on the pattern's cells. A head that does
+exactly the pattern scores 1; a head that never does scores 0. This is the measure of
+TransformerLens's head detector (the weight on a pattern divided by the total weight), restricted
+to the rows where the pattern exists, as in Olsson et al. (2022) for induction heads.
+
+The four kinds (positions count from 0 here; the pages count tokens from 1):
+
+``previous-token`` (Elhage et al. 2021; Wang et al. 2022)
+    mean over queries i >= 2 of w[i, i-1].
+``duplicate-token`` (Wang et al. 2022)
+    mean, over queries i that have an earlier copy of their own token, of the summed weight on
+    those earlier copies: sum of w[i, j] over j < i with ids[j] == ids[i].
+``induction`` (Olsson et al. 2022)
+    mean, over the same queries, of the summed weight on the tokens right after the earlier
+    copies: sum of w[i, j+1] over j < i with ids[j] == ids[i]. On a random sequence repeated
+    twice this is the weight each token of the second copy puts on the token that followed it
+    the first time.
+``sink`` (Xiao et al. 2023)
+    mean over queries i >= 2 of w[i, 0], the weight on the very first token.
+
+Row i = 1 is left out of the previous-token and sink scores because there the previous token *is*
+the first token: that row cannot tell the two patterns apart, and counting it would give every
+sink head some previous-token score and every previous-token head some sink score. (Row 0 can
+only look at itself.) TransformerLens divides by every row instead, so its numbers are a little
+lower; the ranking of heads is the same idea.
+
+Scoring texts (:func:`scoring_requests`): previous-token and sink are measured on natural
+sentences (a few fixed ones plus every sentence the lessons trace for that model); duplicate-token
+and induction on :data:`N_RANDOM` sequences of :data:`RANDOM_LENGTH` distinct random ordinary
+tokens, each prefixed by the model's ``<|endoftext|>`` and repeated twice. The random ids come
+from sha256, not from a random-number library, so they never change with a library version.
+
+:func:`write_scores` writes ``traces/<model>/heads.json`` (deterministic bytes, atomically);
+:func:`load_scores` reads it back for the site build. No torch anywhere in this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .store import TraceRequest, TraceStore, atomic_write, dumps, round_floats
+
+HEADS_FILE = "heads.json"
+FORMAT_VERSION = 1
+KINDS = ("previous-token", "duplicate-token", "induction", "sink")
+
+# One-line definitions, shown on the pages next to each scoreboard (positions count from 1 there).
+DEFINITIONS = {
+    "previous-token": (
+        "the average weight a token puts on the token just before it, over every token from the "
+        "third on, in natural sentences"
+    ),
+    "duplicate-token": (
+        "the average weight a token puts on earlier copies of itself, over the tokens that have one, "
+        "in a sequence of random tokens repeated twice"
+    ),
+    "induction": (
+        "the average weight a token puts on the token that came right after its earlier copy, over "
+        "the second copy of a sequence of random tokens repeated twice"
+    ),
+    "sink": (
+        "the average weight a token puts on the very first token, over every token from the third "
+        "on, in natural sentences"
+    ),
+}
+TITLES = {
+    "previous-token": "Previous-token heads",
+    "duplicate-token": "Duplicate-token heads",
+    "induction": "Induction heads",
+    "sink": "Attention sinks",
+}
+
+# Which scoring texts each kind is measured on.
+NATURAL_KINDS = ("previous-token", "sink")
+REPEATED_KINDS = ("duplicate-token", "induction")
+
+# Fixed natural scoring sentences, traced for every model in addition to the lessons' sentences.
+SCORING_SENTENCES = (
+    "Once upon a time, there was a little girl named Lily. She had a red ball and a small dog.",
+    "Tom went to the park with his mom. He saw a big tree and wanted to climb it.",
+    "The sun was warm, so the children played by the river until it was time to go home.",
+)
+
+N_RANDOM = 4  # repeated random sequences per model
+RANDOM_LENGTH = 12  # distinct random tokens in each copy; a trace is 1 + 2 * RANDOM_LENGTH tokens
+SCORING_SEED = "heads-2022"
+RANDOM_TEXT = "Random tokens, repeated twice ({n} of {total})"
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """Where to draw random ordinary tokens from, and the id of <|endoftext|>."""
+
+    eot: int
+    low: int  # first id drawn from (inclusive)
+    high: int  # last id drawn from (exclusive)
+
+
+# GPT-2: ids below 1024 are bytes and short fragments, ids above 20000 include rare oddities.
+# Tiny (4096-token BPE, EOT = 0): the first merges are fragments, later ones whole words.
+VOCABS = {
+    "gpt2": Vocab(eot=50256, low=1024, high=20000),
+    "tiny": Vocab(eot=0, low=1024, high=4096),
+}
+
+
+def vocab_for(model_name: str, model_meta: dict | None) -> Vocab:
+    """The stand-in is GPT-2-shaped but uses the tiny tokenizer, so it draws tiny's ids."""
+    if (model_meta or {}).get("standIn") or model_name not in VOCABS:
+        return VOCABS["tiny"]
+    return VOCABS[model_name]
+
+
+# ---------------------------------------------------------------- the scores
+
+
+def _as_weights(w) -> np.ndarray:
+    a = np.asarray(w, dtype=np.float64)
+    if a.ndim != 4 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"weights must be (layer, head, query, key) with square grids, not {a.shape}")
+    return a
+
+
+def _shares(w: np.ndarray, targets: Sequence[Sequence[int]]) -> tuple[np.ndarray, int]:
+    """(sum over scored queries of the weight on their target keys, number of scored queries).
+
+    targets[i] is the set of key positions that count for query i; an empty set means the
+    query is not scored. Returns a (layer, head) array of sums."""
+    total = np.zeros(w.shape[:2])
+    n = 0
+    for i, keys in enumerate(targets):
+        if len(keys):
+            total += w[:, :, i, list(keys)].sum(axis=-1)
+            n += 1
+    return total, n
+
+
+def pattern_targets(kind: str, ids: Sequence[int]) -> list[tuple[int, ...]]:
+    """For each query position, the key positions that the pattern `kind` puts its weight on
+    (empty where the query is not scored). Positions are 0-based."""
+    T = len(ids)
+    if kind == "previous-token":
+        return [(i - 1,) if i >= 2 else () for i in range(T)]
+    if kind == "sink":
+        return [(0,) if i >= 2 else () for i in range(T)]
+    if kind in ("duplicate-token", "induction"):
+        shift = 0 if kind == "duplicate-token" else 1
+        out = []
+        for i in range(T):
+            earlier = sorted({j + shift for j in range(i) if ids[j] == ids[i]})
+            out.append(tuple(earlier))
+        return out
+    raise ValueError(f"unknown score kind {kind!r} (known: {', '.join(KINDS)})")
+
+
+def score_parts(kind: str, weights, ids: Sequence[int]) -> tuple[np.ndarray, int]:
+    """(layer × head sums of on-pattern weight, number of scored queries) for one trace."""
+    w = _as_weights(weights)
+    if len(ids) != w.shape[-1]:
+        raise ValueError(f"{len(ids)} ids for a grid of {w.shape[-1]} tokens")
+    return _shares(w, pattern_targets(kind, ids))
+
+
+def pooled(kind: str, samples: Iterable[tuple[object, Sequence[int]]]) -> tuple[np.ndarray, int]:
+    """(layer × head score of `kind`, number of scored queries), pooled over (weights, ids)
+    samples: every scored query of every sample counts once. Raises ValueError when no query
+    can be scored."""
+    total, n = None, 0
+    for weights, ids in samples:
+        s, k = score_parts(kind, weights, ids)
+        total = s if total is None else total + s
+        n += k
+    if total is None or n == 0:
+        raise ValueError(f"{kind}: no query in the scoring texts has the pattern (too short, or no repeats)")
+    return np.clip(total / n, 0.0, 1.0), n
+
+
+def score(kind: str, samples: Iterable[tuple[object, Sequence[int]]]) -> np.ndarray:
+    """The layer × head score of `kind`, pooled over (weights, ids) samples."""
+    return pooled(kind, samples)[0]
+
+
+def previous_token_score(weights) -> np.ndarray:
+    w = _as_weights(weights)
+    return score("previous-token", [(w, range(w.shape[-1]))])
+
+
+def sink_score(weights) -> np.ndarray:
+    w = _as_weights(weights)
+    return score("sink", [(w, range(w.shape[-1]))])
+
+
+def duplicate_token_score(weights, ids: Sequence[int]) -> np.ndarray:
+    return score("duplicate-token", [(weights, ids)])
+
+
+def induction_score(weights, ids: Sequence[int]) -> np.ndarray:
+    return score("induction", [(weights, ids)])
+
+
+# ---------------------------------------------------------------- scoring texts
+
+
+def random_ids(vocab: Vocab, n: int, label: str) -> list[int]:
+    """`n` distinct ids from [vocab.low, vocab.high), ranked by sha256(seed, label, id)."""
+    if vocab.high - vocab.low < n:
+        raise ValueError(f"cannot draw {n} distinct ids from [{vocab.low}, {vocab.high})")
+
+    def rank(i: int) -> bytes:
+        return hashlib.sha256(f"{SCORING_SEED}:{label}:{i}".encode()).digest()
+
+    return sorted(range(vocab.low, vocab.high), key=rank)[:n]
+
+
+def repeated_random_ids(vocab: Vocab, index: int, length: int = RANDOM_LENGTH) -> tuple[int, ...]:
+    seq = random_ids(vocab, length, f"seq{index}")
+    return tuple([vocab.eot] + seq + seq)
+
+
+def _lesson_sentences(model_name: str, content_dir: Path | None) -> list[str]:
+    from .directives import collect
+
+    content_dir = Path(content_dir) if content_dir is not None else Path(__file__).resolve().parents[1] / "content"
+    if not content_dir.is_dir():
+        return []
+    return [r.text for r in collect(content_dir) if r.model == model_name]
+
+
+def scoring_requests(
+    model_name: str,
+    model_meta: dict | None = None,
+    content_dir: Path | None = None,
+    n_random: int = N_RANDOM,
+    random_length: int = RANDOM_LENGTH,
+) -> list[TraceRequest]:
+    """Every trace the scores of `model_name` need: the repeated random sequences first (ids
+    given), then the fixed scoring sentences, then the lessons' sentences for that model."""
+    vocab = vocab_for(model_name, model_meta)
+    out = [
+        TraceRequest(model_name, RANDOM_TEXT.format(n=k + 1, total=n_random), repeated_random_ids(vocab, k, random_length))
+        for k in range(n_random)
+    ]
+    seen = set()
+    for text in list(SCORING_SENTENCES) + _lesson_sentences(model_name, content_dir):
+        if text not in seen:
+            seen.add(text)
+            out.append(TraceRequest(model_name, text))
+    return out
+
+
+def _texts_for(kind: str, requests: Sequence[TraceRequest]) -> list[TraceRequest]:
+    random = [r for r in requests if r.ids is not None]
+    natural = [r for r in requests if r.ids is None]
+    return random if kind in REPEATED_KINDS else natural
+
+
+# ---------------------------------------------------------------- heads.json
+
+
+def trace_weights(trace: dict) -> np.ndarray:
+    """(layer, head, query, key) float64 weights of a stored trace; masked cells 0."""
+    grid = [[[[0.0 if x is None else x for x in row] for row in h["weights"]] for h in layer["heads"]] for layer in trace["layers"]]
+    return np.asarray(grid, dtype=np.float64)
+
+
+def compute(store: TraceStore, model_name: str, requests: Sequence[TraceRequest]) -> dict:
+    """The heads.json document for `model_name` from the stored traces of `requests`."""
+    meta = store.model_meta(model_name)
+    if meta is None:
+        raise FileNotFoundError(f"no traces of {model_name!r} in {store.root}; run `python -m generator traces`")
+    revision = meta["revision"]
+    cache: dict[TraceRequest, tuple[np.ndarray, list[int], str]] = {}
+
+    def get(req: TraceRequest):
+        if req not in cache:
+            path = store.lookup(req.model, req.text, req.ids, revision=revision)
+            if path is None:
+                store.load(req.model, req.text, req.ids)  # raises MissingTrace with the remedy
+                raise FileNotFoundError(f"trace of {req.text!r} for {model_name} is from another revision than {revision}")
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            cache[req] = (trace_weights(doc), [t["id"] for t in doc["tokens"]], path.stem)
+        return cache[req]
+
+    scores, examples, used = {}, {}, {}
+    for kind in KINDS:
+        reqs = _texts_for(kind, requests)
+        if not reqs:
+            raise ValueError(f"{kind}: no scoring texts for {model_name}")
+        mat, n_queries = pooled(kind, [get(r)[:2] for r in reqs])
+        scores[kind] = mat.tolist()
+        ex = reqs[0]
+        examples[kind] = {"model": ex.model, "text": ex.text, "ids": None if ex.ids is None else list(ex.ids), "key": get(ex)[2]}
+        used[kind] = {
+            "traces": [get(r)[2] for r in reqs],
+            "queries": n_queries,
+        }
+    n_layer, n_head = len(scores[KINDS[0]]), len(scores[KINDS[0]][0])
+    return {
+        "formatVersion": FORMAT_VERSION,
+        "model": model_name,
+        "revision": revision,
+        "standIn": bool(meta.get("standIn", False)),
+        "nLayer": n_layer,
+        "nHead": n_head,
+        "kinds": list(KINDS),
+        "definitions": dict(DEFINITIONS),
+        "scores": round_floats(scores),
+        "examples": examples,
+        "scoredOn": used,
+    }
+
+
+def heads_path(root: Path | str, model_name: str) -> Path:
+    return Path(root) / model_name / HEADS_FILE
+
+
+def write_scores(store: TraceStore, model_name: str, content_dir: Path | None = None, **request_kw) -> Path:
+    """Compute every score of `model_name` from its stored scoring traces and write
+    ``<store root>/<model>/heads.json`` atomically. The bytes depend only on the traces."""
+    requests = scoring_requests(model_name, store.model_meta(model_name), content_dir, **request_kw)
+    doc = compute(store, model_name, requests)
+    path = heads_path(store.root, model_name)
+    atomic_write(path, dumps(doc))
+    return path
+
+
+# ---------------------------------------------------------------- reading, for the site build
+
+STANDIN_ENV = "COURSE_ALLOW_STANDIN"
+
+
+def stand_in_allowed() -> bool:
+    return os.environ.get(STANDIN_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+class StandInRefused(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class HeadScores:
+    """A model's heads.json, read back. Layers and heads are 0-based here."""
+
+    doc: dict
+    path: Path
+
+    @property
+    def model(self) -> str:
+        return self.doc["model"]
+
+    @property
+    def revision(self) -> str:
+        return self.doc["revision"]
+
+    @property
+    def n_layer(self) -> int:
+        return self.doc["nLayer"]
+
+    @property
+    def n_head(self) -> int:
+        return self.doc["nHead"]
+
+    def matrix(self, kind: str) -> np.ndarray:
+        if kind not in self.doc["scores"]:
+            raise KeyError(f"{kind!r} is not scored in {self.path} (scored: {', '.join(self.doc['scores'])})")
+        return np.asarray(self.doc["scores"][kind], dtype=np.float64)
+
+    def example(self, kind: str) -> dict:
+        return self.doc["examples"][kind]
+
+    def ranked(self, kind: str) -> list[tuple[int, int, float]]:
+        """Every (layer, head, score), highest score first; ties by layer, then head."""
+        m = self.matrix(kind)
+        cells = [(l, h, float(m[l, h])) for l in range(m.shape[0]) for h in range(m.shape[1])]
+        return sorted(cells, key=lambda c: (-c[2], c[0], c[1]))
+
+    def top(self, kind: str, n: int = 1) -> list[tuple[int, int, float]]:
+        return self.ranked(kind)[:n]
+
+
+def load_scores(root: Path | str, model_name: str, allow_stand_in: bool | None = None) -> HeadScores | None:
+    """heads.json of `model_name` under `root` (normally traces/), or None when it is missing or
+    was computed from another revision than the traces now stored. A stand-in's scores raise
+    :class:`StandInRefused` unless allowed (default: the COURSE_ALLOW_STANDIN environment variable)."""
+    path = heads_path(root, model_name)
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if doc.get("formatVersion") != FORMAT_VERSION:
+        return None
+    meta = TraceStore(root).model_meta(model_name)
+    if meta is None or meta.get("revision") != doc.get("revision"):
+        return None
+    allowed = stand_in_allowed() if allow_stand_in is None else allow_stand_in
+    if doc.get("standIn") and not allowed:
+        raise StandInRefused(
+            f"{path}: scores of the random-init stand-in; it is for tests only "
+            f"(set {STANDIN_ENV}=1 to build with it, never for the published site)"
+        )
+    return HeadScores(doc, path)
