@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 SCHEMA_VERSION = 1
 
-# Significant digits kept for every float in a trace. Enough for the lessons' 2-decimal display
-# and for re-deriving weights from q and k to 1e-3 (tests/test_store.py checks both).
-SIGNIFICANT_DIGITS = 6
+# Significant digits kept for every float in a trace (each float is stored as float(f"{x:.5g}")).
+# Enough for the lessons' 2-decimal display and for re-deriving weights from the stored q and k
+# to 1e-3 (tests/test_store.py checks both). traces/README.md documents it.
+SIGNIFICANT_DIGITS = 5
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,271 @@
+"""The trace store: deterministic, atomic, indexed files, rounded to the documented precision."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from generator import schema, store
+from generator.store import MissingTrace, TraceRequest, TraceStore, trace_key
+from trace_helpers import REPO, fake_doc
+
+SCHEMA_FILE = REPO / "generator" / "trace.schema.json"
+
+
+def significant_digits(x: float) -> int:
+    if x == 0:
+        return 0
+    return len(Decimal(repr(x)).normalize().as_tuple().digits)
+
+
+# ---------------------------------------------------------------- rounding
+
+
+def test_round_sig_keeps_five_significant_digits():
+    assert schema.SIGNIFICANT_DIGITS == 5
+    rng = random.Random(7)
+    for _ in range(2000):
+        x = rng.uniform(-1, 1) * 10 ** rng.randint(-12, 8)
+        r = store.round_sig(x)
+        assert significant_digits(r) <= 5
+        assert abs(r - x) <= 0.5e-4 * abs(x) * (1 + 1e-9)
+    assert store.round_sig(0.123456789) == 0.12346
+    assert store.round_sig(-1234567.0) == -1234600.0
+    assert math.copysign(1, store.round_sig(-1e-30 * 0)) == 1  # no "-0.0" in files
+    with pytest.raises(ValueError):
+        store.round_sig(float("nan"))
+    rows = store.round_floats([[0.123456789, None, 2], [float("1e-7") / 3]])
+    assert rows == [[0.12346, None, 2], [3.3333e-08]]
+
+
+# ---------------------------------------------------------------- requests and keys
+
+
+def test_trace_request_hashable_sortable():
+    a = TraceRequest("tiny", "b")
+    b = TraceRequest("tiny", "b", ids=[3, 4])
+    c = TraceRequest("gpt2", "z")
+    assert b.ids == (3, 4) and hash(b) == hash(TraceRequest("tiny", "b", (3, 4)))
+    assert sorted([b, a, c]) == [c, a, b]
+    assert len({a, b, TraceRequest("tiny", "b")}) == 2
+
+
+def test_key_depends_on_every_part():
+    base = trace_key("tiny", "rev1", 1, "Lily wanted", None)
+    assert len(base) == 12 and int(base, 16) >= 0
+    assert base == trace_key("tiny", "rev1", 1, "Lily wanted", None)
+    others = {
+        trace_key("gpt2", "rev1", 1, "Lily wanted", None),
+        trace_key("tiny", "rev2", 1, "Lily wanted", None),
+        trace_key("tiny", "rev1", 2, "Lily wanted", None),
+        trace_key("tiny", "rev1", 1, "Lily wanted ", None),
+        trace_key("tiny", "rev1", 1, "Lily wanted", [1, 2]),
+    }
+    assert base not in others and len(others) == 5
+
+
+# ---------------------------------------------------------------- writing and reading
+
+
+def test_write_load_and_index(tmp_path):
+    s = TraceStore(tmp_path)
+    docs = [fake_doc(t) for t in ["zebra", "apple", "Mango"]] + [fake_doc("apple", ids=[1, 2, 3])]
+    for d in docs:
+        s.write(d)
+    assert s.models() == ["tiny"]
+    entries = s.entries("tiny")
+    assert [(e["text"], "ids" in e) for e in entries] == [("Mango", False), ("apple", False), ("apple", True), ("zebra", False)]
+    assert all(e["nTokens"] == 3 and (tmp_path / "tiny" / e["file"]).is_file() for e in entries)
+    assert s.model_meta("tiny")["revision"] == "rev-a"
+    loaded = s.load("tiny", "apple")
+    assert loaded["key"] == trace_key("tiny", "rev-a", schema.SCHEMA_VERSION, "apple", None)
+    assert "ids" not in loaded and s.load("tiny", "apple", ids=(1, 2, 3))["ids"] == [1, 2, 3]
+    assert s.has("tiny", "zebra") and not s.has("tiny", "zebra", revision="other")
+    assert s.lookup("tiny", "zebra", revision="rev-a") is not None
+    with pytest.raises(MissingTrace, match="'nope'.*tiny"):
+        s.load("tiny", "nope")
+    assert s.lookup("gpt2", "apple") is None and s.model_meta("gpt2") is None
+
+
+def test_file_format_is_compact_ordered_rounded(tmp_path):
+    path = TraceStore(tmp_path).write(fake_doc("héllo ünïcode"))
+    raw = path.read_bytes()
+    assert raw.endswith(b"}\n") and raw.count(b"\n") == 1
+    assert "héllo".encode() in raw and b": " not in raw and b", " not in raw
+    doc = json.loads(raw)
+    assert list(doc)[:5] == ["schemaVersion", "key", "model", "text", "meta"]
+    assert list(doc["layers"][0]["heads"][0]) == [a.camel for a in schema.HEAD_ACTIVATIONS]
+    floats = [x for layer in doc["layers"] for h in layer["heads"] for row in h["q"] + h["weights"] for x in row]
+    assert floats and all(significant_digits(x) <= 5 for x in floats)
+
+
+def test_deterministic_bytes(tmp_path):
+    a, b = TraceStore(tmp_path / "a"), TraceStore(tmp_path / "b")
+    pa = a.write(fake_doc("same"))
+    first = pa.read_bytes()
+    pa2 = a.write(fake_doc("same"))
+    pb = b.write(fake_doc("same"))
+    assert pa == pa2 and pa.read_bytes() == first == pb.read_bytes()
+    # key order of the input does not matter
+    d = fake_doc("same")
+    d = {k: d[k] for k in reversed(list(d))}
+    d["meta"] = {k: d["meta"][k] for k in reversed(list(d["meta"]))}
+    assert TraceStore(tmp_path / "c").write(d).read_bytes() == first
+
+
+def test_new_revision_drops_stale_entries_and_prune_removes_them(tmp_path):
+    s = TraceStore(tmp_path)
+    old = s.write(fake_doc("one", revision="r1"))
+    s.write(fake_doc("two", revision="r1"))
+    new = s.write(fake_doc("one", revision="r2"))
+    assert new != old and old.exists()
+    assert [e["text"] for e in s.entries("tiny")] == ["one"]  # "two" was traced from r1
+    assert s.lookup("tiny", "one") == new and s.model_meta("tiny")["revision"] == "r2"
+    (tmp_path / "tiny" / "heads.json").write_text("{}")  # generator.heads' file lives here too
+    removed = s.prune("tiny")
+    assert old in removed and len(removed) == 2 and new.exists()
+    assert (tmp_path / "tiny" / "heads.json").exists() and s.index_path("tiny").exists()
+
+
+def test_index_of_another_schema_is_ignored(tmp_path):
+    s = TraceStore(tmp_path)
+    s.write(fake_doc("x"))
+    idx = s.index_path("tiny")
+    data = json.loads(idx.read_text())
+    data["schemaVersion"] = schema.SCHEMA_VERSION + 1
+    idx.write_text(json.dumps(data))
+    assert s.lookup("tiny", "x") is None and s.entries("tiny") == [] and s.prune("tiny") == []
+
+
+def test_crash_before_index_leaves_loadable_store(tmp_path, monkeypatch):
+    s = TraceStore(tmp_path)
+    s.write(fake_doc("kept"))
+    index_before = s.index_path("tiny").read_bytes()
+    real_replace = os.replace
+
+    def dying_replace(src, dst):
+        if str(dst).endswith(store.INDEX_NAME):
+            raise KeyboardInterrupt("killed between the trace and the index")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(store.os, "replace", dying_replace)
+    with pytest.raises(KeyboardInterrupt):
+        s.write(fake_doc("lost"))
+    monkeypatch.undo()
+    assert s.index_path("tiny").read_bytes() == index_before
+    (tmp_path / "tiny" / ".stray.json.abc.tmp").write_text("{half")  # what a SIGKILL leaves
+    fresh = TraceStore(tmp_path)
+    assert fresh.load("tiny", "kept")["text"] == "kept" and not fresh.has("tiny", "lost")
+    removed = {p.name for p in fresh.prune("tiny")}
+    assert ".stray.json.abc.tmp" in removed and len(removed) == 2  # plus the unindexed "lost"
+
+
+WRITER = """
+import sys, itertools
+sys.path[:0] = [{repo!r}, {tests!r}]
+from generator.store import TraceStore
+from trace_helpers import fake_doc
+s = TraceStore({root!r})
+for i in itertools.count():
+    s.write(fake_doc(f"sentence {{i:05d}}", n_tokens=4))
+"""
+
+
+def test_sigkill_mid_run_leaves_consistent_store(tmp_path):
+    code = WRITER.format(repo=str(REPO), tests=str(REPO / "tests"), root=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.time() + 20
+        index = tmp_path / "tiny" / store.INDEX_NAME
+        while time.time() < deadline:
+            if index.exists() and len(json.loads(index.read_text())["traces"]) >= 5:
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail("the writer made no progress")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    s = TraceStore(tmp_path)
+    entries = s.entries("tiny")
+    assert len(entries) >= 5
+    for e in entries:
+        assert s.load("tiny", e["text"])["key"] + ".json" == e["file"]
+
+
+def test_store_does_not_import_torch():
+    code = "import sys; import generator.store; assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+# ---------------------------------------------------------------- a real trace, stored
+
+
+@pytest.fixture(scope="module")
+def real_trace(tmp_path_factory):
+    pytest.importorskip("torch")
+    from generator import tracing
+    from trace_helpers import random_tiny
+
+    lm = random_tiny(seed=2, sharpen=6.0)
+    root = tmp_path_factory.mktemp("store")
+    s = TraceStore(root)
+    s.write(tracing.trace(lm, "Lily wanted to play with her ball."))
+    return s.load("tiny", "Lily wanted to play with her ball.")
+
+
+def test_rederive_from_stored_numbers(real_trace):
+    """From the stored q and k alone, softmax(q·kᵀ/√d + mask) gives the stored weights to 1e-3;
+    weights·v gives out and the heads side by side give attnConcat, within the stored precision."""
+    import numpy as np
+
+    worst_w, worst_o = 0.0, 0.0
+    for layer in real_trace["layers"]:
+        outs = []
+        for head in layer["heads"]:
+            q, k, v = (np.array(head[n], dtype=np.float64) for n in ("q", "k", "v"))
+            T, d = q.shape
+            s = q @ k.T / math.sqrt(d) + np.triu(np.full((T, T), -np.inf), 1)
+            w = np.exp(s - s.max(axis=1, keepdims=True))
+            w /= w.sum(axis=1, keepdims=True)
+            worst_w = max(worst_w, float(np.abs(w - np.array(head["weights"])).max()))
+            out = np.array(head["weights"]) @ v
+            scale = np.abs(v).max()
+            worst_o = max(worst_o, float(np.abs(out - np.array(head["out"])).max() / scale))
+            outs.append(np.array(head["out"]))
+        assert np.array_equal(np.concatenate(outs, axis=1), np.array(layer["attnConcat"]))
+    assert worst_w <= 1e-3
+    assert worst_o <= 1e-4  # relative to the largest |v|: 5 significant digits, a few roundings
+
+
+def test_real_trace_matches_json_schema(real_trace):
+    jsonschema = pytest.importorskip("jsonschema")
+    spec = json.loads(SCHEMA_FILE.read_text())
+    jsonschema.Draft202012Validator.check_schema(spec)
+    jsonschema.validate(real_trace, spec)
+    broken = json.loads(json.dumps(real_trace))
+    broken["layers"][0]["heads"][0]["weights"][0][0] = 1.5
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, spec)
+    del broken["predictions"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, spec)
+
+
+def test_json_schema_names_match_schema_module():
+    spec = json.loads(SCHEMA_FILE.read_text())
+    assert spec["$defs"]["head"]["required"] == [a.camel for a in schema.HEAD_ACTIVATIONS]
+    assert spec["$defs"]["layer"]["required"] == ["heads"] + [a.camel for a in schema.LAYER_ACTIVATIONS]
+    assert spec["$defs"]["meta"]["required"] == list(schema.META_FIELDS.values()) + ["standIn"]
+    assert spec["$defs"]["prediction"]["required"] == list(schema.PREDICTION_FIELDS)
+    assert spec["properties"]["schemaVersion"]["const"] == schema.SCHEMA_VERSION
