@@ -45,5 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=0, help="override the number of optimiser steps")
     p.set_defaults(func=cmd_train_tiny)
 
+    from . import bench, trace_run
+
+    trace_run.add_parser(sub)  # traces
+    bench.add_parser(sub)  # bench
+
     args = parser.parse_args(argv)
     return args.func(args)

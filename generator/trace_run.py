@@ -1,0 +1,199 @@
+"""`python -m generator traces`: trace every sentence the lessons ask for, into the store.
+
+Requests come from ``generator.directives.collect_requests(content_dir)`` (items with
+``.request``, a TraceRequest, and ``.source``, "path:line"), from ``--sentence`` options, and
+from ``generator.heads.scoring_requests(model_meta)`` when that module exists; after a model's
+traces are written, ``generator.heads.write_scores(store, model)`` runs if it exists.
+
+Exit status:
+
+* 0: every model that could be loaded was traced. A model that cannot be loaded here
+  (ModelUnavailable, e.g. GPT-2 offline) is reported in one line and listed at the end, but does
+  not fail the run while another model was traced or its traces are already in the store.
+* 1: a trace failed its self-check (a real bug), or generator.heads could not write its scores.
+* 2: bad input: an unknown model or an untraceable (too long, empty) sentence, named by file:line.
+* 3: no requested model could be loaded and some of their traces are missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .store import TraceRequest, TraceStore
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+COMMITTED_TRACES = REPO_ROOT / "traces"
+STAND_IN_TRACES = REPO_ROOT / "build" / "stand-in-traces"
+
+
+@dataclass(frozen=True)
+class Item:
+    """A request with where it came from (the shape directives.collect_requests returns)."""
+
+    request: TraceRequest
+    source: str
+
+
+def optional_module(name: str):
+    """The module if it exists (others write generator.directives / generator.heads), else None.
+    An existing module that fails to import is a real error and raises."""
+    try:
+        if importlib.util.find_spec(name) is None:
+            return None
+    except ModuleNotFoundError:
+        return None
+    return importlib.import_module(name)
+
+
+def collect_items(content_dir: Path, sentences: Iterable[str], models: list[str], err=None) -> list | None:
+    """Items from the lessons (if generator.directives exists) plus one per --sentence per model."""
+    err = err or sys.stderr
+    items: list = []
+    directives = optional_module("generator.directives")
+    if directives is not None and hasattr(directives, "collect_requests"):
+        items.extend(directives.collect_requests(Path(content_dir)))
+    elif not sentences:
+        print("error: generator.directives is not available yet; give sentences with --sentence", file=err)
+        return None
+    for s in sentences:
+        items.extend(Item(TraceRequest(m, s), "--sentence") for m in models)
+    return items
+
+
+def run_traces(
+    models: list[str],
+    store: TraceStore,
+    items: list,
+    force: bool = False,
+    gpt2_path: str | None = None,
+    stand_in: bool = False,
+    loader: Callable | None = None,
+    progress: bool | None = None,
+    out=None,
+    err=None,
+) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    from . import models as models_mod
+    from . import tracing
+
+    loader = loader or models_mod.load
+    heads = optional_module("generator.heads")
+
+    # Unknown models anywhere in the content are errors even when not selected.
+    bad = [f"--models: {models_mod.UnknownModel(m)}" for m in models if m not in models_mod.MODELS]
+    if not bad:
+        bad = [f"{it.source}: {models_mod.UnknownModel(it.request.model)}"
+               for it in items if it.request.model not in models_mod.MODELS]
+    if bad:
+        for line in bad:
+            print(line, file=err)
+        return 2
+
+    from tqdm import tqdm
+
+    content_errors: list[str] = []
+    check_errors: list[str] = []
+    missing: dict[str, str] = {}
+    traced_any = False
+    for name in models:
+        by_req: dict[TraceRequest, str] = {}
+        for it in items:
+            if it.request.model == name:
+                by_req.setdefault(it.request, it.source)
+        try:
+            lm = loader(name, gpt2_path=gpt2_path, stand_in=stand_in)
+        except models_mod.ModelUnavailable as e:
+            print(str(e), file=err)
+            meta = store.model_meta(name)
+            if heads is not None and hasattr(heads, "scoring_requests") and meta is not None:
+                for r in heads.scoring_requests(meta):
+                    by_req.setdefault(r, "heads.scoring_requests")
+            absent = [r for r in by_req if not store.has(r.model, r.text, r.ids)]
+            if absent:
+                missing[name] = f"{name}: {len(absent)} of {len(by_req)} traces missing"
+            else:
+                print(f"{name}: all {len(by_req)} traces are already in {store.root}", file=out)
+            continue
+        traced_any = True
+        if heads is not None and hasattr(heads, "scoring_requests"):
+            for r in heads.scoring_requests(dict(lm.meta)):
+                by_req.setdefault(r, "heads.scoring_requests")
+        todo: list[TraceRequest] = []
+        for req in sorted(by_req):
+            try:
+                tracing.token_ids(lm, req.text, req.ids)
+            except tracing.TraceError as e:
+                content_errors.append(f"{by_req[req]}: {e}")
+                continue
+            if force or not store.has(name, req.text, req.ids, revision=lm.revision):
+                todo.append(req)
+        done = 0
+        for req in tqdm(todo, desc=f"trace {name}", unit="trace", disable=None if progress is None else not progress):
+            try:
+                store.write(tracing.trace(lm, req.text, req.ids))
+                done += 1
+            except tracing.TraceCheckError as e:
+                check_errors.append(f"{by_req[req]}: {e}")
+        if heads is not None and hasattr(heads, "write_scores") and not check_errors:
+            try:
+                heads.write_scores(store, name)
+            except Exception as e:  # a missing scoring trace, say: report it in one line
+                check_errors.append(f"heads.write_scores({name}): {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        pruned = store.prune(name)
+        print(
+            f"{name}@{lm.revision[:12]}: {done} traced, {len(by_req) - len(todo)} already there"
+            + (f", {len(pruned)} stale files removed" if pruned else "")
+            + f" -> {store.root / name}",
+            file=out,
+        )
+
+    for line in content_errors + check_errors:
+        print(line, file=err)
+    if missing:
+        print("missing (model unavailable here):", file=err)
+        for line in missing.values():
+            print(f"  {line}", file=err)
+    if check_errors:
+        return 1
+    if content_errors:
+        return 2
+    if missing and not traced_any:
+        return 3
+    return 0
+
+
+def main_traces(args) -> int:
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    traces_dir = Path(args.traces_dir) if args.traces_dir else (STAND_IN_TRACES if args.stand_in else COMMITTED_TRACES)
+    if args.stand_in and traces_dir.resolve() == COMMITTED_TRACES.resolve():
+        print(f"error: --stand-in traces are random weights and never go into {COMMITTED_TRACES}; "
+              f"use another --traces-dir (default {STAND_IN_TRACES})", file=sys.stderr)
+        return 2
+    items = collect_items(Path(args.content), args.sentence or [], models)
+    if items is None:
+        return 2
+    store = TraceStore(traces_dir)
+    return run_traces(models, store, items, force=args.force, gpt2_path=args.gpt2_path, stand_in=args.stand_in)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "traces",
+        help="trace every sentence the lessons use into traces/",
+        description=__doc__,
+        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--models", default="tiny,gpt2", help="comma-separated models to trace (default tiny,gpt2)")
+    p.add_argument("--force", action="store_true", help="retrace even when the trace is already there")
+    p.add_argument("--traces-dir", default=None, help=f"the store (default {COMMITTED_TRACES.name}/)")
+    p.add_argument("--content", default=str(REPO_ROOT / "content"), help="lesson Markdown to scan for requests")
+    p.add_argument("--gpt2-path", default=None, help="a local GPT-2 checkpoint folder (or set COURSE_GPT2_PATH)")
+    p.add_argument("--stand-in", action="store_true",
+                   help="trace gpt2 with the random-weight stand-in (tests/bench; writes to build/stand-in-traces)")
+    p.add_argument("--sentence", action="append", help="also trace this sentence with every selected model (repeatable)")
+    p.set_defaults(func=main_traces)

@@ -1,0 +1,105 @@
+"""`python -m generator traces`: requests in, traces out, one-line errors, exit statuses."""
+
+from __future__ import annotations
+
+import io
+import sys
+import types
+
+import pytest
+
+pytest.importorskip("torch")
+
+from generator import models, trace_run  # noqa: E402
+from generator.cli import main  # noqa: E402
+from generator.store import TraceRequest, TraceStore  # noqa: E402
+from trace_helpers import random_tiny  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return random_tiny(seed=4)
+
+
+def loader_for(tiny):
+    def load(name, gpt2_path=None, stand_in=False):
+        if name == "tiny":
+            return tiny
+        raise models.ModelUnavailable("gpt2: openai-community/gpt2@607a30d not in the HF cache and the hub is unreachable")
+
+    return load
+
+
+def items(*pairs):
+    return [trace_run.Item(TraceRequest(m, s), f"content/lesson.md:{n}") for n, (m, s) in enumerate(pairs, 1)]
+
+
+def run(store, its, tiny, **kw):
+    out, err = io.StringIO(), io.StringIO()
+    code = trace_run.run_traces(kw.pop("models", ["tiny", "gpt2"]), store, its, loader=loader_for(tiny),
+                                progress=False, out=out, err=err, **kw)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def no_heads_module(monkeypatch):
+    # someone else writes generator.heads; these tests pin its absence unless they install a fake
+    monkeypatch.setattr(trace_run, "optional_module", lambda name: None)
+
+
+def test_traces_tiny_and_reports_missing_gpt2(tmp_path, tiny):
+    store = TraceStore(tmp_path)
+    its = items(("tiny", "Lily wanted to play"), ("tiny", "Ben wanted to play"), ("gpt2", "Lily wanted to play"))
+    code, out, err = run(store, its, tiny)
+    assert code == 0
+    assert [e["text"] for e in store.entries("tiny")] == ["Ben wanted to play", "Lily wanted to play"]
+    assert "tiny@test-random: 2 traced, 0 already there" in out
+    assert "gpt2: openai-community/gpt2@607a30d not in the HF cache" in err
+    assert "missing (model unavailable here):" in err and "gpt2: 1 of 1 traces missing" in err
+
+    code, out, _ = run(store, its, tiny, models=["tiny"])
+    assert code == 0 and "0 traced, 2 already there" in out
+    before = store.lookup("tiny", "Ben wanted to play").stat().st_mtime_ns
+    code, out, _ = run(store, its, tiny, models=["tiny"], force=True)
+    assert code == 0 and "2 traced, 0 already there" in out
+    assert store.lookup("tiny", "Ben wanted to play").stat().st_mtime_ns >= before
+
+
+def test_only_unavailable_model_with_missing_traces_exits_3(tmp_path, tiny):
+    code, _, err = run(TraceStore(tmp_path), items(("gpt2", "x")), tiny, models=["gpt2"])
+    assert code == 3 and "1 of 1 traces missing" in err
+
+
+def test_unknown_model_names_file_and_line(tmp_path, tiny):
+    its = items(("tiny", "ok"), ("gpt3", "Lily"))
+    code, _, err = run(TraceStore(tmp_path), its, tiny)
+    assert code == 2
+    assert err.strip() == "content/lesson.md:2: unknown model 'gpt3' (known: tiny, gpt2)"
+    assert not (tmp_path / "tiny").exists()  # nothing traced before the content is fixed
+
+
+def test_too_long_sentence_names_file_and_line(tmp_path, tiny):
+    long = "Lily wanted to play " * 200
+    code, _, err = run(TraceStore(tmp_path), items(("tiny", "fine"), ("tiny", long)), tiny, models=["tiny"])
+    assert code == 2
+    line = next(l for l in err.splitlines() if "context" in l)
+    assert line.startswith("content/lesson.md:2: tiny:") and "tiny's context of 256 tokens" in line
+    assert TraceStore(tmp_path).has("tiny", "fine")
+
+
+def test_heads_hooks_are_called(tmp_path, tiny, monkeypatch):
+    calls = []
+    fake = types.SimpleNamespace(
+        scoring_requests=lambda meta: calls.append(("req", meta["model"])) or [TraceRequest(meta["model"], "score me", (1, 2, 3))],
+        write_scores=lambda store, model: calls.append(("write", model, store.has(model, "score me", (1, 2, 3)))),
+    )
+    monkeypatch.setattr(trace_run, "optional_module", lambda name: fake if name == "generator.heads" else None)
+    code, _, _ = run(TraceStore(tmp_path), items(("tiny", "a b")), tiny, models=["tiny"])
+    assert code == 0 and calls == [("req", "tiny"), ("write", "tiny", True)]
+
+
+def test_cli_unknown_model_and_stand_in_guard(tmp_path, capsys):
+    assert main(["traces", "--models", "nope", "--sentence", "x", "--traces-dir", str(tmp_path)]) == 2
+    assert "unknown model 'nope'" in capsys.readouterr().err
+    assert main(["traces", "--stand-in", "--traces-dir", str(trace_run.COMMITTED_TRACES), "--sentence", "x"]) == 2
+    assert "never go into" in capsys.readouterr().err
