@@ -238,14 +238,19 @@ def _lesson_sentences(model_name: str, content_dir: Path | None) -> list[str]:
 
 
 def scoring_requests(
-    model_name: str,
+    model_name: str | dict,
     model_meta: dict | None = None,
     content_dir: Path | None = None,
     n_random: int = N_RANDOM,
     random_length: int = RANDOM_LENGTH,
 ) -> list[TraceRequest]:
     """Every trace the scores of `model_name` need: the repeated random sequences first (ids
-    given), then the fixed scoring sentences, then the lessons' sentences for that model."""
+    given), then the fixed scoring sentences, then the lessons' sentences for that model.
+
+    ``scoring_requests(meta)`` (the model's metadata alone, whose ``model`` names it) is the same
+    as ``scoring_requests(meta["model"], meta)``."""
+    if isinstance(model_name, dict):
+        model_name, model_meta = model_name["model"], model_name
     vocab = vocab_for(model_name, model_meta)
     out = [
         TraceRequest(model_name, RANDOM_TEXT.format(n=k + 1, total=n_random), repeated_random_ids(vocab, k, random_length))

@@ -143,6 +143,7 @@ def test_random_causal_weights_score_inside_zero_one():
 def test_scoring_requests_are_fixed_and_repeat_distinct_random_tokens(tmp_path):
     reqs = heads.scoring_requests("gpt2", {"standIn": False}, content_dir=tmp_path)
     assert reqs == heads.scoring_requests("gpt2", {"standIn": False}, content_dir=tmp_path)
+    assert reqs == heads.scoring_requests({"model": "gpt2", "standIn": False}, content_dir=tmp_path)
     random = [r for r in reqs if r.ids is not None]
     assert len(random) == heads.N_RANDOM
     vocab = heads.VOCABS["gpt2"]
