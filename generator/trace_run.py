@@ -56,7 +56,11 @@ def collect_items(content_dir: Path, sentences: Iterable[str], models: list[str]
     items: list = []
     directives = optional_module("generator.directives")
     if directives is not None and hasattr(directives, "collect_requests"):
-        items.extend(directives.collect_requests(Path(content_dir)))
+        try:
+            items.extend(directives.collect_requests(Path(content_dir)))
+        except getattr(directives, "DirectiveError", ()) as e:  # a lesson mistake: one line, path:line
+            print(str(e), file=err)
+            return None
     elif not sentences:
         print("error: generator.directives is not available yet; give sentences with --sentence", file=err)
         return None

@@ -103,3 +103,18 @@ def test_cli_unknown_model_and_stand_in_guard(tmp_path, capsys):
     assert "unknown model 'nope'" in capsys.readouterr().err
     assert main(["traces", "--stand-in", "--traces-dir", str(trace_run.COMMITTED_TRACES), "--sentence", "x"]) == 2
     assert "never go into" in capsys.readouterr().err
+
+
+def test_lesson_mistake_is_one_line(monkeypatch, tmp_path):
+    class DirectiveError(ValueError):
+        pass
+
+    def collect_requests(content_dir):
+        raise DirectiveError("content/a.md:7: unknown model 'gpt3'. Fix: use tiny or gpt2")
+
+    fake = types.SimpleNamespace(DirectiveError=DirectiveError, collect_requests=collect_requests)
+    monkeypatch.setattr(trace_run, "optional_module", lambda name: fake)
+    err = io.StringIO()
+    assert trace_run.collect_items(tmp_path, [], ["tiny"], err=err) is None
+    assert err.getvalue() == "content/a.md:7: unknown model 'gpt3'. Fix: use tiny or gpt2\n"
+    assert main(["traces", "--content", str(tmp_path), "--traces-dir", str(tmp_path / "t")]) == 2
