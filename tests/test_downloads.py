@@ -1,0 +1,176 @@
+"""generator/downloads.py on a small synthetic site (no mkdocs, no browser): the zip is
+deterministic and complete, the one-file chapter holds everything it needs and nothing else."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from generator import downloads as dl
+
+PAGE = """<!doctype html>
+<html lang="en" class="no-js">
+<head><meta charset="utf-8"><title>Attention - Course</title>
+<link rel="stylesheet" href="{up}assets/stylesheets/main.css">
+<link rel="stylesheet" href="{up}assets/generated/course.css">
+<script src="{up}assets/javascripts/iframe-worker-shim.js"></script>
+</head>
+<body dir="ltr" data-md-color-scheme="default" data-md-color-primary="indigo">
+<header class="md-header"><a href="{up}index.html">Home</a></header>
+<main class="md-main"><div class="md-content">
+<article class="md-content__inner md-typeset">
+<h1>Attention</h1>
+<p>See <a href="{up}index.html#intro">the start</a> and <a href="#fig-1">the grid</a>.</p>
+<img src="{up}assets/dot.png" alt="a dot">
+{figures}
+<!-- course:onefile-link --><p class="course-download"><a href="{up}downloads/x.html">one file</a></p><!-- /course:onefile-link -->
+</article>
+</div></main>
+<footer><!-- course:zip-link --><a href="{up}downloads/course-offline.zip">zip</a><!-- /course:zip-link --></footer>
+<script src="{up}assets/javascripts/bundle.0123abcd.min.js"></script>
+<script src="{up}assets/generated/plotly.min.js"></script>
+<script src="{up}assets/generated/course.js"></script>
+</body></html>
+"""
+
+FIG = ('<figure class="course-fig" id="fig-{n}" data-kind="attention" data-parts="{up}assets/generated/traces/tiny/{key}.js">'
+       '<div class="course-plot" aria-hidden="true"></div>'
+       '<figcaption><a href="{up}assets/generated/traces/tiny/{key}.json" download>trace JSON</a></figcaption></figure>')
+
+
+def make_site(root: Path) -> Path:
+    site = root / "site"
+    files = {
+        "assets/stylesheets/main.css": "body{color:#000}.x::after{content:'</style>'}",
+        "assets/generated/course.css": ".course-plot{min-height:1px}",
+        "assets/javascripts/iframe-worker-shim.js": "/* shim */",
+        "assets/javascripts/bundle.0123abcd.min.js": "/* material */",
+        "assets/javascripts/bundle.0123abcd.min.js.map": "{}",
+        "assets/generated/plotly.min.js": "var Plotly={};/* '</script>' inside a string */",
+        "assets/generated/course.js": "window.courseLoaded=true;",
+        "assets/generated/traces/tiny/aaaaaaaaaaaa.js": 'window.courseTraceParts=window.courseTraceParts||{};window.courseTraceParts["aaaaaaaaaaaa"]={};',
+        "assets/generated/traces/tiny/bbbbbbbbbbbb.js": 'window.courseTraceParts["bbbbbbbbbbbb"]={};',
+        "assets/generated/traces/tiny/cccccccccccc.js": 'window.courseTraceParts["cccccccccccc"]={};',
+        "assets/generated/traces/tiny/aaaaaaaaaaaa.json": "{}",
+        "search/search_index.js": "var __index = {}",
+        "404.html": "<html lang=en><title>404</title><body>nope</body></html>",
+    }
+    for rel, text in files.items():
+        p = site / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    (site / "assets/dot.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    figs = FIG.format(n=1, up="", key="aaaaaaaaaaaa") + FIG.format(n=2, up="", key="bbbbbbbbbbbb") + FIG.format(n=3, up="", key="aaaaaaaaaaaa")
+    (site / "index.html").write_text(PAGE.format(up="", figures="<p>No figures here.</p>"), encoding="utf-8")
+    (site / "attention.html").write_text(PAGE.format(up="", figures=figs), encoding="utf-8")
+    (site / "part").mkdir()
+    (site / "part/deep.html").write_text(
+        PAGE.format(up="../", figures=FIG.format(n=1, up="../", key="cccccccccccc")), encoding="utf-8")
+    return site
+
+
+def test_one_file_chapters_are_made_for_pages_with_figures_only(tmp_path):
+    site = make_site(tmp_path)
+    report = dl.build_downloads(site, tmp_path / "out")
+    assert sorted(report.chapters) == ["attention.html", "part/deep.html"]
+    assert sorted(p.name for p in (site / "downloads").iterdir()) == ["attention.html", "course-offline.zip", "part-deep.html"]
+    for info in report.chapters.values():
+        assert 0 < info["gzipBytes"] < info["bytes"]
+
+
+def test_one_file_chapter_inlines_everything_and_only_its_own_data(tmp_path):
+    site = make_site(tmp_path)
+    dl.build_downloads(site, tmp_path / "out")
+    text = (site / "downloads/attention.html").read_text(encoding="utf-8")
+    # nothing to fetch: no stylesheet links, no script src, images are data: URIs
+    assert not re.search(r"<link\b[^>]*stylesheet", text)
+    assert not re.search(r"<script\b[^>]*\bsrc=", text)
+    assert re.search(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]+" alt="a dot">', text)
+    # this page's parts, each once; not the other page's
+    assert text.count('courseTraceParts["aaaaaaaaaaaa"]') == 1
+    assert 'courseTraceParts["bbbbbbbbbbbb"]' in text
+    assert "cccccccccccc" not in text
+    # parts come before course.js, Material's app and the worker shim are left out
+    assert text.index('courseTraceParts["bbbbbbbbbbbb"]') < text.index("window.courseLoaded")
+    assert "/* material */" not in text and "/* shim */" not in text
+    # the closing tags inside the inlined code cannot end the elements early
+    assert "'<\\/script>' inside a string" in text and "content:'<\\/style>'" in text
+    assert len(re.findall(r"</script>", text, re.I)) == len(re.findall(r"<script\b", text, re.I))
+    # relative links now start from downloads/; in-page links unchanged; no link to itself
+    assert 'href="../index.html#intro"' in text and 'href="#fig-1"' in text
+    assert 'href="../assets/generated/traces/tiny/aaaaaaaaaaaa.json"' in text
+    assert "course-download" not in text and "course-offline.zip" not in text
+    assert '<html lang="en">' in text and "<title>Attention - Course</title>" in text
+    assert 'data-md-color-scheme="default"' in text and "<main" in text and "<header" in text
+
+
+def test_nested_pages_rebase_links_from_their_own_folder(tmp_path):
+    site = make_site(tmp_path)
+    dl.build_downloads(site, tmp_path / "out")
+    text = (site / "downloads/part-deep.html").read_text(encoding="utf-8")
+    assert 'href="../index.html#intro"' in text
+    assert 'data-parts="../assets/generated/traces/tiny/cccccccccccc.js"' in text
+    assert 'courseTraceParts["cccccccccccc"]' in text
+
+
+def zip_listing(path: Path):
+    with zipfile.ZipFile(path) as zf:
+        return [(i.filename, i.date_time, i.external_attr >> 16, i.create_system, i.compress_type) for i in zf.infolist()]
+
+
+def test_zip_is_complete_sorted_and_fixed(tmp_path):
+    site = make_site(tmp_path)
+    report = dl.build_downloads(site, tmp_path / "out")
+    listing = zip_listing(report.zip_path)
+    names = [n for n, *_ in listing]
+    assert names == sorted(names)
+    assert all(n.startswith("attention-course/") for n in names)
+    assert "attention-course/index.html" in names and "attention-course/downloads/attention.html" in names
+    assert "attention-course/downloads/course-offline.zip" not in names, "the zip cannot hold itself"
+    assert not any(n.endswith(".map") for n in names), "source maps are left out"
+    assert {(d, m, s, c) for _, d, m, s, c in listing} == {((1980, 1, 1, 0, 0, 0), 0o100644, 3, zipfile.ZIP_DEFLATED)}
+    expected = {f"attention-course/{p.relative_to(site).as_posix()}" for p in site.rglob("*") if p.is_file()}
+    expected -= {"attention-course/downloads/course-offline.zip", "attention-course/assets/javascripts/bundle.0123abcd.min.js.map"}
+    assert set(names) == expected
+    with zipfile.ZipFile(report.zip_path) as zf:
+        page = zf.read("attention-course/attention.html").decode()
+        assert "course-offline.zip" not in page and "course:zip-link" not in page
+        assert zf.read("attention-course/search/search_index.js") == b"var __index = {}"
+    assert (site / "downloads/course-offline.zip").read_bytes() == report.zip_path.read_bytes()
+    assert "course-offline.zip" in (site / "attention.html").read_text(), "the hosted page keeps its link"
+
+
+def test_zip_and_chapters_are_byte_identical_across_builds(tmp_path):
+    digests = []
+    for name in ("a", "b"):
+        site = make_site(tmp_path / name)
+        report = dl.build_downloads(site, tmp_path / name / "out")
+        files = sorted(p for p in (site / "downloads").iterdir())
+        digests.append({p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+                       | {"zip": hashlib.sha256(report.zip_path.read_bytes()).hexdigest()})
+    assert digests[0] == digests[1]
+
+
+def test_rebuilding_downloads_in_place_gives_the_same_zip(tmp_path):
+    site = make_site(tmp_path)
+    first = dl.build_downloads(site, tmp_path / "out").zip_path.read_bytes()
+    second = dl.build_downloads(site, tmp_path / "out").zip_path.read_bytes()
+    assert first == second, "the zip must not pick up the previous zip or its own copy"
+
+
+def test_missing_site_or_figure_data_is_one_line(tmp_path):
+    with pytest.raises(dl.DownloadError, match=r"no index\.html; build the site first \(make site\)$"):
+        dl.build_downloads(tmp_path / "nothing", tmp_path / "out")
+    site = make_site(tmp_path)
+    (site / "assets/generated/traces/tiny/bbbbbbbbbbbb.js").unlink()
+    with pytest.raises(dl.DownloadError) as info:
+        dl.build_downloads(site, tmp_path / "out")
+    assert str(info.value) == "attention.html: figure data assets/generated/traces/tiny/bbbbbbbbbbbb.js is missing from the build"
+
+
+def test_script_text_escapes_closing_tags_and_comment_openers():
+    assert dl.script_text('a="</script><!--"; b="</SCRIPT>"') == 'a="<\\/script><\\!--"; b="<\\/SCRIPT>"'
