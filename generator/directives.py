@@ -162,6 +162,8 @@ DIRECTIVE_KINDS = tuple(SPECS)
 
 ID_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
 RESERVED_IDS = {"model", "page"}
+# `{{ page.minutes }}` (reading time) and `{{ page.words }}`: filled in by lesson_ext from the page's own words.
+PAGE_FIELDS = ("minutes", "words")
 
 
 def _fail(where: str, problem: str, fix: str):
@@ -530,6 +532,8 @@ def parse_ref(body: str, where: str) -> Ref:
     args = tuple(a.strip() for a in mb["args"].split(",")) if mb["args"] is not None and mb["args"].strip() else ()
     if any(not a for a in args):
         _fail(where, f"reference {{{{ {raw} }}}} has an empty argument", "separate arguments with single commas")
+    if mb["target"] == "page" and (mb["path"] not in PAGE_FIELDS or args):
+        _fail(where, f"unknown page reference {{{{ {raw} }}}}", f"use one of: {', '.join('{{ page.' + f + ' }}' for f in PAGE_FIELDS)}")
     return Ref(mb["target"], mb["path"], args, where, raw)
 
 
