@@ -8,8 +8,9 @@ A Python-Markdown extension, listed in mkdocs.yml as `generator.lesson_ext`. It 
       <a class="course-term" href="glossary.md#attention-head"><abbr title="definition">heads</abbr></a>
 
   Material's `content.tooltips` feature shows the `abbr` title as a pop-up; the link leads to the
-  full entry. Text inside code, links, abbreviations, headings, figures (any element with a
-  `course-*` class), math, tab labels, summaries and buttons is never marked.
+  full entry. Text inside code, links, abbreviations, headings, tables, figures (any element with
+  a `course-*` class, or any HTML block, which Markdown keeps aside), math, tab labels, summaries
+  and buttons is never marked.
 * **The glossary page.** A paragraph that is exactly `[[glossary]]` becomes every term, sorted,
   each a `##` heading whose id is the term's anchor, followed by its definition. Terms are not
   marked on that page.
@@ -54,7 +55,7 @@ SECONDS_PER_FORMULA = 15
 SKIP_TAGS = {
     "a", "abbr", "button", "code", "dt", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "kbd",
     "label", "math", "option", "pre", "samp", "script", "select", "style", "summary", "svg",
-    "textarea", "var",
+    "table", "textarea", "var",
 }
 SKIP_CLASSES = {"arithmatex", "highlight", "tabbed-labels", "md-button"}
 SKIP_CLASS_PREFIX = "course-"

@@ -36,7 +36,7 @@ def convert(text: str, tmp_path: Path, glossary: str = GLOSSARY, name: str = "pa
     (content / name).write_text(text, encoding="utf-8")
     md = markdown.Markdown(extensions=[
         lesson_ext.LessonExtension(glossary=str(content / "glossary.yml"), content_dir=str(content)),
-        "pymdownx.superfences",
+        "pymdownx.superfences", "tables",
     ])
     return md.convert(text)
 
@@ -75,6 +75,10 @@ def test_not_marked_inside_code_links_headings_or_figures(tmp_path):
         `token` in code, [a token link](other.md), and `the token`.
 
         <figure class="course-fig"><p>A token in a figure.</p></figure>
+
+        | a token | table |
+        |---|---|
+        | token | cell |
 
         ```
         token in a fence
