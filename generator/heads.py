@@ -80,6 +80,12 @@ TITLES = {
     "induction": "Induction heads",
     "sink": "Attention sinks",
 }
+NAMES = {  # one head of the kind, in running text
+    "previous-token": "previous-token head",
+    "duplicate-token": "duplicate-token head",
+    "induction": "induction head",
+    "sink": "attention sink",
+}
 
 # Which scoring texts each kind is measured on.
 NATURAL_KINDS = ("previous-token", "sink")
@@ -87,13 +93,13 @@ REPEATED_KINDS = ("duplicate-token", "induction")
 
 # Fixed natural scoring sentences, traced for every model in addition to the lessons' sentences.
 SCORING_SENTENCES = (
-    "Once upon a time, there was a little girl named Lily. She had a red ball and a small dog.",
-    "Tom went to the park with his mom. He saw a big tree and wanted to climb it.",
+    "Lily saw a big dog in the park, and the dog saw Lily.",
+    "Once upon a time, there was a little boy named Tom. He had a red ball and a small cat.",
     "The sun was warm, so the children played by the river until it was time to go home.",
 )
 
 N_RANDOM = 4  # repeated random sequences per model
-RANDOM_LENGTH = 12  # distinct random tokens in each copy; a trace is 1 + 2 * RANDOM_LENGTH tokens
+RANDOM_LENGTH = 10  # distinct random tokens in each copy; a trace is 1 + 2 * RANDOM_LENGTH tokens
 SCORING_SEED = "heads-2022"
 RANDOM_TEXT = "Random tokens, repeated twice ({n} of {total})"
 

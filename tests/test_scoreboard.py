@@ -1,0 +1,174 @@
+"""Scoreboard figures (generator/scoreboard.py) from heads.json, in real MkDocs builds and direct
+renders: heatmaps, sortable tables, links to example figures, references, pending boxes, and the
+stand-in kept off the site."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import run_build, synthetic_trace, write_project
+from generator import directives as D
+from generator import figures as F
+from generator import heads
+from generator.store import TraceStore
+
+NO_CONTENT = Path("/nonexistent-content")
+
+
+def scoring_traces(model: str = "tiny", stand_in: bool = False, revision: str = "synthetic-0001") -> list[dict]:
+    """Synthetic traces of every scoring text. Layer 1, head 1 (0-based (0, 0)) is a planted
+    previous-token head on the natural sentences and an induction head on the repeated ones."""
+    out = []
+    for req in heads.scoring_requests(model, {"standIn": stand_in}, content_dir=NO_CONTENT):
+        if req.ids is None:
+            n = len(req.text.split(" "))
+            plant = {(0, 0, i): {i - 1: 0.97, i: 0.03} for i in range(1, n)}
+            out.append(synthetic_trace(req.text, model=model, plant=plant, stand_in=stand_in, revision=revision))
+            continue
+        ids = list(req.ids)
+        half = (len(ids) - 1) // 2
+        plant = {(0, 0, i): {i - half + 1: 0.97, i: 0.03} for i in range(half + 1, len(ids))}
+        doc = synthetic_trace(req.text, model=model, tokens=[f" r{i}" for i in ids], plant=plant, stand_in=stand_in, revision=revision)
+        for t, i in zip(doc["tokens"], ids):
+            t["id"] = i
+        doc["ids"] = ids
+        out.append(doc)
+    return out
+
+
+def store_with_scores(root: Path, **kw) -> TraceStore:
+    store = TraceStore(root)
+    for doc in scoring_traces(**kw):
+        store.write(doc)
+    heads.write_scores(store, kw.get("model", "tiny"), content_dir=NO_CONTENT)
+    return store
+
+
+PAGE = """# Heads
+
+```scoreboard
+model: tiny
+scores: [previous-token, induction, sink]
+id: sb
+```
+
+Top previous-token head: {{ sb.top(previous-token, 1) }}. Induction 1.1 scores
+{{ sb.score(induction, 1, 1) }}, rank {{ sb.rank(induction, 1, 1) }}.
+"""
+
+
+def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_path):
+    store_with_scores(tmp_path / "traces")
+    write_project(tmp_path, {"heads.md": PAGE})
+    built = run_build(tmp_path)
+    assert built.ok, built.log
+    html = built.html("heads.md")
+    figs = re.findall(r'<figure class="course-fig[^"]*" id="(fig-\d+)" data-kind="(\w+)"', html)
+    # the scoreboard, then one example per scoring trace: natural (previous-token, sink), repeated (induction)
+    assert figs == [("fig-1", "scoreboard"), ("fig-2", "attention"), ("fig-3", "attention")]
+    assert "course-pending" not in html
+    board = html[html.index('id="fig-1"') : html.index('id="fig-2"')]
+    assert board.count('<section class="course-score"') == 3
+    assert board.count('table class="course-table course-heatmap"') == 3
+    assert board.count('table class="course-table course-sortable"') == 3
+    assert len(re.findall(r'<td data-layer="\d" data-head="\d" style="background:rgb\(', board)) == 3 * 16
+    for kind in ("previous-token", "induction", "sink"):
+        assert heads.DEFINITIONS[kind] in board
+    # every head once per table, linked to the example figure of its kind, 1-based in the hash
+    prev = board[board.index('data-score="previous-token"') : board.index('data-score="induction"')]
+    ind = board[board.index('data-score="induction"') : board.index('data-score="sink"')]
+    assert len(re.findall(r'href="#fig-2:layer=\d,head=\d"', prev)) == 16
+    assert len(re.findall(r'href="#fig-3:layer=\d,head=\d"', ind)) == 16
+    first_row = re.search(r"<tbody><tr>(.*?)</tr>", ind[ind.index("course-sortable") :]).group(1)
+    assert '<td data-value="1">1</td><td data-value="1">1</td>' in first_row
+    assert 'href="#fig-3:layer=1,head=1"' in first_row
+    for key in ("layer", "head", "score"):
+        assert f'data-sort="{key}"' in board
+    # the example figures open on each kind's top head (here the planted head 1.1)
+    assert re.search(r'id="fig-3" data-kind="attention"[^>]*data-layer="0" data-head="0"', html)
+    # references
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "Top previous-token head: layer 1, head 1 (0.9" in text
+    assert re.search(r"Induction 1\.1 scores\s+0\.9\d, rank 1\.", text)
+
+
+def test_scoreboard_without_scores_is_a_pending_box(tmp_path):
+    store = TraceStore(tmp_path)
+    ctx = F.Ctx(store=store, page="p.md")
+    d = D.parse_directive("scoreboard", "model: gpt2\nid: sb\n", "p.md:1")
+    html = F.render(d, ctx)
+    assert 'data-pending="true"' in html and "Head scores pending" in html and "make traces" in html
+    assert "course-data" not in html and "<td" not in html
+    assert ctx.missing == {("gpt2", "(head scores)"): ["p.md:1"]}
+    assert F.render_ref(D.Ref("sb", "top", ("induction", "1"), "p.md:3", "sb.top(induction, 1)"), ctx) == F.PENDING_REF
+
+
+def test_scoreboard_of_stale_scores_is_pending(tmp_path):
+    store = store_with_scores(tmp_path)
+    store.write(synthetic_trace("A retrained model", revision="synthetic-0002"))  # new revision, old heads.json
+    ctx = F.Ctx(store=store, page="p.md")
+    html = F.render(D.parse_directive("scoreboard", "model: tiny\n", "p.md:1"), ctx)
+    assert "Head scores pending" in html
+
+
+def test_scoreboard_reference_mistakes_are_one_line_errors(tmp_path):
+    store = store_with_scores(tmp_path)
+    ctx = F.Ctx(store=store, page="p.md")
+    F.render(D.parse_directive("scoreboard", "model: tiny\nscores: [sink]\nid: sb\n", "p.md:1"), ctx)
+    with pytest.raises(D.DirectiveError, match="no score 'induction'"):
+        F.render_ref(D.Ref("sb", "top", ("induction",), "p.md:4", "sb.top(induction)"), ctx)
+    with pytest.raises(D.DirectiveError, match="layer '5' is not a number from 1 to 4"):
+        F.render_ref(D.Ref("sb", "score", ("sink", "5", "1"), "p.md:4", "sb.score(sink, 5, 1)"), ctx)
+
+
+def test_heatmap_colours_are_the_figures_scale(tmp_path):
+    store = store_with_scores(tmp_path)
+    ctx = F.Ctx(store=store, page="p.md")
+    html = F.render(D.parse_directive("scoreboard", "model: tiny\nscores: [induction]\n", "p.md:1"), ctx)
+    m = heads.load_scores(tmp_path, "tiny").matrix("induction")
+    cell = re.search(r'<td data-layer="0" data-head="0" style="([^"]+)">([\d.]+)</td>', html)
+    assert cell.group(1) == F.cell_style(float(m[0, 0])) and cell.group(2) == F.f2(float(m[0, 0]))
+    assert np.isclose(m[0, 0], 0.97, atol=0.01)
+
+
+STANDIN_PAGE = """# GPT-2
+
+```attention
+model: gpt2
+sentence: "The cat sat"
+layer: 1
+head: 1
+```
+
+```scoreboard
+model: gpt2
+```
+"""
+
+
+def test_site_build_refuses_stand_in_traces_unless_allowed(tmp_path):
+    store_with_scores(tmp_path / "traces", model="gpt2", stand_in=True, revision="stand-in-random-init")
+    cat = synthetic_trace("The cat sat", model="gpt2", stand_in=True, revision="stand-in-random-init")
+    write_project(tmp_path, {"gpt2.md": STANDIN_PAGE}, traces=[cat])
+    refused = run_build(tmp_path, strict=False)
+    assert not refused.ok
+    assert "stand-in" in refused.log and "COURSE_ALLOW_STANDIN" in refused.log
+    assert not (tmp_path / "site" / "gpt2.html").exists()
+    allowed = run_build(tmp_path, strict=False, env={"COURSE_ALLOW_STANDIN": "1"})
+    assert allowed.ok, allowed.log
+    assert "course-pending" not in allowed.html("gpt2.md")
+
+
+def test_stand_in_scores_alone_are_refused_too():
+    """Even with real traces for every figure, stand-in head scores may not be rendered."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store_with_scores(Path(tmp), model="gpt2", stand_in=True, revision="stand-in-random-init")
+        ctx = F.Ctx(store=TraceStore(tmp), page="p.md", allow_standin=False)
+        with pytest.raises(D.DirectiveError, match="stand-in"):
+            F.render(D.parse_directive("scoreboard", "model: gpt2\n", "p.md:1"), ctx)
