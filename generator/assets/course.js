@@ -1,0 +1,1120 @@
+/* course.js: progressive enhancement of the course's figures (see CONTRACT.md).
+ *
+ * Plain ES2017, no build step, no dependencies except the global `Plotly` (plotly.min.js, loaded
+ * before this file). Works from file://: no fetch(); heavy trace parts load by injecting
+ * <script src="data-parts">. Every token is data: it reaches the DOM through textContent only,
+ * and Plotly (which reads <br>, <b> ... in strings) gets it escaped with &lt; &gt; &amp;.
+ *
+ * Globals: traces, trace, softmax(array), courseReady(), course (setState, figures, paintedAt).
+ * Optional, set before this file loads: window.courseConfig = {idleParts: false} stops the
+ * on-idle load of heavy parts (they still load on courseReady() or when a "Code" tab opens).
+ */
+(function () {
+  'use strict';
+
+  // ------------------------------------------------------------------ constants and helpers
+
+  // plotly.colors.sequential.Cividis: the same fixed 0-1 scale figures.py uses for the tables.
+  var CIVIDIS = ['#00224e', '#123570', '#3b496c', '#575d6d', '#707173',
+    '#8a8678', '#a59c74', '#c3b369', '#e1cc55', '#fee838'];
+  var CIVIDIS_RGB = CIVIDIS.map(function (h) {
+    return [1, 3, 5].map(function (i) { return parseInt(h.slice(i, i + 2), 16); });
+  });
+  var COLORSCALE = CIVIDIS.map(function (c, i) { return [i / 9, c]; });
+  var DARK_TEXT_FROM = 0.47; // cividis passes WCAG luminance 0.179 here
+  var FOCUS_COLOUR = '#e4007c';
+  var MASKED_BG = '#e6e6e6';
+  var NDASH = '\u2013';
+
+  var config = window.courseConfig || {};
+  var reducedMotion = !!(window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches);
+
+  function roundHalfEven(x) {
+    var f = Math.floor(x);
+    var diff = x - f;
+    if (diff > 0.5) return f + 1;
+    if (diff < 0.5) return f;
+    return f % 2 === 0 ? f : f + 1;
+  }
+
+  // Python's f"{x:.{d}f}": round half to even on the exact binary value (0.125 -> "0.12").
+  function fmt(x, d) {
+    if (typeof x !== 'number' || !isFinite(x)) return NDASH;
+    var neg = x < 0;
+    var a = Math.abs(x);
+    var s = a.toFixed(d);
+    var exact = a.toFixed(d + 25);
+    var cut = exact.length - 25;
+    var tail = exact.slice(cut);
+    if (/^50*$/.test(tail)) {
+      var trunc = exact.slice(0, cut);
+      if (trunc.charAt(trunc.length - 1) === '.') trunc = trunc.slice(0, -1);
+      if ((trunc.charCodeAt(trunc.length - 1) - 48) % 2 === 0) s = trunc;
+    }
+    return (neg ? '-' : '') + s;
+  }
+  function fmt2(x) { return fmt(x, 2); }
+
+  function signed2(d) {
+    var s = fmt2(d);
+    if (s === '0.00' || s === '-0.00') return '0.00';
+    return d > 0 ? '+' + s : s;
+  }
+
+  function cellColour(w) {
+    var v = Math.min(1, Math.max(0, w));
+    var p = v * 9;
+    var i = Math.min(Math.floor(p), 8);
+    var f = p - i;
+    var a = CIVIDIS_RGB[i], b = CIVIDIS_RGB[i + 1];
+    var c = [0, 1, 2].map(function (j) { return roundHalfEven(a[j] + (b[j] - a[j]) * f); });
+    return { background: 'rgb(' + c.join(', ') + ')', color: v >= DARK_TEXT_FROM ? '#000' : '#fff' };
+  }
+
+  function plotEsc(s) {
+    return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  }
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  }
+
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+
+  function softmax(arr) {
+    var xs = Array.prototype.map.call(arr, Number);
+    var max = -Infinity;
+    xs.forEach(function (x) { if (x > max) max = x; });
+    if (max === -Infinity) return xs.map(function () { return NaN; });
+    var ex = xs.map(function (x) { return x === -Infinity ? 0 : Math.exp(x - max); });
+    var sum = ex.reduce(function (s, e) { return s + e; }, 0);
+    return ex.map(function (e) { return e / sum; });
+  }
+
+  function tokDisplay(t) {
+    if (t.display != null) return String(t.display);
+    var s = String(t.text || '');
+    if (s.charAt(0) === ' ') s = '\u00b7' + s.slice(1);
+    return s.replace(/\n/g, '\u21b5').replace(/\t/g, '\u21e5');
+  }
+  function tokSpoken(t) {
+    if (t.spoken != null) return String(t.spoken);
+    var s = String(t.text || '');
+    if (s.charAt(0) === ' ') return s.length > 1 ? 'space ' + s.slice(1) : 'space';
+    return s === '\n' ? 'newline' : s;
+  }
+  function tokSpan(t) {
+    var s = el('span', 'course-tok', tokDisplay(t));
+    s.setAttribute('aria-label', tokSpoken(t));
+    return s;
+  }
+
+  // The (at most three) keys a query looks at most: weight descending, ties by position.
+  function ranked(row, i) {
+    var idx = [];
+    for (var j = 0; j <= i && j < row.length; j++) idx.push(j);
+    idx.sort(function (a, b) { return (row[b] - row[a]) || (a - b); });
+    var top = idx.slice(0, 3);
+    return top.filter(function (j, n) { return n === 0 || fmt2(row[j]) !== '0.00'; });
+  }
+
+  // Fill `node` with: prefix, token i, middle, "tok 0.66, tok 0.12", "."
+  function fillSentence(node, prefix, tokens, row, i, middle) {
+    clear(node);
+    if (prefix) node.appendChild(document.createTextNode(prefix));
+    node.appendChild(tokSpan(tokens[i]));
+    node.appendChild(document.createTextNode(middle));
+    ranked(row, i).forEach(function (j, n) {
+      if (n) node.appendChild(document.createTextNode(', '));
+      node.appendChild(tokSpan(tokens[j]));
+      node.appendChild(document.createTextNode(' ' + fmt2(row[j])));
+    });
+    node.appendChild(document.createTextNode('.'));
+  }
+
+  function plainSentence(tokens, row, i) {
+    return tokDisplay(tokens[i]) + ' looks most at ' + ranked(row, i).map(function (j) {
+      return tokDisplay(tokens[j]) + ' ' + fmt2(row[j]);
+    }).join(', ');
+  }
+
+  function readJSON(node) {
+    if (!node) return null;
+    try { return JSON.parse(node.textContent); } catch (e) {
+      console.warn('course.js: unreadable course-data JSON', e);
+      return null;
+    }
+  }
+
+  function ownData(fig) {
+    for (var c = fig.firstElementChild; c; c = c.nextElementSibling) {
+      if (c.matches('script.course-data')) return readJSON(c);
+    }
+    return null;
+  }
+
+  function intAttr(node, name, dflt) {
+    var v = parseInt(node.getAttribute(name), 10);
+    return isFinite(v) ? v : dflt;
+  }
+
+  function afterPaint() {
+    return new Promise(function (resolve) {
+      requestAnimationFrame(function () {
+        var ch = new MessageChannel();
+        ch.port1.onmessage = function () { resolve(); };
+        ch.port2.postMessage(0);
+      });
+    });
+  }
+
+  function mark(name) {
+    if (window.performance && performance.mark) performance.mark(name);
+  }
+
+  function hasPlotly() { return typeof window.Plotly !== 'undefined' && window.Plotly.react; }
+
+  var PLOT_CONFIG = {
+    displayModeBar: false, responsive: true, scrollZoom: false, doubleClick: false,
+    showTips: false, showLink: false, staticPlot: false
+  };
+
+  // ------------------------------------------------------------------ traces and heavy parts
+
+  var traces = [];
+  var scriptLoads = {}; // absolute src -> Promise
+
+  function makeTrace(data, partsSrc) {
+    var w = data.weights || [];
+    var t = {
+      key: data.key, model: data.model, text: data.text, tokens: data.tokens || [],
+      meta: data.meta || {},
+      layers: w.map(function (layer) {
+        return { heads: layer.map(function (head) { return { weights: head }; }) };
+      })
+    };
+    Object.defineProperty(t, '_parts', { value: partsSrc || null, writable: true });
+    Object.defineProperty(t, '_loaded', { value: null, writable: true });
+    return t;
+  }
+
+  function injectScript(src) {
+    var abs = new URL(src, document.baseURI).href;
+    if (!scriptLoads[abs]) {
+      scriptLoads[abs] = new Promise(function (resolve, reject) {
+        var s = document.createElement('script');
+        s.src = abs;
+        s.async = true;
+        s.onload = function () { resolve(); };
+        s.onerror = function () { reject(new Error('course.js: could not load ' + src)); };
+        document.head.appendChild(s);
+      });
+    }
+    return scriptLoads[abs];
+  }
+
+  function mergePart(t, part) {
+    (part.layers || []).forEach(function (pl, l) {
+      var tl = t.layers[l];
+      if (!tl) return;
+      (pl.heads || []).forEach(function (ph, h) {
+        var th = tl.heads[h];
+        if (!th) return;
+        Object.keys(ph).forEach(function (name) {
+          if (name === 'weights') return;
+          var v = ph[name];
+          if (name === 'scaledMasked') {
+            v = v.map(function (row) {
+              return row.map(function (x) { return x === null ? -Infinity : x; });
+            });
+          }
+          th[name] = v;
+        });
+      });
+      if (pl.attnConcat) tl.attnConcat = pl.attnConcat;
+    });
+  }
+
+  function loadTrace(t) {
+    if (t._loaded) return t._loaded;
+    var parts = window.courseTraceParts || {};
+    var ready = parts[t.key] ? Promise.resolve() : (t._parts ? injectScript(t._parts) : null);
+    if (!ready) {
+      t._loaded = Promise.resolve(t);
+      return t._loaded;
+    }
+    t._loaded = ready.then(function () {
+      var part = (window.courseTraceParts || {})[t.key];
+      if (!part) throw new Error('course.js: ' + t._parts + ' did not define courseTraceParts["' + t.key + '"]');
+      mergePart(t, part);
+      return t;
+    });
+    return t._loaded;
+  }
+
+  function courseReady() {
+    return Promise.all(traces.map(loadTrace)).then(function () { return traces; });
+  }
+
+  // ------------------------------------------------------------------ one attention panel
+
+  function AttentionView(root, data, fig) {
+    this.root = root;
+    this.fig = fig;
+    this.data = data;
+    this.tokens = data.tokens || [];
+    this.n = this.tokens.length;
+    this.weights = data.weights || [];
+    this.summary = root.querySelector('.course-summary');
+    this.plotHost = root.querySelector('.course-plot');
+    this.table = root.querySelector('table.course-table');
+    this.top3 = root.querySelector('.course-top3 ol');
+    this.heads = root.querySelector('.course-heads');
+    this.plotted = null; // Promise once Plotly.newPlot ran
+    this.plotDiv = null;
+    this.cache = {};
+    this.minis = null;
+    this.state = null;
+    this.prepareTable();
+    if (this.plotHost && this.n && hasPlotly()) this.plotHost.style.minHeight = this.plotHeight() + 'px';
+  }
+
+  AttentionView.prototype.plotHeight = function () {
+    return Math.max(220, (this.n > 16 ? 26 : 34) * this.n + 130);
+  };
+
+  AttentionView.prototype.prepareTable = function () {
+    var self = this;
+    this.rows = [];
+    this.cells = [];
+    this.rowButtons = [];
+    if (!this.table) return;
+    var trs = this.table.querySelectorAll('tbody tr');
+    Array.prototype.forEach.call(trs, function (tr, q) {
+      var qi = q;
+      var cells = [];
+      Array.prototype.forEach.call(tr.querySelectorAll('td[data-k]'), function (td) {
+        cells[parseInt(td.getAttribute('data-k'), 10)] = td;
+        var dq = parseInt(td.getAttribute('data-q'), 10);
+        if (isFinite(dq)) qi = dq;
+      });
+      self.rows[qi] = tr;
+      self.cells[qi] = cells;
+      var th = tr.querySelector('th[scope="row"]');
+      if (th && !th.querySelector('button.course-rowpick')) {
+        var b = el('button', 'course-rowpick');
+        b.type = 'button';
+        while (th.firstChild) b.appendChild(th.firstChild);
+        th.appendChild(b);
+        b.setAttribute('aria-pressed', 'false');
+        b.title = 'Show where this token looks';
+        self.rowButtons[qi] = b;
+      }
+      tr.setAttribute('data-q', String(qi));
+    });
+    this.table.addEventListener('click', function (ev) {
+      var tr = ev.target.closest('tr[data-q]');
+      if (!tr || !self.table.contains(tr)) return;
+      self.fig.setState({ token: parseInt(tr.getAttribute('data-q'), 10) }, { user: true });
+    });
+  };
+
+  AttentionView.prototype.row = function (s) {
+    var head = (this.weights[s.layer] || [])[s.head] || [];
+    return head[s.token] || [];
+  };
+
+  AttentionView.prototype.clampToken = function (t) {
+    return Math.max(0, Math.min(t, this.n - 1));
+  };
+
+  AttentionView.prototype.render = function (state) {
+    var s = { layer: state.layer, head: state.head, token: this.clampToken(state.token) };
+    var prev = this.state;
+    this.state = s;
+    var grid = (this.weights[s.layer] || [])[s.head] || [];
+    var headChanged = !prev || prev.layer !== s.layer || prev.head !== s.head;
+    if (this.summary) {
+      fillSentence(this.summary, 'In layer ' + (s.layer + 1) + ', head ' + (s.head + 1) + ', ',
+        this.tokens, grid[s.token] || [], s.token, ' looks most at ');
+    }
+    if (headChanged) {
+      this.renderCells(grid);
+      this.renderTop3(grid);
+    }
+    if (!prev || prev.token !== s.token) this.renderFocus(s.token);
+    if (this.minis) this.updateMinis();
+    if (this.plotted) return this.react();
+    return Promise.resolve();
+  };
+
+  AttentionView.prototype.renderCells = function (grid) {
+    for (var q = 0; q < this.cells.length; q++) {
+      var cells = this.cells[q];
+      if (!cells) continue;
+      for (var k = 0; k < cells.length; k++) {
+        var td = cells[k];
+        if (!td || k > q) continue; // masked cells stay "hidden"
+        var w = (grid[q] || [])[k];
+        var c = cellColour(w);
+        td.textContent = fmt2(w);
+        td.style.background = c.background;
+        td.style.color = c.color;
+      }
+    }
+  };
+
+  AttentionView.prototype.renderTop3 = function (grid) {
+    if (!this.top3) return;
+    var items = this.top3.querySelectorAll('li');
+    for (var i = 0; i < this.n; i++) {
+      var li = items[i];
+      if (!li) { li = el('li'); this.top3.appendChild(li); }
+      fillSentence(li, '', this.tokens, grid[i] || [], i, ' looks at ');
+    }
+  };
+
+  AttentionView.prototype.renderFocus = function (token) {
+    var self = this;
+    this.rows.forEach(function (tr, q) {
+      if (!tr) return;
+      var on = q === token;
+      tr.classList.toggle('course-focus', on);
+      var b = self.rowButtons[q];
+      if (b) b.setAttribute('aria-pressed', on ? 'true' : 'false');
+    });
+  };
+
+  // ---- Plotly
+
+  AttentionView.prototype.headData = function (l, h) {
+    var key = l + ':' + h;
+    if (this.cache[key]) return this.cache[key];
+    var grid = (this.weights[l] || [])[h] || [];
+    var n = this.n;
+    var disp = this.tokens.map(function (t) { return plotEsc(tokDisplay(t)); });
+    var z = [], text = [], hover = [];
+    for (var q = 0; q < n; q++) {
+      var zr = [], tr = [], hr = [];
+      for (var k = 0; k < n; k++) {
+        if (k > q) {
+          zr.push(null); tr.push('');
+          hr.push(disp[q] + ' cannot look ahead at ' + disp[k]);
+        } else {
+          var w = (grid[q] || [])[k];
+          zr.push(w); tr.push(fmt2(w));
+          hr.push(disp[q] + ' \u2192 ' + disp[k] + ': ' + fmt2(w));
+        }
+      }
+      z.push(zr); text.push(tr); hover.push(hr);
+    }
+    this.cache[key] = { z: z, text: text, hover: hover };
+    return this.cache[key];
+  };
+
+  AttentionView.prototype.figureSpec = function () {
+    var s = this.state;
+    var n = this.n;
+    var d = this.headData(s.layer, s.head);
+    var idx = [];
+    for (var i = 0; i < n; i++) idx.push(i);
+    var ticks = this.tokens.map(function (t) { return plotEsc(tokDisplay(t)); });
+    var trace = {
+      type: 'heatmap', x: idx, y: idx, z: d.z, text: d.text, hovertext: d.hover,
+      texttemplate: n <= 40 ? '%{text}' : '', textfont: { size: n > 16 ? 9 : 11 },
+      hovertemplate: '%{hovertext}<extra></extra>', hoverongaps: true,
+      zmin: 0, zmax: 1, zauto: false, colorscale: COLORSCALE, xgap: 1, ygap: 1,
+      colorbar: { title: { text: 'weight', side: 'right' }, thickness: 12, len: 0.9,
+        tickvals: [0, 0.25, 0.5, 0.75, 1], ticktext: ['0', '0.25', '0.5', '0.75', '1'] }
+    };
+    var layout = {
+      height: this.plotHeight(),
+      margin: { l: 90, r: 20, t: 110, b: 10 },
+      xaxis: { tickmode: 'array', tickvals: idx, ticktext: ticks, side: 'top', tickangle: -50,
+        range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
+        title: { text: 'looks at (key)', standoff: 6 }, automargin: true },
+      yaxis: { tickmode: 'array', tickvals: idx, ticktext: ticks, autorange: 'reversed',
+        fixedrange: true, showgrid: false, zeroline: false,
+        title: { text: 'token (query)', standoff: 6 }, automargin: true },
+      shapes: [{ type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
+        y0: s.token - 0.5, y1: s.token + 0.5, line: { color: FOCUS_COLOUR, width: 3 },
+        fillcolor: 'rgba(0,0,0,0)' }],
+      plot_bgcolor: MASKED_BG, paper_bgcolor: 'rgba(0,0,0,0)',
+      font: { family: 'inherit', color: this.fontColour || '#222' },
+      hoverlabel: { namelength: -1 }, dragmode: false, uirevision: 'fixed'
+    };
+    return { data: [trace], layout: layout };
+  };
+
+  AttentionView.prototype.ensurePlot = function () {
+    var self = this;
+    if (this.plotted) return this.plotted;
+    if (!this.plotHost || !hasPlotly() || !this.n || !this.state) return Promise.resolve(false);
+    this.fontColour = getComputedStyle(this.root).color;
+    var inner = el('div', 'course-plot-inner');
+    inner.style.minWidth = (Math.min(this.n, 60) * 24 + 150) + 'px';
+    clear(this.plotHost);
+    this.plotHost.appendChild(inner);
+    this.plotDiv = inner;
+    var spec = this.figureSpec();
+    mark('course:newplot-start');
+    this.plotted = Promise.resolve(window.Plotly.newPlot(inner, spec.data, spec.layout, PLOT_CONFIG))
+      .then(function () {
+        mark('course:newplot-end');
+        inner.on('plotly_click', function (ev) {
+          var pt = ev && ev.points && ev.points[0];
+          if (!pt) return;
+          var q = Math.round(Number(pt.y));
+          if (isFinite(q)) self.fig.setState({ token: q }, { user: true });
+        });
+        return afterPaint();
+      }).then(function () {
+        painted(self.fig.id);
+        return true;
+      }, function (err) {
+        console.warn('course.js: Plotly failed', err);
+        return false;
+      });
+    return this.plotted;
+  };
+
+  AttentionView.prototype.react = function () {
+    var self = this;
+    return this.plotted.then(function (ok) {
+      if (!ok) return;
+      var spec = self.figureSpec();
+      return window.Plotly.react(self.plotDiv, spec.data, spec.layout, PLOT_CONFIG);
+    });
+  };
+
+  // ---- small multiples
+
+  AttentionView.prototype.buildMinis = function () {
+    var self = this;
+    if (this.minis || !this.heads) return;
+    var n = this.n;
+    var frag = document.createDocumentFragment();
+    this.minis = [];
+    var intro = el('p', 'course-heads-intro',
+      'Every head for the token in focus. Choose a head to open it above. Arrow keys move between heads.');
+    frag.appendChild(intro);
+    this.weights.forEach(function (layer, l) {
+      var rowBox = el('div', 'course-heads-layer');
+      rowBox.setAttribute('role', 'group');
+      rowBox.setAttribute('aria-label', 'Layer ' + (l + 1));
+      rowBox.appendChild(el('span', 'course-heads-layer-label', 'Layer ' + (l + 1)));
+      layer.forEach(function (grid, h) {
+        var b = el('button', 'course-mini');
+        b.type = 'button';
+        b.setAttribute('data-layer', String(l));
+        b.setAttribute('data-head', String(h));
+        b.tabIndex = -1;
+        var g = el('span', 'course-mini-grid');
+        g.setAttribute('aria-hidden', 'true');
+        g.style.gridTemplateColumns = 'repeat(' + n + ', var(--course-mini-cell, 5px))';
+        for (var q = 0; q < n; q++) {
+          for (var k = 0; k < n; k++) {
+            var c = el('i');
+            if (k <= q) c.style.background = cellColour((grid[q] || [])[k]).background;
+            else c.className = 'm';
+            g.appendChild(c);
+          }
+        }
+        b.appendChild(g);
+        b.appendChild(el('span', 'course-mini-label', 'L' + (l + 1) + ' H' + (h + 1)));
+        rowBox.appendChild(b);
+        self.minis.push(b);
+      });
+      frag.appendChild(rowBox);
+    });
+    this.heads.appendChild(frag);
+    this.heads.addEventListener('click', function (ev) {
+      var b = ev.target.closest('button.course-mini');
+      if (!b) return;
+      self.fig.setState({ layer: +b.getAttribute('data-layer'), head: +b.getAttribute('data-head') },
+        { user: true });
+    });
+    this.heads.addEventListener('keydown', function (ev) {
+      var b = ev.target.closest('button.course-mini');
+      if (!b) return;
+      var l = +b.getAttribute('data-layer'), h = +b.getAttribute('data-head');
+      var nL = self.weights.length, nH = (self.weights[0] || []).length;
+      var moves = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+      var m = moves[ev.key];
+      if (ev.key === 'Home') m = [-l, -h];
+      if (ev.key === 'End') m = [nL - 1 - l, nH - 1 - h];
+      if (!m) return;
+      ev.preventDefault();
+      var nl = Math.max(0, Math.min(nL - 1, l + m[0])), nh = Math.max(0, Math.min(nH - 1, h + m[1]));
+      var target = self.minis[nl * nH + nh];
+      if (target) {
+        self.minis.forEach(function (x) { x.tabIndex = -1; });
+        target.tabIndex = 0;
+        target.focus();
+      }
+    });
+    this.updateMinis();
+  };
+
+  AttentionView.prototype.updateMinis = function () {
+    var s = this.state;
+    var self = this;
+    if (!s) return;
+    var hasFocusInside = this.heads && this.heads.contains(document.activeElement);
+    this.minis.forEach(function (b) {
+      var l = +b.getAttribute('data-layer'), h = +b.getAttribute('data-head');
+      var grid = (self.weights[l] || [])[h] || [];
+      b.setAttribute('aria-label', 'Layer ' + (l + 1) + ', head ' + (h + 1) + ': ' +
+        plainSentence(self.tokens, grid[s.token] || [], s.token));
+      var current = l === s.layer && h === s.head;
+      b.setAttribute('aria-pressed', current ? 'true' : 'false');
+      if (!hasFocusInside) b.tabIndex = current ? 0 : -1;
+    });
+  };
+
+  // ------------------------------------------------------------------ attention / compare figure
+
+  var figures = [];
+  var figuresById = {};
+
+  function AttentionFigure(fig, kind) {
+    var self = this;
+    this.el = fig;
+    this.id = fig.id;
+    this.kind = kind;
+    this.inHash = false;
+    var data = ownData(fig) || {};
+    this.views = [];
+    if (kind === 'compare') {
+      var panels = fig.querySelectorAll('.course-panel');
+      var datas = data.panels || data.sentences || [];
+      Array.prototype.forEach.call(panels, function (p, i) {
+        var d = datas[i] || readJSON(p.querySelector('script.course-data'));
+        if (!d) return;
+        self.views.push(new AttentionView(p, d, self));
+        var t = makeTrace(d, p.getAttribute('data-parts') || fig.getAttribute('data-parts'));
+        traces.push(t);
+      });
+      this.diff = fig.querySelector('.course-diff table');
+    } else {
+      this.views.push(new AttentionView(fig, data, this));
+      traces.push(makeTrace(data, fig.getAttribute('data-parts')));
+    }
+    var v0 = this.views[0];
+    this.nLayer = v0 ? v0.weights.length : 0;
+    this.nHead = v0 && v0.weights[0] ? v0.weights[0].length : 0;
+    this.nToken = Math.max.apply(null, this.views.map(function (v) { return v.n; }).concat([0]));
+    this.state = this.clamp({
+      layer: intAttr(fig, 'data-layer', 0), head: intAttr(fig, 'data-head', 0),
+      token: intAttr(fig, 'data-token', this.nToken - 1)
+    });
+    this.selects = {};
+    Array.prototype.forEach.call(fig.querySelectorAll('select[data-control]'), function (sel) {
+      var which = sel.getAttribute('data-control');
+      self.selects[which] = sel;
+      sel.addEventListener('change', function () {
+        var st = {};
+        st[which] = parseInt(sel.value, 10);
+        self.setState(st, { user: true });
+      });
+    });
+    this.headsButton = fig.querySelector('button[data-action="heads"]');
+    if (this.headsButton) {
+      this.headsButton.addEventListener('click', function () {
+        self.toggleHeads(self.headsButton.getAttribute('aria-expanded') !== 'true');
+      });
+    }
+    this.views.forEach(function (v) { v.render(self.state); });
+    this.renderDiff();
+    this.syncControls();
+    if (fig.getAttribute('data-show-heads') === 'true') this.wantHeads = true;
+  }
+
+  AttentionFigure.prototype.clamp = function (s) {
+    function c(v, n) { return Math.max(0, Math.min(isFinite(v) ? v : 0, Math.max(0, n - 1))); }
+    return { layer: c(s.layer, this.nLayer), head: c(s.head, this.nHead), token: c(s.token, this.nToken) };
+  };
+
+  AttentionFigure.prototype.syncControls = function () {
+    var s = this.state;
+    var sel = this.selects;
+    ['layer', 'head', 'token'].forEach(function (k) {
+      if (sel[k] && sel[k].value !== String(s[k])) sel[k].value = String(s[k]);
+    });
+  };
+
+  AttentionFigure.prototype.toggleHeads = function (open) {
+    var self = this;
+    var btn = this.headsButton;
+    this.views.forEach(function (v) {
+      if (!v.heads) return;
+      if (open) v.buildMinis();
+      v.heads.hidden = !open;
+    });
+    if (btn) btn.setAttribute('aria-expanded', open ? 'true' : 'false');
+    return self;
+  };
+
+  AttentionFigure.prototype.setState = function (partial, opts) {
+    var self = this;
+    opts = opts || {};
+    var next = {
+      layer: partial.layer != null ? partial.layer : this.state.layer,
+      head: partial.head != null ? partial.head : this.state.head,
+      token: partial.token != null ? partial.token : this.state.token
+    };
+    this.state = this.clamp(next);
+    this.syncControls();
+    var done = Promise.all(this.views.map(function (v) { return v.render(self.state); }));
+    this.renderDiff();
+    if (opts.user || opts.fromHash) {
+      this.inHash = true;
+      if (!opts.fromHash) writeHash();
+    }
+    return done.then(function () {
+      self.el.dispatchEvent(new CustomEvent('course:statechange', { detail: self.state }));
+      return self.state;
+    });
+  };
+
+  AttentionFigure.prototype.renderDiff = function () {
+    if (!this.diff || this.views.length < 2) return;
+    var tbody = this.diff.tBodies[0] || this.diff.appendChild(document.createElement('tbody'));
+    var a = this.views[0], b = this.views[1];
+    var s = this.state;
+    var ia = a.clampToken(s.token), ib = b.clampToken(s.token);
+    var ra = a.row({ layer: s.layer, head: s.head, token: ia });
+    var rb = b.row({ layer: s.layer, head: s.head, token: ib });
+    var frag = document.createDocumentFragment();
+    for (var p = 0; p <= Math.max(ia, ib); p++) {
+      var tr = el('tr');
+      tr.appendChild(el('td', null, String(p + 1)));
+      var hasA = p <= ia, hasB = p <= ib;
+      [[hasA, a, ra], [hasB, b, rb]].forEach(function (side) {
+        var tdTok = el('td');
+        if (side[0]) tdTok.appendChild(tokSpan(side[1].tokens[p])); else tdTok.textContent = NDASH;
+        tr.appendChild(tdTok);
+        tr.appendChild(el('td', null, side[0] ? fmt2(side[2][p]) : NDASH));
+      });
+      tr.appendChild(el('td', null, hasA && hasB ? signed2(rb[p] - ra[p]) : NDASH));
+      frag.appendChild(tr);
+    }
+    clear(tbody);
+    tbody.appendChild(frag);
+  };
+
+  AttentionFigure.prototype.plot = function () {
+    var self = this;
+    return Promise.all(this.views.map(function (v) { return v.ensurePlot(); })).then(function () {
+      if (self.wantHeads) {
+        self.wantHeads = false;
+        self.toggleHeads(true);
+      }
+    });
+  };
+
+  // ------------------------------------------------------------------ URL hash
+
+  function parseHash(hash) {
+    var out = [];
+    var h = String(hash || '').replace(/^#/, '');
+    try { h = decodeURIComponent(h); } catch (e) { /* keep raw */ }
+    h.split(';').forEach(function (part) {
+      var m = /^\s*(fig-\d+):(.*)$/.exec(part);
+      if (!m) return;
+      var st = {};
+      m[2].split(',').forEach(function (kv) {
+        var p = kv.split('=');
+        var k = (p[0] || '').trim();
+        var v = parseInt(p[1], 10);
+        if ((k === 'layer' || k === 'head' || k === 'token') && isFinite(v)) st[k] = v - 1;
+      });
+      out.push({ id: m[1], state: st });
+    });
+    return out;
+  }
+
+  function writeHash() {
+    var parts = figures.filter(function (f) { return f.inHash && f.state; }).map(function (f) {
+      var s = f.state;
+      return f.id + ':layer=' + (s.layer + 1) + ',head=' + (s.head + 1) + ',token=' + (s.token + 1);
+    });
+    if (!parts.length) return;
+    var url = location.href.replace(/#.*$/, '') + '#' + parts.join(';');
+    try { history.replaceState(history.state, '', url); } catch (e) { /* some file:// setups */ }
+  }
+
+  function applyHash(scroll) {
+    var entries = parseHash(location.hash);
+    var first = null;
+    entries.forEach(function (e) {
+      var f = figuresById[e.id];
+      if (!f || !f.setState) return;
+      f.setState(e.state, { fromHash: true });
+      if (!first) first = f;
+    });
+    if (first && scroll) {
+      first.el.scrollIntoView({ block: 'start', behavior: reducedMotion ? 'auto' : 'smooth' });
+      if (first.plot) first.plot();
+    }
+    return entries.length;
+  }
+
+  // ------------------------------------------------------------------ stepper
+
+  function initStepper(fig) {
+    var steps = fig.querySelectorAll('li.course-step');
+    var total = steps.length;
+    if (!total) return null;
+    var back = fig.querySelector('button[data-action="back"]');
+    var next = fig.querySelector('button[data-action="next"]');
+    var status = fig.querySelector('.course-step-status');
+    if (!back || !next) {
+      var nav = el('div', 'course-step-nav');
+      back = el('button', 'course-step-back', 'Back');
+      back.type = 'button';
+      back.setAttribute('data-action', 'back');
+      next = el('button', 'course-step-next', 'Next');
+      next.type = 'button';
+      next.setAttribute('data-action', 'next');
+      nav.appendChild(back);
+      if (!status) {
+        status = el('p', 'course-step-status');
+        nav.appendChild(status);
+      }
+      nav.appendChild(next);
+      var list = fig.querySelector('ol.course-steps');
+      list.parentNode.insertBefore(nav, list);
+    }
+    if (!status) {
+      status = el('p', 'course-step-status');
+      back.parentNode.insertBefore(status, next);
+    }
+    status.setAttribute('aria-live', 'polite');
+    var k = 0;
+    function show(i, announce) {
+      k = Math.max(0, Math.min(total - 1, i));
+      Array.prototype.forEach.call(steps, function (li, j) { li.classList.toggle('is-current', j === k); });
+      status.textContent = 'Step ' + (k + 1) + ' of ' + total;
+      back.setAttribute('aria-disabled', k === 0 ? 'true' : 'false');
+      next.setAttribute('aria-disabled', k === total - 1 ? 'true' : 'false');
+      if (announce) fig.dispatchEvent(new CustomEvent('course:statechange', { detail: { step: k } }));
+    }
+    back.addEventListener('click', function () { show(k - 1, true); });
+    next.addEventListener('click', function () { show(k + 1, true); });
+    fig.addEventListener('keydown', function (ev) {
+      if (ev.target.closest('input, select, textarea')) return;
+      if (ev.key === 'ArrowLeft') { ev.preventDefault(); show(k - 1, true); }
+      if (ev.key === 'ArrowRight') { ev.preventDefault(); show(k + 1, true); }
+    });
+    fig.classList.add('course-stepping');
+    show(0, false);
+    return { el: fig, id: fig.id, show: show };
+  }
+
+  // ------------------------------------------------------------------ softmax widget
+
+  function initSoftmax(fig) {
+    var data = ownData(fig) || {};
+    var inputs = Array.prototype.slice.call(fig.querySelectorAll('input[data-score]'));
+    if (!inputs.length) return null;
+    var status = fig.querySelector('.course-softmax-status');
+    if (!status) {
+      status = el('p', 'course-softmax-status');
+      var anchor = fig.querySelector('figcaption');
+      if (anchor && anchor.parentNode === fig) fig.insertBefore(status, anchor);
+      else fig.appendChild(status);
+    }
+    status.setAttribute('aria-live', 'polite');
+    function name(i) {
+      var labels = data.labels || [];
+      return labels[i] != null ? 'The score for \u201c' + labels[i] + '\u201d' : 'Score ' + (i + 1);
+    }
+    function update() {
+      var vals = inputs.map(function (inp) {
+        var raw = String(inp.value).trim();
+        var v = raw === '' ? NaN : Number(raw);
+        return isFinite(v) ? v : NaN;
+      });
+      var valid = [];
+      vals.forEach(function (v, i) { if (!isNaN(v)) valid.push(i); });
+      var ws = softmax(valid.map(function (i) { return vals[i]; }));
+      var weights = vals.map(function () { return NaN; });
+      valid.forEach(function (i, n) { weights[i] = ws[n]; });
+      inputs.forEach(function (inp, n) {
+        var i = inp.getAttribute('data-score');
+        var bad = isNaN(vals[n]);
+        if (bad) inp.setAttribute('aria-invalid', 'true'); else inp.removeAttribute('aria-invalid');
+        var out = fig.querySelector('output.course-weight[data-i="' + i + '"]');
+        var bar = fig.querySelector('.course-bar[data-i="' + i + '"]');
+        if (out) out.textContent = bad ? NDASH : fmt(weights[n], 3);
+        if (bar) bar.style.width = bad ? '0%' : (weights[n] * 100).toFixed(1) + '%';
+      });
+      var badNames = vals.map(function (v, i) { return isNaN(v) ? name(i) : null; }).filter(Boolean);
+      if (!valid.length) status.textContent = 'Type at least one number to see the weights.';
+      else if (badNames.length) {
+        status.textContent = badNames.join(', ') + (badNames.length > 1 ? ' are' : ' is') +
+          ' not a number, so ' + (badNames.length > 1 ? 'they are' : 'it is') + ' left out.';
+      } else status.textContent = '';
+    }
+    fig.addEventListener('input', function (ev) { if (ev.target.matches('input[data-score]')) update(); });
+    fig.addEventListener('change', function (ev) { if (ev.target.matches('input[data-score]')) update(); });
+    return { el: fig, id: fig.id, update: update };
+  }
+
+  // ------------------------------------------------------------------ scoreboard
+
+  function initScoreboard(fig) {
+    Array.prototype.forEach.call(fig.querySelectorAll('table.course-sortable'), function (table) {
+      var buttons = table.querySelectorAll('thead button[data-sort]');
+      Array.prototype.forEach.call(buttons, function (btn) {
+        btn.addEventListener('click', function () {
+          var th = btn.closest('th');
+          var col = th.cellIndex;
+          var key = btn.getAttribute('data-sort');
+          var cur = th.getAttribute('aria-sort');
+          var dir;
+          if (cur === 'ascending') dir = 'descending';
+          else if (cur === 'descending') dir = 'ascending';
+          else dir = key === 'score' ? 'descending' : 'ascending';
+          var tbody = table.tBodies[0];
+          var rows = Array.prototype.map.call(tbody.rows, function (r, i) {
+            var cell = r.cells[col];
+            var raw = cell ? (cell.getAttribute('data-value') != null ? cell.getAttribute('data-value') : cell.textContent) : '';
+            var num = parseFloat(String(raw).replace('\u2212', '-'));
+            return { r: r, i: +(r.getAttribute('data-order') || i), num: num, str: String(raw).trim() };
+          });
+          rows.forEach(function (o) { if (o.r.getAttribute('data-order') == null) o.r.setAttribute('data-order', String(o.i)); });
+          var sign = dir === 'ascending' ? 1 : -1;
+          rows.sort(function (a, b) {
+            var c;
+            if (!isNaN(a.num) && !isNaN(b.num)) c = a.num - b.num;
+            else c = a.str.localeCompare(b.str, undefined, { numeric: true });
+            return sign * c || a.i - b.i;
+          });
+          var frag = document.createDocumentFragment();
+          rows.forEach(function (o) { frag.appendChild(o.r); });
+          tbody.appendChild(frag);
+          Array.prototype.forEach.call(table.querySelectorAll('thead th'), function (h) {
+            if (h === th) h.setAttribute('aria-sort', dir);
+            else if (h.querySelector('button[data-sort]')) h.setAttribute('aria-sort', 'none');
+          });
+        });
+      });
+    });
+    return { el: fig, id: fig.id };
+  }
+
+  // ------------------------------------------------------------------ training curve
+
+  function TrainingFigure(fig) {
+    this.el = fig;
+    this.id = fig.id;
+    this.data = ownData(fig) || {};
+    this.host = fig.querySelector('.course-plot');
+    this.done = null;
+  }
+  TrainingFigure.prototype.plot = function () {
+    if (this.done) return this.done;
+    var d = this.data;
+    var steps = d.steps || d.train || [];
+    var val = d.validation || d.val || [];
+    if (!this.host || !hasPlotly() || !(steps.length || val.length)) {
+      this.done = Promise.resolve(false);
+      return this.done;
+    }
+    var x = function (p) { return p.step; };
+    var y = function (p) { return p.loss; };
+    var data = [];
+    if (steps.length) {
+      data.push({ type: 'scatter', mode: 'lines', name: 'training batches', x: steps.map(x), y: steps.map(y),
+        line: { color: '#7f8ea3', width: 1 }, hovertemplate: 'step %{x}: %{y:.3f}<extra>training</extra>' });
+    }
+    if (val.length) {
+      data.push({ type: 'scatter', mode: 'lines+markers', name: 'validation', x: val.map(x), y: val.map(y),
+        line: { color: '#00224e', width: 2 }, marker: { size: 6 },
+        hovertemplate: 'step %{x}: %{y:.3f}<extra>validation</extra>' });
+    }
+    var layout = {
+      height: 320, margin: { l: 60, r: 20, t: 20, b: 50 },
+      xaxis: { title: { text: 'optimiser step' }, fixedrange: true },
+      yaxis: { title: { text: 'loss (nats per token)' }, fixedrange: true },
+      legend: { orientation: 'h', y: 1.12 }, dragmode: false,
+      paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)',
+      font: { family: 'inherit', color: getComputedStyle(this.el).color || '#222' }
+    };
+    var inner = el('div', 'course-plot-inner');
+    clear(this.host);
+    this.host.appendChild(inner);
+    this.done = Promise.resolve(window.Plotly.newPlot(inner, data, layout, PLOT_CONFIG)).then(
+      function () { return true; }, function (e) { console.warn('course.js: Plotly failed', e); return false; });
+    return this.done;
+  };
+
+  // ------------------------------------------------------------------ first paint, lazy plots
+
+  var paintedAt = null;
+  function painted(id) {
+    if (paintedAt !== null) return;
+    paintedAt = performance.now();
+    api.paintedAt = paintedAt;
+    document.dispatchEvent(new CustomEvent('course:painted', { detail: { id: id, t: paintedAt } }));
+    scheduleIdleParts();
+  }
+
+  function scheduleIdleParts() {
+    if (config.idleParts === false) return;
+    var go = function () { courseReady().catch(function (e) { console.warn(e.message || e); }); };
+    if (window.requestIdleCallback) window.requestIdleCallback(go, { timeout: 3000 });
+    else setTimeout(go, 300);
+  }
+
+  function visibleNow(node) {
+    if (!node.getClientRects().length) return false;
+    var r = node.getBoundingClientRect();
+    return r.bottom > -100 && r.top < (window.innerHeight || 800) + 100;
+  }
+
+  function nextTask() {
+    return new Promise(function (resolve) { setTimeout(resolve, 0); });
+  }
+
+  // The first visible figure is drawn at once; the other visible ones one after another once it
+  // has painted; the rest when they come near the viewport.
+  function schedulePlots(plottable) {
+    var now = [], later = [];
+    plottable.forEach(function (f) { (visibleNow(f.el) ? now : later).push(f); });
+    var chain = Promise.resolve();
+    now.forEach(function (f, i) {
+      chain = chain.then(function () { return i ? nextTask().then(function () { return f.plot(); }) : f.plot(); });
+    });
+    if (!later.length) return;
+    if ('IntersectionObserver' in window) {
+      var io = new IntersectionObserver(function (entries) {
+        entries.forEach(function (e) {
+          if (!e.isIntersecting) return;
+          io.unobserve(e.target);
+          var f = figuresById[e.target.id] || e.target.__course;
+          if (f && f.plot) chain = chain.then(function () { return f.plot(); });
+        });
+      }, { rootMargin: '300px 0px' });
+      later.forEach(function (f) { io.observe(f.el); });
+    } else {
+      later.forEach(function (f, i) { setTimeout(function () { f.plot(); }, 50 * (i + 1)); });
+    }
+  }
+
+  // ------------------------------------------------------------------ content tabs
+
+  function tabLabel(input) {
+    if (!input || !input.id) return '';
+    var set = input.closest('.tabbed-set');
+    var label = set && set.querySelector('label[for="' + input.id + '"]');
+    return label ? label.textContent.trim() : '';
+  }
+
+  function isCodeTab(input) { return /^code\b/i.test(tabLabel(input)); }
+
+  function initTabs() {
+    // Label each panel, so that print (all panels one after another) says which is which.
+    Array.prototype.forEach.call(document.querySelectorAll('.tabbed-set'), function (set) {
+      if (set.__courseTabs) return;
+      set.__courseTabs = true;
+      var inputs = set.querySelectorAll(':scope > input[type="radio"]');
+      var blocks = set.querySelectorAll(':scope > .tabbed-content > .tabbed-block');
+      Array.prototype.forEach.call(blocks, function (b, i) {
+        var t = tabLabel(inputs[i]);
+        if (t && !b.hasAttribute('data-course-tab')) b.setAttribute('data-course-tab', t);
+      });
+      Array.prototype.forEach.call(inputs, function (inp) {
+        if (inp.checked && isCodeTab(inp)) courseReady().catch(function () {});
+      });
+    });
+  }
+
+  document.addEventListener('change', function (ev) {
+    var t = ev.target;
+    if (t && t.matches && t.matches('.tabbed-set > input[type="radio"]') && t.checked && isCodeTab(t)) {
+      courseReady().catch(function (e) { console.warn(e.message || e); });
+    }
+  });
+
+  // ------------------------------------------------------------------ init
+
+  var api = {
+    figures: figures,
+    paintedAt: null,
+    setState: function (id, state) {
+      var f = figuresById[id];
+      if (!f || !f.setState) return Promise.reject(new Error('course.js: no attention figure ' + id));
+      return f.setState(state, { user: true });
+    },
+    fmt: fmt,
+    cellColour: cellColour,
+    COLORSCALE: COLORSCALE
+  };
+
+  function init() {
+    mark('course:init');
+    if (figures.length && !figures[0].el.isConnected) { // a new page (instant navigation)
+      figures.length = 0;
+      traces.length = 0;
+      figuresById = {};
+      paintedAt = null;
+    }
+    var found = document.querySelectorAll('figure.course-fig');
+    var plottable = [];
+    var fresh = false;
+    Array.prototype.forEach.call(found, function (fig) {
+      if (fig.__course) return;
+      var kind = fig.getAttribute('data-kind');
+      var f = null;
+      try {
+        if (kind === 'attention' || kind === 'compare') f = new AttentionFigure(fig, kind);
+        else if (kind === 'stepper') f = initStepper(fig);
+        else if (kind === 'softmax') f = initSoftmax(fig);
+        else if (kind === 'scoreboard') f = initScoreboard(fig);
+        else if (kind === 'training') f = new TrainingFigure(fig);
+      } catch (e) {
+        console.warn('course.js: could not enhance #' + fig.id, e);
+      }
+      fig.__course = f || true;
+      if (!f) return;
+      fresh = true;
+      figures.push(f);
+      if (fig.id) figuresById[fig.id] = f;
+      if (f.plot) plottable.push(f);
+    });
+    window.traces = traces;
+    window.trace = traces[0];
+    if (!fresh) return;
+    document.documentElement.classList.add('course-js');
+    var fromHash = parseHash(location.hash);
+    if (fromHash.length) {
+      applyHash(false);
+      var first = figuresById[fromHash[0].id];
+      if (first) first.el.scrollIntoView({ block: 'start' });
+    }
+    schedulePlots(plottable);
+    initTabs();
+    if (!plottable.some(function (f) { return f instanceof AttentionFigure; })) scheduleIdleParts();
+  }
+
+  window.addEventListener('hashchange', function () { applyHash(true); });
+
+  window.softmax = softmax;
+  window.courseReady = courseReady;
+  window.course = api;
+  window.traces = traces;
+  window.trace = undefined;
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
+  else init();
+  // mkdocs-material's instant navigation swaps pages without a reload.
+  if (window.document$ && typeof window.document$.subscribe === 'function') {
+    window.document$.subscribe(function () { init(); });
+  }
+})();

@@ -1,0 +1,174 @@
+"""Fixtures for the browser tests: Debian's Chromium through Playwright, a local http.server, and
+a page wrapper that blocks and counts every request leaving the machine."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from . import harness
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic",
+]
+LOCAL_SCHEMES = ("file", "data", "blob", "about")
+
+
+def _no_chromium() -> str | None:
+    if not os.path.exists(CHROMIUM):
+        return f"{CHROMIUM} is absent (install it with `apt-get install -y chromium`)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright Python package is not installed (pip install -e '.[test]')"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = _no_chromium()
+    if reason:
+        for item in items:
+            if "browser" in item.keywords:
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+
+class LocalServer:
+    """http.server on 127.0.0.1, a random port, in a daemon thread."""
+
+    def __init__(self, root: Path):
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.port = self.httpd.server_address[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def harness_site(tmp_path_factory):
+    """(root, docs): the harness page and its synthetic traces."""
+    root = tmp_path_factory.mktemp("harness")
+    docs = harness.build(root)
+    return root, docs
+
+
+@pytest.fixture(scope="session")
+def harness_server(harness_site):
+    server = LocalServer(harness_site[0])
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    reason = _no_chromium()
+    if reason:
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+    pw.stop()
+
+
+class Watched:
+    """A page plus what it did: console errors, page errors, dialogs, external requests."""
+
+    def __init__(self, context, page, allowed_hosts: set[str]):
+        self.context, self.page = context, page
+        self.allowed_hosts = allowed_hosts
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.external: list[str] = []
+        self.requests: list[str] = []
+        page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        page.on("dialog", self._dialog)
+        page.on("request", lambda r: self._seen(r.url))
+        context.route("**/*", self._route)
+
+    def is_local(self, url: str) -> bool:
+        u = urlparse(url)
+        if u.scheme in LOCAL_SCHEMES:
+            return True
+        return u.scheme == "http" and u.netloc in self.allowed_hosts
+
+    def _seen(self, url: str):
+        self.requests.append(url)
+        if not self.is_local(url) and url not in self.external:
+            self.external.append(url)
+
+    def _route(self, route):
+        url = route.request.url
+        if self.is_local(url):
+            route.continue_()
+        else:
+            if url not in self.external:
+                self.external.append(url)
+            route.abort()
+
+    def _dialog(self, dialog):
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    def goto(self, url: str, wait_painted: bool = True):
+        self.page.goto(url)
+        if wait_painted:
+            self.page.wait_for_function("window.course && window.course.paintedAt !== null", timeout=30000)
+        return self.page
+
+
+@pytest.fixture
+def open_page(browser, harness_server):
+    """open_page(**context_options) -> Watched; after the test: no external request was made."""
+    made: list[Watched] = []
+
+    def _open(**options) -> Watched:
+        options.setdefault("viewport", {"width": 1100, "height": 900})
+        context = browser.new_context(**options)
+        page = context.new_page()
+        w = Watched(context, page, {f"127.0.0.1:{harness_server.port}"})
+        made.append(w)
+        return w
+
+    yield _open
+    for w in made:
+        external = list(w.external)
+        w.context.close()
+        assert external == [], f"requests left the machine: {external}"
+
+
+@pytest.fixture(params=["http", "file"])
+def scheme(request):
+    return request.param
+
+
+@pytest.fixture
+def harness_url(harness_site, harness_server):
+    """harness_url(scheme, page='index.html', hash='') -> URL of the harness page."""
+    root = harness_site[0]
+
+    def _url(scheme: str = "file", page: str = "index.html", hash: str = "") -> str:
+        base = (root / page).as_uri() if scheme == "file" else f"{harness_server.base}/{page}"
+        return base + hash
+
+    return _url

@@ -1,0 +1,426 @@
+"""course.js in Chromium, on the harness page (tests/browser/harness.py): every expected number
+and sentence here is computed in Python from the synthetic trace, independently of course.js."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from . import harness
+
+pytestmark = pytest.mark.browser
+
+FIG1 = "#fig-1"
+
+
+def texts(page, selector: str) -> list[str]:
+    return page.eval_on_selector_all(selector, "els => els.map(e => e.textContent)")
+
+
+def table_texts(page, fig: str) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        f"{fig} table.course-table tbody tr",
+        "rows => rows.map(r => Array.from(r.querySelectorAll('td')).map(td => td.textContent))",
+    )
+
+
+def state_of(page, fig: str) -> dict:
+    return page.evaluate(
+        "id => Object.fromEntries(['layer','head','token'].map(k => "
+        "[k, +document.querySelector(id + ' select[data-control=' + k + ']').value]))",
+        fig,
+    )
+
+
+def wait_state(page, fig: str, **expected):
+    page.wait_for_function(
+        "([id, exp]) => Object.entries(exp).every(([k, v]) => "
+        "+document.querySelector(id + ' select[data-control=' + k + ']').value === v)",
+        arg=[fig, expected],
+    )
+
+
+# ------------------------------------------------------------------ load
+
+
+def test_loads_clean_and_offline(open_page, harness_url, scheme):
+    """From file:// and from http://127.0.0.1: no console errors, nothing leaves the machine
+    (the fixture asserts 0 external requests), Plotly painted, the course globals exist."""
+    w = open_page()
+    page = w.goto(harness_url(scheme))
+    page.wait_for_function("document.querySelectorAll('.course-plot .main-svg').length >= 1")
+    assert page.evaluate("typeof Plotly") == "object"
+    assert page.evaluate("Array.isArray(traces) && trace === traces[0]")
+    page.wait_for_timeout(300)  # idle work (heavy parts) has a chance to run and fail loudly
+    assert w.errors == []
+    assert w.dialogs == []
+    assert w.external == []
+    assert any(u.endswith("/assets/course.js") for u in w.requests)
+
+
+def test_first_grid_shows_trace_numbers(open_page, harness_url, harness_site):
+    """The first figure's table, summary, top-3 list and Plotly data are the trace's numbers."""
+    docs = harness_site[1]
+    doc = docs["lily"]
+    page = open_page().goto(harness_url())
+    n = len(doc["tokens"])
+    assert table_texts(page, FIG1) == harness.cell_texts(doc, 0, 0)
+    assert page.text_content(f"{FIG1} .course-summary") == harness.summary_text(doc, 0, 0, n - 1)
+    assert texts(page, f"{FIG1} .course-top3 li") == harness.top3_texts(doc, 0, 0)
+    plot = page.evaluate(
+        "() => { const gd = document.querySelector('#fig-1 .course-plot .js-plotly-plot');"
+        " const t = gd.data[0]; return {z: t.z, text: t.text, ticks: gd.layout.xaxis.ticktext,"
+        " yrange: gd._fullLayout.yaxis.range, zmin: t.zmin, zmax: t.zmax, scale: t.colorscale,"
+        " bar: t.showscale !== false, hover: t.hovertext} }"
+    )
+    grid = doc["layers"][0]["heads"][0]["weights"]
+    assert plot["z"] == [[w if j <= i else None for j, w in enumerate(row)] for i, row in enumerate(grid)]
+    assert plot["text"][n - 1] == [f"{w:.2f}" for w in grid[n - 1]]
+    assert plot["ticks"] == [t["display"] for t in doc["tokens"]]
+    assert plot["yrange"][0] > plot["yrange"][1]  # reversed: the first token on top
+    assert (plot["zmin"], plot["zmax"]) == (0, 1)
+    assert [c for _, c in plot["scale"]] == harness.CIVIDIS
+    assert plot["bar"]
+    assert plot["hover"][0][1] == "Lily cannot look ahead at ·wanted"
+    assert plot["hover"][5][0] == f"·her → Lily: {grid[5][0]:.2f}"
+    # the SVG shows the cell numbers
+    shown = texts(page, f"{FIG1} .course-plot .heatmap-label text")
+    assert f"{grid[n - 1][1]:.2f}" in shown
+
+
+def test_picking_a_head_updates_everything(open_page, harness_url, harness_site):
+    doc = harness_site[1]["lily"]
+    page = open_page().goto(harness_url())
+    page.select_option(f"{FIG1} select[data-control=layer]", "2")
+    page.select_option(f"{FIG1} select[data-control=head]", "1")
+    n = len(doc["tokens"])
+    expected = harness.summary_text(doc, 2, 1, n - 1)
+    assert expected != harness.summary_text(doc, 0, 0, n - 1)
+    page.wait_for_function("([s, t]) => document.querySelector(s).textContent === t",
+                           arg=[f"{FIG1} .course-summary", expected])
+    assert table_texts(page, FIG1) == harness.cell_texts(doc, 2, 1)
+    assert texts(page, f"{FIG1} .course-top3 li") == harness.top3_texts(doc, 2, 1)
+    grid = doc["layers"][2]["heads"][1]["weights"]
+    z = page.evaluate("document.querySelector('#fig-1 .js-plotly-plot').data[0].z")
+    assert z[n - 1] == grid[n - 1]
+    # cell colours follow the shared rule
+    bg = page.eval_on_selector(f"{FIG1} td[data-q='{n - 1}'][data-k='0']", "td => td.style.background")
+    assert bg == harness.colour(grid[n - 1][0])[0]
+    # the state went into the URL (1-based)
+    assert page.evaluate("location.hash") == f"#fig-1:layer=3,head=2,token={n}"
+
+
+def test_js_text_matches_reference_for_every_state(open_page, harness_url, harness_site):
+    """Summary and top-3 for every layer/head/token of a trace with repeated tokens and an
+    exactly uniform head (weights 0.125: Python rounds half to even, "0.12")."""
+    doc = harness_site[1]["xss"]
+    page = open_page().goto(harness_url())
+    got = page.evaluate(
+        """async () => {
+          const out = [];
+          const f = document.querySelector('#fig-2');
+          for (let l = 0; l < 3; l++) for (let h = 0; h < 4; h++) for (let t = 0; t < 8; t++) {
+            await course.setState('fig-2', {layer: l, head: h, token: t});
+            out.push([l, h, t, f.querySelector('.course-summary').textContent,
+                      t === 0 ? Array.from(f.querySelectorAll('.course-top3 li')).map(li => li.textContent) : null]);
+          }
+          return out;
+        }"""
+    )
+    assert len(got) == 96
+    for layer, head, tok, summary, top3 in got:
+        assert summary == harness.summary_text(doc, layer, head, tok)
+        if top3 is not None:
+            assert top3 == harness.top3_texts(doc, layer, head)
+    uniform = harness.top3_texts(doc, 0, 1)[7]
+    assert "0.12" in uniform and "0.13" not in uniform
+
+
+def test_hash_restores_state(open_page, harness_url, harness_site):
+    doc = harness_site[1]["lily"]
+    w = open_page()
+    page = w.goto(harness_url(hash="#fig-1:layer=3,head=3,token=4;fig-2:layer=2,head=4,token=8"))
+    assert state_of(page, FIG1) == {"layer": 2, "head": 2, "token": 3}
+    assert state_of(page, "#fig-2") == {"layer": 1, "head": 3, "token": 7}
+    assert page.text_content(f"{FIG1} .course-summary") == harness.summary_text(doc, 2, 2, 3)
+    assert page.get_attribute(f"{FIG1} tbody tr:nth-child(4)", "class") == "course-focus"
+    # and on hashchange (a link on the page)
+    page.evaluate("location.hash = '#fig-1:layer=1,head=4,token=2'")
+    wait_state(page, FIG1, layer=0, head=3, token=1)
+    assert page.text_content(f"{FIG1} .course-summary") == harness.summary_text(doc, 0, 3, 1)
+    assert w.errors == []
+
+
+def test_clicking_a_table_row_or_plot_row_picks_the_token(open_page, harness_url, harness_site):
+    doc = harness_site[1]["lily"]
+    page = open_page().goto(harness_url())
+    page.click(f"{FIG1} tbody tr:nth-child(3) th button.course-rowpick")
+    wait_state(page, FIG1, token=2)
+    assert page.text_content(f"{FIG1} .course-summary") == harness.summary_text(doc, 0, 0, 2)
+    assert page.get_attribute(f"{FIG1} tbody tr:nth-child(3) .course-rowpick", "aria-pressed") == "true"
+    # a data cell of row 2 also picks it
+    page.click(f"{FIG1} td[data-q='1'][data-k='0']")
+    wait_state(page, FIG1, token=1)
+    # keyboard: focus the row button of row 5 and press Enter
+    page.focus(f"{FIG1} tbody tr:nth-child(5) .course-rowpick")
+    page.keyboard.press("Enter")
+    wait_state(page, FIG1, token=4)
+    # the plot: click the middle of row 4 (y reversed: first token on top)
+    box = page.locator(f"{FIG1} .nsewdrag").first.bounding_box()
+    n = len(doc["tokens"])
+    page.mouse.click(box["x"] + box["width"] * 0.5 / n, box["y"] + box["height"] * 3.5 / n)
+    wait_state(page, FIG1, token=3)
+    shapes = page.evaluate("document.querySelector('#fig-1 .js-plotly-plot').layout.shapes[0]")
+    assert (shapes["y0"], shapes["y1"]) == (2.5, 3.5)
+
+
+def test_all_heads_opens_a_head(open_page, harness_url, harness_site):
+    doc = harness_site[1]["lily"]
+    page = open_page().goto(harness_url())
+    btn = f"{FIG1} button[data-action=heads]"
+    assert page.get_attribute(btn, "aria-expanded") == "false"
+    assert page.is_hidden(f"{FIG1} .course-heads")
+    page.click(btn)
+    assert page.get_attribute(btn, "aria-expanded") == "true"
+    minis = page.locator(f"{FIG1} button.course-mini")
+    assert minis.count() == 3 * 4
+    assert page.evaluate("document.querySelector('#fig-1 .course-plot .course-mini')") is None  # no Plotly in minis
+    label = page.get_attribute(f"{FIG1} button.course-mini[data-layer='1'][data-head='2']", "aria-label")
+    assert label == harness.mini_label(doc, 1, 2, 5)
+    page.click(f"{FIG1} button.course-mini[data-layer='1'][data-head='2']")
+    wait_state(page, FIG1, layer=1, head=2)
+    assert page.text_content(f"{FIG1} .course-summary") == harness.summary_text(doc, 1, 2, 5)
+    assert page.get_attribute(f"{FIG1} button.course-mini[data-layer='1'][data-head='2']", "aria-pressed") == "true"
+    # keyboard: arrows move between heads, Enter opens
+    page.focus(f"{FIG1} button.course-mini[data-layer='1'][data-head='2']")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("[document.activeElement.dataset.layer, document.activeElement.dataset.head]") == ["2", "3"]
+    page.keyboard.press("Enter")
+    wait_state(page, FIG1, layer=2, head=3)
+    page.click(btn)
+    assert page.is_hidden(f"{FIG1} .course-heads")
+
+
+def test_focus_is_visible(open_page, harness_url):
+    page = open_page().goto(harness_url())
+    page.focus(f"{FIG1} select[data-control=token]")
+    page.keyboard.press("Tab")  # keyboard focus -> :focus-visible
+    style = page.evaluate("(() => { const s = getComputedStyle(document.activeElement);"
+                          " return [document.activeElement.dataset.control, s.outlineStyle, s.outlineWidth]; })()")
+    assert style[0] == "layer"
+    assert style[1] == "solid" and float(style[2].rstrip("px")) >= 2
+
+
+def test_compare_shares_the_picker_and_diffs(open_page, harness_url, harness_site):
+    a, b = harness_site[1]["cmpa"], harness_site[1]["cmpb"]
+    page = open_page().goto(harness_url())
+    fig = "#fig-3"
+    page.select_option(f"{fig} select[data-control=head]", "2")
+    page.select_option(f"{fig} select[data-control=token]", "3")
+    panels = page.locator(f"{fig} .course-panel .course-summary")
+    page.wait_for_function("t => document.querySelector('#fig-3 .course-panel .course-summary').textContent === t",
+                           arg=harness.summary_text(a, 0, 2, 3))
+    assert panels.nth(1).text_content() == harness.summary_text(b, 0, 2, 2)  # clamped to B's last token
+    rows = page.eval_on_selector_all(f"{fig} .course-diff tbody tr",
+                                     "rs => rs.map(r => Array.from(r.cells).map(c => c.textContent))")
+    ra, rb = a["layers"][0]["heads"][2]["weights"][3], b["layers"][0]["heads"][2]["weights"][2]
+    expected = []
+    for p in range(4):
+        d = rb[p] - ra[p] if p <= 2 else None
+        ds = "–" if d is None else ("0.00" if f"{abs(d):.2f}" == "0.00" else f"{d:+.2f}")
+        expected.append([str(p + 1), a["tokens"][p]["display"], f"{ra[p]:.2f}",
+                         b["tokens"][p]["display"] if p <= 2 else "–", f"{rb[p]:.2f}" if p <= 2 else "–", ds])
+    assert rows == expected
+    assert page.evaluate("traces.length") == 4  # 2 attention figures + 2 compare sentences
+    assert page.evaluate("traces[2].text") == a["text"]
+
+
+# ------------------------------------------------------------------ other widgets
+
+
+def test_stepper_next_back_and_keyboard(open_page, harness_url):
+    page = open_page().goto(harness_url())
+    fig = "#fig-4"
+    status = f"{fig} .course-step-status"
+    visible = lambda: page.evaluate(  # noqa: E731
+        "Array.from(document.querySelectorAll('#fig-4 .course-step')).map(li => li.offsetParent !== null)")
+    assert page.text_content(status) == "Step 1 of 5"
+    assert page.get_attribute(status, "aria-live") == "polite"
+    assert visible() == [True, False, False, False, False]
+    assert page.get_attribute(f"{fig} button[data-action=back]", "aria-disabled") == "true"
+    page.click(f"{fig} button[data-action=next]")
+    page.click(f"{fig} button[data-action=next]")
+    assert page.text_content(status) == "Step 3 of 5"
+    assert visible() == [False, False, True, False, False]
+    page.click(f"{fig} button[data-action=back]")
+    assert page.text_content(status) == "Step 2 of 5"
+    page.focus(f"{fig} button[data-action=next]")
+    for _ in range(5):
+        page.keyboard.press("Enter")
+    assert page.text_content(status) == "Step 5 of 5"
+    assert page.get_attribute(f"{fig} button[data-action=next]", "aria-disabled") == "true"
+    assert page.evaluate("document.activeElement.dataset.action") == "next"  # focus not lost
+    page.keyboard.press("ArrowLeft")
+    assert page.text_content(status) == "Step 4 of 5"
+    page.emulate_media(media="print")
+    assert visible() == [True] * 5
+
+
+def test_print_shows_tables_tabs_and_steps_not_plots(open_page, harness_url):
+    page = open_page().goto(harness_url())
+    page.emulate_media(media="print")
+    shown = page.evaluate("""() => {
+      const vis = s => Array.from(document.querySelectorAll(s)).map(e => getComputedStyle(e).display !== 'none');
+      return {plots: vis('.course-plot'), tables: vis('table.course-table'), blocks: vis('.tabbed-block'),
+              controls: vis('.course-controls'), steps: vis('.course-step'),
+              label: getComputedStyle(document.querySelectorAll('.tabbed-block')[1], '::before').content};
+    }""")
+    assert not any(shown["plots"])
+    assert all(shown["tables"]) and all(shown["blocks"]) and all(shown["steps"])
+    assert not any(shown["controls"])
+    assert shown["label"] == '"Code"'
+
+
+def test_softmax_widget_updates_live(open_page, harness_url):
+    page = open_page().goto(harness_url())
+    fig = "#fig-5"
+    outs = lambda: texts(page, f"{fig} output.course-weight")  # noqa: E731
+    assert outs() == [f"{w:.3f}" for w in harness.softmax(harness.SOFTMAX_SCORES)]
+    page.fill(f"{fig} input[data-score='0']", "3.5")
+    page.fill(f"{fig} input[data-score='2']", "-1")
+    expected = harness.softmax([3.5, 1.0, -1.0])
+    assert outs() == [f"{w:.3f}" for w in expected]
+    width = page.eval_on_selector(f"{fig} .course-bar[data-i='0']", "b => b.style.width")
+    assert width == f"{expected[0] * 100:.1f}%"
+    # not a number: left out, marked invalid, the rest normalised among themselves
+    page.fill(f"{fig} input[data-score='1']", "")
+    assert page.get_attribute(f"{fig} input[data-score='1']", "aria-invalid") == "true"
+    rest = harness.softmax([3.5, -1.0])
+    assert outs() == [f"{rest[0]:.3f}", "–", f"{rest[1]:.3f}"]
+    assert "not a number" in page.text_content(f"{fig} .course-softmax-status")
+    page.type(f"{fig} input[data-score='1']", "2")
+    assert page.get_attribute(f"{fig} input[data-score='1']", "aria-invalid") is None
+    assert outs() == [f"{w:.3f}" for w in harness.softmax([3.5, 2.0, -1.0])]
+    page.fill(f"{fig} input[data-score='0']", "1e6")  # huge scores stay finite
+    assert outs()[0] == "1.000"
+
+
+def test_scoreboard_sorts_and_links(open_page, harness_url, harness_site):
+    doc = harness_site[1]["lily"]
+    page = open_page().goto(harness_url())
+    fig = "#fig-6"
+    col = lambda i: page.eval_on_selector_all(  # noqa: E731
+        f"{fig} table.course-sortable tbody tr", f"rs => rs.map(r => r.cells[{i}].textContent)")
+    sort = lambda k: page.click(f"{fig} button[data-sort={k}]")  # noqa: E731
+    aria = lambda k: page.eval_on_selector(f"{fig} button[data-sort={k}]", "b => b.closest('th').getAttribute('aria-sort')")  # noqa: E731
+    sort("score")
+    scores = [f"{s:.2f}" for _, _, s in sorted(harness.SCORES, key=lambda r: -r[2])]
+    assert col(2) == scores and aria("score") == "descending"
+    sort("score")
+    assert col(2) == scores[::-1] and aria("score") == "ascending"
+    sort("layer")
+    assert col(0) == sorted(col(0), key=int) and aria("layer") == "ascending" and aria("score") == "none"
+    # a row links to the example figure's state
+    page.click(f"{fig} a[href='#fig-1:layer=2,head=3']")
+    wait_state(page, FIG1, layer=1, head=2)
+    assert page.text_content(f"{FIG1} .course-summary") == harness.summary_text(doc, 1, 2, 5)
+    assert page.evaluate("document.querySelector('#fig-1').getBoundingClientRect().top") < 200  # scrolled to it
+
+
+def test_training_curve_is_plotted(open_page, harness_url):
+    page = open_page().goto(harness_url())
+    page.locator("#fig-7").scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelector('#fig-7 .js-plotly-plot') && "
+                           "document.querySelector('#fig-7 .js-plotly-plot').data.length === 2")
+    names = page.evaluate("document.querySelector('#fig-7 .js-plotly-plot').data.map(t => t.name)")
+    assert names == ["training batches", "validation"]
+
+
+# ------------------------------------------------------------------ console API and heavy parts
+
+
+def test_console_api(open_page, harness_url, harness_site):
+    doc = harness_site[1]["lily"]
+    page = open_page().goto(harness_url())
+    assert page.evaluate("trace.layers[2].heads[2].weights") == doc["layers"][2]["heads"][2]["weights"]
+    got = page.evaluate("softmax([1, 0, 0])")
+    e = math.e
+    assert got == pytest.approx([e / (e + 2), 1 / (e + 2), 1 / (e + 2)], abs=1e-12)
+    assert page.evaluate("softmax([0, -Infinity])") == [1, 0]
+    assert page.evaluate("[trace.text, trace.tokens.length, trace.meta.nLayer]") == [doc["text"], 6, 3]
+
+
+def test_heavy_parts_load(open_page, harness_url, harness_site, scheme):
+    doc = harness_site[1]["lily"]
+    page = open_page().goto(harness_url(scheme))
+    got = page.evaluate("""async () => {
+      await courseReady();
+      const h = trace.layers[0].heads[0];
+      return {q: h.q.length, dim: h.q[0].length, sm: h.scaledMasked[0][1], sm0: h.scaledMasked[1][0],
+              out: h.out.length, concat: trace.layers[0].attnConcat[0].length, all: traces.every(t => t.layers[0].heads[0].q)};
+    }""")
+    head = doc["layers"][0]["heads"][0]
+    assert got == {"q": 6, "dim": 4, "sm": float("-inf"), "sm0": head["scaledMasked"][1][0],
+                   "out": 6, "concat": 16, "all": True}
+
+
+def test_code_tab_loads_parts_at_once(open_page, harness_url):
+    """With the idle load off (lazy.html), opening the tab labelled "Code" loads the parts."""
+    w = open_page()
+    page = w.goto(harness_url(page="lazy.html"))
+    page.wait_for_timeout(300)
+    assert page.evaluate("trace.layers[0].heads[0].q === undefined")
+    assert not any(u.endswith(".js") and "/traces/" in u for u in w.requests)
+    page.click("label[for=__tabbed_1_2]")
+    page.wait_for_function("Array.isArray(trace.layers[0].heads[0].q)")
+    assert page.evaluate("trace.layers[1].heads[3].k.length") == 6
+
+
+# ------------------------------------------------------------------ safety and layout
+
+
+def test_injected_token_never_executes(open_page, harness_url, harness_site, scheme):
+    w = open_page()
+    page = w.goto(harness_url(scheme))
+    page.locator("#fig-2").scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelector('#fig-2 .js-plotly-plot')")
+    page.click("#fig-2 button[data-action=heads]")
+    page.select_option("#fig-2 select[data-control=token]", "2")
+    page.hover("#fig-2 .nsewdrag")
+    page.wait_for_timeout(200)
+    assert page.evaluate("window.__pwned") is None
+    assert w.dialogs == []
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
+    assert page.evaluate("document.querySelectorAll('#fig-2 b').length") == 0
+    # the token is shown as text, everywhere
+    assert harness.XSS in page.text_content("#fig-2 thead")
+    assert harness.XSS in page.text_content("#fig-2 .course-summary")
+    ticks = texts(page, "#fig-2 .xtick text")
+    assert harness.XSS in ticks and "·<b>" in ticks
+    assert w.errors == []
+
+
+def test_narrow_viewport_scrolls_never_squashes(open_page, harness_url):
+    page = open_page(viewport={"width": 320, "height": 700}).goto(harness_url())
+    got = page.evaluate("""() => {
+      const wrap = document.querySelector('#fig-2 .course-table-wrap');
+      const plot = document.querySelector('#fig-1 .course-plot');
+      const td = document.querySelector('#fig-2 td[data-q="7"][data-k="7"]');
+      return {doc: document.documentElement.scrollWidth, wrapScroll: wrap.scrollWidth > wrap.clientWidth,
+              wrapOverflow: getComputedStyle(wrap).overflowX, plotOverflow: getComputedStyle(plot).overflowX,
+              plotInner: plot.firstElementChild.getBoundingClientRect().width,
+              plotWidth: plot.querySelector('.js-plotly-plot')._fullLayout.width, cell: td.getBoundingClientRect().width};
+    }""")
+    assert got["doc"] <= 320
+    assert got["wrapScroll"] and got["wrapOverflow"] == "auto"
+    assert got["plotOverflow"] == "auto"
+    assert got["plotInner"] >= 6 * 24 + 150 and got["plotWidth"] >= 6 * 24 + 150  # min width kept, not 288
+    assert got["cell"] >= 28
+
+
+def test_reduced_motion(open_page, harness_url):
+    page = open_page(reduced_motion="reduce").goto(harness_url())
+    t = page.eval_on_selector("#fig-5 .course-bar", "b => getComputedStyle(b).transitionDuration")
+    assert t == "0s"
