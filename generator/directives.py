@@ -558,3 +558,37 @@ CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
 
 def strip_code_spans(line: str) -> str:
     return CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
+
+
+# ---------------------------------------------------------------- source marks (for the Markdown extension)
+
+
+def annotate_source(lines: list[str], shown: str, first_line: int = 1) -> list[str]:
+    """Mark where each directive and reference comes from, so rendering errors name `path:line`.
+
+    `lines` are a page's Markdown lines, `lines[0]` being line `first_line` of the file `shown`.
+    Every course fence gets `# @source shown:line` as its first body line (at the fence's indent,
+    so fences inside content tabs stay intact), and every `{{ ... }}` outside fences and code
+    spans gets ` @line` before its `}}`. parse_directive/split_source_mark and parse_ref read both.
+    """
+    out: list[str] = []
+    in_fence = None
+    for n, line in enumerate(lines):
+        lineno = first_line + n
+        m = FENCE_OPEN.match(line)
+        if in_fence is None and m:
+            in_fence = m["fence"]
+            out.append(line)
+            if (m["lang"] or "") in SPECS:
+                out.append(f"{m['indent']}{SOURCE_MARK}{shown}:{lineno}")
+            continue
+        if in_fence is not None:
+            if line.strip().startswith(in_fence) and not line.strip().strip(in_fence[0]):
+                in_fence = None
+            out.append(line)
+            continue
+        ends = [rm.end() - 2 for rm in REF_RE.finditer(strip_code_spans(line)) if not LINE_MARK_RE.search(rm["body"])]
+        for end in reversed(ends):
+            line = f"{line[:end]} @{lineno}{line[end:]}"
+        out.append(line)
+    return out
