@@ -1,0 +1,261 @@
+"""Asset and site steps: `python -m generator assets` and `python -m generator site`.
+
+`assets` writes content/assets/generated/ (CONTRACT.md, "Files in the built site"):
+plotly.min.js (from the plotly package), colorscale.js (figures.CIVIDIS as COURSE_COLORSCALE),
+course.js and course.css (copied from generator/assets/), and for every trace the lessons use a
+download copy `traces/<model>/<key>.json` and its heavy fields `traces/<model>/<key>.js`. A file
+is rewritten only when its bytes change, so `mkdocs serve` does not rebuild in a loop.
+
+`site` runs `assets`, then MkDocs into a temporary folder next to site_dir, and moves it into
+place only when the build succeeds: a failed build leaves the previous site untouched.
+
+No torch here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from . import directives, figures, schema
+
+PACKAGE_ASSETS = Path(__file__).resolve().parent / "assets"
+COPIED = ("course.js", "course.css")
+GENERATED = Path("assets") / "generated"
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Write `data` unless the file already holds exactly these bytes. True when written."""
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return True
+
+
+def plotly_js() -> bytes:
+    import plotly
+
+    return (Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js").read_bytes()
+
+
+def heavy_part_js(trace: dict) -> bytes:
+    """`window.courseTraceParts["<key>"] = {layers: [{heads: [{q, k, v, scores, scaledMasked, out}], attnConcat}]}`."""
+    heavy = [f for f in schema.HEAVY_HEAD_FIELDS]
+    layers = [
+        {"heads": [{f: h[f] for f in heavy if f in h} for h in layer["heads"]], "attnConcat": layer.get("attnConcat")}
+        for layer in trace["layers"]
+    ]
+    body = json.dumps({"layers": layers}, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    key = json.dumps(str(trace["key"]))
+    return (
+        "window.courseTraceParts = window.courseTraceParts || {};\n"
+        f"window.courseTraceParts[{key}] = {body};\n"
+    ).encode("ascii")
+
+
+def _trace_bytes(trace: dict, traces_dir: Path | None) -> bytes:
+    """The store's file bytes when we can find them, else the trace as compact JSON."""
+    if traces_dir is not None:
+        p = Path(traces_dir) / trace["model"] / f"{trace['key']}.json"
+        if p.is_file():
+            return p.read_bytes()
+    return (json.dumps(trace, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def trace_asset_paths(trace: dict, generated: Path) -> tuple[Path, Path]:
+    folder = generated / "traces" / trace["model"]
+    return folder / f"{trace['key']}.json", folder / f"{trace['key']}.js"
+
+
+def write_trace_assets(trace: dict, generated: Path, traces_dir: Path | None = None, only_missing: bool = False) -> list[Path]:
+    jpath, jspath = trace_asset_paths(trace, generated)
+    written = []
+    if not (only_missing and jpath.is_file()):
+        if write_if_changed(jpath, _trace_bytes(trace, traces_dir)):
+            written.append(jpath)
+    if not (only_missing and jspath.is_file()):
+        if write_if_changed(jspath, heavy_part_js(trace)):
+            written.append(jspath)
+    return written
+
+
+def static_assets() -> dict[str, bytes]:
+    files = {"plotly.min.js": plotly_js(), "colorscale.js": figures.colorscale_js().encode("utf-8")}
+    for name in COPIED:
+        src = PACKAGE_ASSETS / name
+        if src.is_file():
+            files[name] = src.read_bytes()
+    return files
+
+
+def write_static_assets(generated: Path, only_missing: bool = False) -> list[Path]:
+    written = []
+    for name, data in static_assets().items():
+        path = generated / name
+        if only_missing and path.is_file():
+            continue
+        if write_if_changed(path, data):
+            written.append(path)
+    return written
+
+
+def used_sentences(content_dir: Path) -> list[tuple[str, str]]:
+    """(model, sentence) of every figure in the lessons. A page with a broken block is skipped
+    here: the site build reports the mistake with its file and line."""
+    seen: dict[tuple[str, str], None] = {}
+    if not content_dir.is_dir():
+        return []
+    for path in directives.iter_markdown(content_dir):
+        if GENERATED.parts[0] in path.relative_to(content_dir).parts[:1]:
+            continue
+        try:
+            found = directives.parse_file(path)
+        except (directives.DirectiveError, OSError, UnicodeDecodeError):
+            continue
+        for d in found:
+            for pair in directives.directive_sentences(d):
+                seen.setdefault(pair, None)
+    return list(seen)
+
+
+def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "traces", out=None) -> list[Path]:
+    """Everything under content_dir/assets/generated/. Returns the files written."""
+    from .store import TraceStore
+
+    content_dir, traces_dir = Path(content_dir), Path(traces_dir)
+    generated = content_dir / GENERATED
+    written = write_static_assets(generated)
+    for name in COPIED:
+        if not (PACKAGE_ASSETS / name).is_file():
+            print(f"warning: generator/assets/{name} is not written yet; pages will load without it", file=out or sys.stderr)
+    store = TraceStore(traces_dir)
+    keep: set[Path] = set()
+    for model, text in used_sentences(content_dir):
+        try:
+            trace = store.load(model, text)
+        except LookupError:
+            continue  # the build reports it, with the page's line
+        keep.update(trace_asset_paths(trace, generated))
+        written += write_trace_assets(trace, generated, traces_dir)
+    # remove download copies and parts no lesson uses any more
+    tdir = generated / "traces"
+    if tdir.is_dir():
+        for p in sorted(tdir.rglob("*")):
+            if p.is_file() and p not in keep:
+                p.unlink()
+        for d in sorted((p for p in tdir.rglob("*") if p.is_dir()), reverse=True):
+            if not any(d.iterdir()):
+                d.rmdir()
+    return written
+
+
+# ---------------------------------------------------------------- site
+
+
+def _mdx_option(cfg, name: str, default: str) -> str:
+    conf = (cfg.get("mdx_configs") or {}).get("generator.markdown_ext") or {}
+    return conf.get(name, default)
+
+
+def _setup_logging() -> None:
+    logger = logging.getLogger("mkdocs")
+    if not any(getattr(h, "_course", False) for h in logger.handlers):
+        h = logging.StreamHandler(sys.stderr)
+        h.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
+        h.setLevel(logging.INFO)
+        h._course = True  # type: ignore[attr-defined]
+        logger.addHandler(h)
+        logger.setLevel(logging.INFO)
+
+
+def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: str | None = None, downloads: bool = True) -> int:
+    """assets + `mkdocs build` (+ the offline downloads, generator/downloads.py) into a temporary
+    folder, moved over site_dir on success. Returns an exit status; on failure the previous
+    site_dir is left as it was."""
+    from mkdocs.commands import build as mkbuild
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort, MkDocsException
+
+    _setup_logging()
+    cfg = load_config(config_file=config_file, strict=strict)
+    final = Path(site_dir or cfg["site_dir"]).resolve()
+    docs = Path(cfg["docs_dir"])
+    try:
+        write_assets(docs, _mdx_option(cfg, "traces_dir", "traces"))
+    except directives.DirectiveError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    cfg["site_dir"] = str(tmp)
+    try:
+        mkbuild.build(cfg)
+    except (Abort, MkDocsException, SystemExit) as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        msg = str(exc) or type(exc).__name__
+        print(f"error: the site was not built ({msg}); {final} is unchanged", file=sys.stderr)
+        return 1
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if downloads:
+        try:
+            from . import downloads as dl
+        except ImportError:  # pragma: no cover - the downloads step is optional
+            dl = None
+        if dl is not None and hasattr(dl, "build_downloads"):
+            try:
+                dl.build_downloads(tmp, final.parent / "downloads")
+            except Exception as exc:
+                shutil.rmtree(tmp, ignore_errors=True)
+                print(f"error: the offline downloads failed ({exc}); {final} is unchanged", file=sys.stderr)
+                return 1
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    if final.exists():
+        os.replace(final, old)
+    os.replace(tmp, final)
+    shutil.rmtree(old, ignore_errors=True)
+    print(f"site written to {final}", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------- command line
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("assets", help="write content/assets/generated/ (Plotly, course.js/css, colour scale, trace files)")
+    p.add_argument("--content", default="content", help="the lessons' folder (docs_dir)")
+    p.add_argument("--traces", default="traces", help="the trace store")
+    p.set_defaults(func=_cmd_assets)
+
+    p = sub.add_parser("site", help="assets + mkdocs build into build/site (the old site stays if the build fails)")
+    p.add_argument("--strict", action="store_true", help="fail on warnings (missing traces included)")
+    p.add_argument("-f", "--config-file", default="mkdocs.yml")
+    p.add_argument("-d", "--site-dir", default=None, help="default: site_dir of mkdocs.yml")
+    p.add_argument("--no-downloads", action="store_true", help="skip the offline zip and one-file chapters")
+    p.set_defaults(func=_cmd_site)
+
+
+def _cmd_assets(args) -> int:
+    try:
+        written = write_assets(args.content, args.traces)
+    except directives.DirectiveError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"assets: {len(written)} file(s) written under {Path(args.content) / GENERATED}", file=sys.stderr)
+    return 0
+
+
+def _cmd_site(args) -> int:
+    return build_site(args.config_file, strict=args.strict, site_dir=args.site_dir, downloads=not args.no_downloads)
