@@ -50,5 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     trace_run.add_parser(sub)  # traces
     bench.add_parser(sub)  # bench
 
+    from . import publish
+
+    publish.add_parsers(sub)  # assets, site
+
     args = parser.parse_args(argv)
     return args.func(args)
