@@ -1,0 +1,269 @@
+"""Real builds of a throwaway content folder: `mkdocs build --strict`, `python -m generator site`
+and `zensical build`, against synthetic traces. Each build is a subprocess of a couple of seconds."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import LILY, lily_trace, run_build, synthetic_trace, training_log_doc, write_project, write_traces
+
+LESSON = textwrap.dedent('''\
+    ---
+    description: A test lesson.
+    ---
+
+    # Attention
+
+    Intro: ·her gives Lily {{ lily.weight(her, Lily) }} in layer {{ lily.layer }}, head {{ lily.head }}.
+
+    === "Story"
+
+        ```attention
+        model: tiny
+        sentence: "Lily wanted to play with her"
+        pick: {rule: max-weight, from: her, to: Lily}
+        id: lily
+        ```
+
+        Its top three: {{ lily.top(her, 3) }}. The model has {{ model.tiny.nHeads }} heads.
+
+    === "Code"
+
+        Layer index {{ lily.layer0 }} in the console; `{{ lily.layer0 }}` stays code.
+
+    ```compare
+    model: tiny
+    sentences: ["Lily wanted to play with her", "Ben wanted to play with her"]
+    layer: 3
+    head: 3
+    id: pair
+    ```
+
+    ```stepper
+    tokens: [Lily, ran, she]
+    query: [[0, 1], [1, 0], [2, 0]]
+    key: [[2, 0], [0, 1], [1, 1]]
+    value: [[1, 0], [0, 1], [0.5, 0.5]]
+    id: toy
+    ```
+
+    Scores {{ toy.score(she, Lily) }}, {{ toy.score(she, ran) }}, {{ toy.score(she, she) }}; Lily's share {{ toy.weight(she, Lily) }}.
+
+    ```softmax
+    scores: [1, 0, 0]
+    id: sm
+    ```
+
+    ```training
+    model: tiny
+    ```
+
+    ```predictions
+    model: tiny
+    sentences: ["Lily wanted to play with her"]
+    ```
+
+    The tiny model reached {{ model.tiny.training.bitsPerChar }} bits per character.
+
+    Scaled: $\\frac{q \\cdot k}{\\sqrt{d}}$, and
+
+    $$
+    \\mathrm{softmax}(x)_i = \\frac{e^{x_i}}{\\sum_j e^{x_j}}
+    $$
+''')
+
+DEEP = textwrap.dedent('''\
+    # Deeper
+
+    ```attention
+    model: tiny
+    sentence: "Lily wanted to play with her"
+    layer: 1
+    head: 2
+    ```
+''')
+
+
+def traces(weight: float = 0.66):
+    ben = synthetic_trace("Ben wanted to play with her", plant={(2, 2, 5): {0: 0.5, 5: 0.5}})
+    return [lily_trace(weight), ben]
+
+
+def figure_count(html: str) -> int:
+    return len(re.findall(r'<figure class="course-fig[^"]*" id="fig-\d+"', html))
+
+
+def no_cdn(site: Path) -> list[str]:
+    """Every script/link/stylesheet/font URL that leaves the site."""
+    bad = []
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        for m in re.finditer(r'<(script|link|img|iframe|source)\b[^>]*\b(src|href)="([^"]+)"', text):
+            if re.match(r"(https?:)?//", m.group(3)):
+                bad.append(f"{page.name}: <{m.group(1)} {m.group(2)}={m.group(3)}>")
+        if "fonts.googleapis" in text or "fonts.gstatic" in text or "unpkg.com" in text or "cdn.jsdelivr" in text:
+            bad.append(f"{page.name}: mentions a font/CDN host")
+    for css in site.rglob("*.css"):
+        for m in re.finditer(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", css.read_text(encoding="utf-8", errors="replace")):
+            bad.append(f"{css.name}: url({m.group(1)})")
+    return bad
+
+
+def test_full_build_renders_figures_refs_and_math(tmp_path):
+    write_project(tmp_path, {"lesson.md": LESSON, "sub/deep.md": DEEP}, traces(), training_log_doc())
+    built = run_build(tmp_path, strict=True)
+    assert built.ok, built.log
+    page = built.html("lesson.md")
+    assert figure_count(page) == 6
+    assert [int(n) for n in re.findall(r'id="fig-(\d+)"', page)] == [1, 2, 3, 4, 5, 6]
+    for kind in ("attention", "compare", "stepper", "softmax", "training", "predictions"):
+        assert f'data-kind="{kind}"' in page
+    assert "Intro: ·her gives Lily 0.66 in layer 3, head 3." in page
+    assert "The model has 16 heads." in page and "Layer index 2 in the console; <code>{{ lily.layer0 }}</code> stays code." in page
+    assert "Scores 4.00, 0.00, 2.00; Lily’s share 0.77." in page or "Scores 4.00, 0.00, 2.00; Lily's share 0.77." in page
+    assert "reached 1.23 bits per character" in page
+    assert page.count("<math") == 2
+    prose = re.sub(r"<script.*?</script>|<code>\{\{ lily.layer0 \}\}</code>", "", page, flags=re.S)
+    assert "@source" not in page and "{{" not in prose and "}}" not in prose
+    assert "<pre" not in page  # no directive fell through to a code block
+    # assets next to the pages, linked relatively (file:// works)
+    gen = built.site / "assets" / "generated"
+    for name in ("plotly.min.js", "colorscale.js"):
+        assert (gen / name).is_file()
+    key = lily_trace()["meta"] and re.search(r'data-trace-key="([0-9a-f]+)"', page).group(1)
+    assert (gen / "traces" / "tiny" / f"{key}.js").is_file() and (gen / "traces" / "tiny" / f"{key}.json").is_file()
+    part = (gen / "traces" / "tiny" / f"{key}.js").read_text()
+    assert part.startswith("window.courseTraceParts = window.courseTraceParts || {};") and '"scaledMasked"' in part and '"weights"' not in part
+    assert f'data-parts="assets/generated/traces/tiny/{key}.js"' in page
+    assert f'data-parts="../assets/generated/traces/tiny/{key}.js"' in built.html("sub/deep.md")
+    assert 'src="assets/generated/plotly.min.js"' in page and 'src="assets/generated/colorscale.js"' in page
+    assert no_cdn(built.site) == []
+    # the number in the prose comes from the trace: change the trace, rebuild, the prose follows
+    shutil.rmtree(tmp_path / "traces")
+    write_traces(tmp_path / "traces", traces(0.55))
+    rebuilt = run_build(tmp_path, strict=True)
+    assert rebuilt.ok, rebuilt.log
+    page2 = rebuilt.html("lesson.md")
+    assert "Intro: ·her gives Lily 0.55 in layer 3, head 3." in page2 and "0.66" not in re.sub(r"<script.*?</script>", "", page2, flags=re.S)
+    report_weights(rebuilt.site / "lesson.html", gen / "plotly.min.js")
+
+
+def report_weights(page: Path, plotly: Path) -> None:
+    raw, js = page.read_bytes(), plotly.read_bytes()
+    print(f"\npage {page.name}: {len(raw)} B raw, {len(gzip.compress(raw, 9))} B gzipped; "
+          f"plotly.min.js: {len(js)} B raw, {len(gzip.compress(js, 9))} B gzipped")
+
+
+def test_missing_trace_warns_shows_pending_and_fails_strict(tmp_path):
+    page = "# Pending\n\nWeight {{ lily.weight(her, Lily) }}.\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 3\nhead: 3\nid: lily\n```\n"
+    write_project(tmp_path, {"p.md": page})
+    built = run_build(tmp_path, strict=False)
+    assert built.ok, built.log
+    warnings = [l for l in built.log.splitlines() if "WARNING" in l and "no trace of" in l]
+    assert len(warnings) == 1, built.log
+    assert "content/p.md:5: no trace of 'Lily wanted to play with her' for model tiny" in warnings[0]
+    assert "make traces" in warnings[0]
+    html = built.html("p.md")
+    assert 'class="course-fig course-pending"' in html and "Traces pending." in html
+    assert 'Weight <span class="course-pending-ref">pending</span>.' in html
+    strict = run_build(tmp_path, strict=True, assets=False)
+    assert not strict.ok and "no trace of 'Lily wanted to play with her'" in strict.log
+
+
+def test_bad_block_fails_mkdocs_build_with_its_line(tmp_path):
+    page = "# Bad\n\nSome text.\n\n```attention\nmodel: bert\nsentence: \"a b\"\nlayer: 1\nhead: 1\n```\n"
+    write_project(tmp_path, {"bad.md": page})
+    built = run_build(tmp_path, strict=False)
+    assert not built.ok
+    assert "content/bad.md:5: attention: unknown model 'bert'. Fix: use one of: gpt2, tiny" in built.log
+    assert "Traceback" not in built.log
+    assert not (built.site / "bad.html").exists()
+
+
+def test_stand_in_trace_fails_the_build_unless_allowed(tmp_path):
+    page = "# S\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 1\nhead: 1\n```\n"
+    write_project(tmp_path, {"s.md": page}, [lily_trace(stand_in=True)])
+    built = run_build(tmp_path, strict=True)
+    assert not built.ok and "content/s.md:3: attention: the trace of 'Lily wanted to play with her' for model tiny comes from the random-init stand-in" in built.log
+    allowed = run_build(tmp_path, strict=True, env={"COURSE_ALLOW_STANDIN": "1"}, assets=False)
+    assert allowed.ok, allowed.log
+
+
+SITE_SCRIPT = """
+import os, sys
+from generator import publish
+rc = publish.build_site("mkdocs.yml", strict=True, downloads=False)
+print("torch imported:", "torch" in sys.modules, "transformers imported:", "transformers" in sys.modules)
+sys.exit(rc)
+"""
+
+
+def test_generator_site_is_atomic_and_never_imports_torch(tmp_path):
+    write_project(tmp_path, {"lesson.md": LESSON}, traces(), training_log_doc())
+    run = lambda: subprocess.run([sys.executable, "-c", SITE_SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    first = run()
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "torch imported: False transformers imported: False" in first.stdout
+    site = tmp_path / "build" / "site"
+    before = (site / "lesson.html").read_bytes()
+    (site / "marker.txt").write_text("previous build")
+    # a broken lesson: the build fails with the lesson's line and leaves the old site alone
+    (tmp_path / "content" / "lesson.md").write_text(LESSON.replace("{{ lily.layer }}", "{{ lily.weight(her, cat) }}"))
+    second = run()
+    assert second.returncode == 1
+    assert "content/lesson.md:7: reference {{ lily.weight(her, cat) }}: to: no token 'cat'" in second.stderr
+    assert (site / "marker.txt").read_text() == "previous build" and (site / "lesson.html").read_bytes() == before
+    assert not [p for p in site.parent.iterdir() if p.name.startswith(".site.")]  # no temporary folder left
+
+
+def test_assets_step_rewrites_only_changed_files(tmp_path):
+    from generator import publish
+
+    write_project(tmp_path, {"lesson.md": LESSON}, traces())
+    first = publish.write_assets(tmp_path / "content", tmp_path / "traces")
+    names = {p.name for p in first}
+    assert {"plotly.min.js", "colorscale.js"} <= names and any(n.endswith(".js") and len(n) == 15 for n in names)
+    assert publish.write_assets(tmp_path / "content", tmp_path / "traces") == []
+    # a trace no lesson uses any more is removed from the generated folder
+    (tmp_path / "content" / "lesson.md").write_text("# Empty\n")
+    publish.write_assets(tmp_path / "content", tmp_path / "traces")
+    assert not list((tmp_path / "content" / "assets" / "generated").rglob("traces/*/*"))
+
+
+def zensical_skip_reason() -> str | None:
+    if shutil.which("zensical") is None and not (Path(sys.executable).parent / "zensical").exists():
+        return "zensical is not installed (pip install -e '.[test]')"
+    return None
+
+
+@pytest.mark.skipif(zensical_skip_reason() is not None, reason=zensical_skip_reason() or "")
+def test_zensical_builds_the_same_config(tmp_path):
+    """Zensical reads mkdocs.yml and runs the Markdown extensions (not MkDocs plugins). The repo's
+    theme overrides use MkDocs-only template variables (page.file.dest_uri in overrides/main.html
+    fails with "undefined value"), so this copy drops custom_dir; everything of ours is kept."""
+    write_project(tmp_path, {"lesson.md": LESSON}, traces(), training_log_doc())
+    from generator import publish
+
+    publish.write_assets(tmp_path / "content", tmp_path / "traces")
+    cfg = tmp_path / "mkdocs.yml"
+    cfg.write_text(re.sub(r"^  custom_dir: .*\n", "", cfg.read_text(), flags=re.M))
+    exe = shutil.which("zensical") or str(Path(sys.executable).parent / "zensical")
+    proc = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = (tmp_path / "build" / "site" / "lesson.html").read_text(encoding="utf-8")
+    assert figure_count(page) == 6 and "course-fig" in page
+    assert "Intro: ·her gives Lily 0.66 in layer 3, head 3." in page
+    assert page.count("<math") == 2
+    # and a bad block fails it with the lesson's line
+    (tmp_path / "content" / "bad.md").write_text("# Bad\n\n```attention\nmodel: bert\nsentence: a\n```\n")
+    bad = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "content/bad.md:3: attention: unknown model 'bert'" in bad.stdout + bad.stderr

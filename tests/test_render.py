@@ -1,0 +1,503 @@
+"""figures.py and markdown_ext.py without MkDocs: rendered fragments (golden files), numbers,
+escaping, pick rules, token names, references and their errors. Fast: no subprocess."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import markdown
+import numpy as np
+import pytest
+
+from conftest import GOLDEN, LILY, REPO, lily_trace, synthetic_trace, training_log_doc, write_traces
+from generator import directives as D
+from generator import figures
+from generator.directives import DirectiveError
+from generator.store import TraceStore
+
+
+def ctx_for(root: Path, traces=(), **kw) -> figures.Ctx:
+    write_traces(root, list(traces))
+    return figures.Ctx(store=TraceStore(root), page="content/page.md", **kw)
+
+
+def directive(kind: str, body: str, where: str = "content/page.md:3") -> D.Directive:
+    return D.parse_directive(kind, textwrap.dedent(body), where)
+
+
+def ref(text: str, ctx: figures.Ctx, where: str = "content/page.md:20") -> str:
+    return figures.render_ref(D.parse_ref(text, where), ctx)
+
+
+def text_of(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def course_data(fragment: str) -> dict:
+    m = re.search(r'<script type="application/json" class="course-data">(.*?)</script>', fragment, re.S)
+    return json.loads(m.group(1))
+
+
+LILY_BLOCK = """\
+    model: tiny
+    sentence: "Lily wanted to play with her"
+    pick: {rule: max-weight, from: her, to: Lily}
+    id: lily
+    caption: "One head of the tiny model."
+"""
+
+# ---------------------------------------------------------------- golden files
+
+
+def check_golden(name: str, fragment: str, update: bool) -> None:
+    pretty = fragment.replace("><", ">\n<") + "\n"
+    path = GOLDEN / f"{name}.html"
+    if update or not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(pretty, encoding="utf-8")
+        if not update:
+            pytest.fail(f"{path} did not exist; written now, check it and rerun")
+    assert pretty == path.read_text(encoding="utf-8"), f"{path} differs (rerun with --update-golden if intended)"
+
+
+def test_golden_attention(tmp_path, update_golden):
+    ctx = ctx_for(tmp_path, [lily_trace()])
+    check_golden("attention", figures.render(directive("attention", LILY_BLOCK), ctx), update_golden)
+
+
+def test_golden_pending_gpt2(tmp_path, update_golden):
+    ctx = ctx_for(tmp_path)
+    d = directive("attention", 'model: gpt2\nsentence: "The cat sat"\nlayer: 5\nhead: 1\n')
+    out = figures.render(d, ctx)
+    check_golden("pending", out, update_golden)
+    assert ctx.missing == {("gpt2", "The cat sat"): ["content/page.md:3"]}
+    words = text_of(out)
+    assert "Traces pending" in words and "The cat sat" in words and "make traces" in words and "gpt2" in words
+    from generator.models import GPT2_REVISION
+
+    assert GPT2_REVISION[:12] in words
+    assert not re.search(r"\d\.\d\d", words), "a pending box shows no numbers"
+
+
+def test_golden_stepper(tmp_path, update_golden):
+    check_golden("stepper", figures.render(stepper_directive(), ctx_for(tmp_path)), update_golden)
+
+
+def test_golden_softmax(tmp_path, update_golden):
+    d = directive("softmax", "scores: [1, 0, 0]\nlabels: [Lily, ran, she]\nid: sm\n")
+    check_golden("softmax", figures.render(d, ctx_for(tmp_path)), update_golden)
+
+
+def test_golden_compare(tmp_path, update_golden):
+    ben = synthetic_trace("Ben wanted to play with her", plant={(2, 2, 5): {0: 0.5, 5: 0.5}})
+    ctx = ctx_for(tmp_path, [lily_trace(), ben])
+    d = directive("compare", 'model: tiny\nsentences: ["Lily wanted to play with her", "Ben wanted to play with her"]\nlayer: 3\nhead: 3\nid: pair\n')
+    out = figures.render(d, ctx)
+    check_golden("compare", out, update_golden)
+    assert [len(p["tokens"]) for p in course_data(out)["panels"]] == [6, 6]
+    assert out.count('class="course-controls"') == 1
+    # diff row for Lily/Ben at position 1: 0.50 - 0.66 = -0.16
+    assert "<td>1</td><td>" in out and "<td>0.66</td>" in out and "<td>-0.16</td>" in out
+    assert ref("pair.weight(her, Lily, 1)", ctx) == "0.66"
+    assert ref("pair.weight(her, Ben, 2)", ctx) == "0.50"
+
+
+# ---------------------------------------------------------------- attention figure details
+
+
+def test_attention_summary_top3_table(tmp_path):
+    ctx = ctx_for(tmp_path, [lily_trace()])
+    out = figures.render(directive("attention", LILY_BLOCK), ctx)
+    assert 'id="fig-1"' in out and 'data-kind="attention"' in out
+    assert 'data-layer="2" data-head="2" data-token="5"' in out  # 0-based in attributes
+    summary = re.search(r'<p class="course-summary"[^>]*>(.*?)</p>', out).group(1)
+    assert text_of(summary) == "In layer 3, head 3, ·her looks most at Lily 0.66, ·her 0.12, ·wanted 0.10."
+    assert '<span class="course-tok" aria-label="space her">·her</span>' in summary
+    items = re.findall(r"<li>(.*?)</li>", re.search(r'<div class="course-top3">(.*?)</div>', out).group(1))
+    assert text_of(items[0]) == "Lily looks at Lily 1.00."
+    assert text_of(items[5]) == "·her looks at Lily 0.66, ·her 0.12, ·wanted 0.10."
+    # table: focus row, masked cells, colours with readable text
+    assert '<tr class="course-focus"><th scope="row"><span class="course-tok" aria-label="space her">·her</span>' in out
+    assert '<td class="course-masked" data-q="0" data-k="1">hidden</td>' in out
+    cell = re.search(r'<td data-q="5" data-k="0" style="([^"]+)">0.66</td>', out)
+    assert cell and "color:#000" in cell.group(1)
+    data = course_data(out)
+    assert data["weights"][2][2][5][0] == 0.66 and data["weights"][0][0][0] == [1, 0, 0, 0, 0, 0]
+    assert data["tokens"][5] == {"id": 105, "text": " her", "display": "·her", "spoken": "space her"}
+    assert "q" not in json.dumps(data["weights"])  # only weights ship with the page
+    assert 'data-parts="assets/generated/traces/tiny/' in out and 'download>trace JSON</a>' in out
+    assert "revision synthetic-0" in text_of(out)
+
+
+def test_summary_drops_zero_entries_after_first(tmp_path):
+    t = synthetic_trace("a b c", plant={(0, 0, 2): {0: 0.999, 1: 0.001, 2: 0.0}})
+    ctx = ctx_for(tmp_path, [t])
+    out = figures.render(directive("attention", 'model: tiny\nsentence: "a b c"\nlayer: 1\nhead: 1\n'), ctx)
+    assert text_of(re.search(r'<p class="course-summary"[^>]*>.*?</p>', out).group(0)) == "In layer 1, head 1, ·c looks most at a 1.00."
+
+
+def test_ties_rank_by_position_and_two_decimals_like_python(tmp_path):
+    row = [0.125, 0.375, 0.125, 0.375]
+    assert figures.ranked(row, 3) == [1, 3, 0, 2]
+    assert figures.f2(0.125) == "0.12" and figures.f2(0.625) == "0.62"  # half to even, as CONTRACT.md says
+    assert figures.diff2(-0.001) == "0.00" and figures.diff2(0.2) == "+0.20"
+
+
+def test_colour_scale_is_plotly_cividis_and_text_is_readable():
+    from plotly.colors import sequential
+
+    assert list(figures.CIVIDIS) == [c.lower() for c in sequential.Cividis]
+    assert figures.colorscale()[0] == [0.0, "#00224e"] and figures.colorscale()[-1] == [1.0, "#fee838"]
+    assert figures.cell_rgb(0) == (0, 34, 78) and figures.cell_rgb(1) == (254, 232, 56)
+    worst = min(
+        figures.contrast_ratio(figures.cell_rgb(w), (0, 0, 0) if w >= figures.TEXT_DARK_FROM else (255, 255, 255))
+        for w in np.linspace(0, 1, 2001)
+    )
+    assert worst >= 4.5
+    js = figures.colorscale_js()
+    assert js.startswith("/*") and "window.COURSE_COLORSCALE = [[0.0, \"#00224e\"]" in js
+
+
+def test_course_js_uses_the_same_stops():
+    js = (REPO / "generator" / "assets" / "course.js")
+    if not js.exists():
+        pytest.skip("course.js is not written yet")
+    m = re.search(r"var CIVIDIS = \[([^\]]*)\]", js.read_text(encoding="utf-8"))
+    if not m:
+        pytest.skip("course.js does not carry its own stops (it reads COURSE_COLORSCALE)")
+    assert re.findall(r"#[0-9a-fA-F]{6}", m.group(1)) == list(figures.CIVIDIS)
+
+
+# ---------------------------------------------------------------- pick rules and token names
+
+
+def test_pick_rules(tmp_path):
+    plant = {(1, 3, r): {r - 1: 0.9, r: 0.1} for r in range(1, 6)}  # layer 2 head 4: previous token
+    plant |= {(3, 0, r): {0: 0.95, r: 0.05} for r in range(1, 6)}  # layer 4 head 1: first token
+    plant |= {(0, 1, r): {r: 0.97, 0: 0.03} for r in range(1, 6)}  # layer 1 head 2: itself
+    t = synthetic_trace(LILY, plant=plant)
+    panel = figures.Panel(t, figures.trace_weights(t))
+    for rule, want in (("previous-token", (1, 3)), ("first-token", (3, 0)), ("self", (0, 1))):
+        assert figures.pick_head(D.Pick(rule), panel, "x:1", "attention") == want
+    assert figures.pick_head(D.Pick("fixed", 2, 3), panel, "x:1", "attention") == (1, 2)
+    lily = lily_trace()
+    assert figures.pick_head(D.Pick("max-weight", source=D.TokenRef("her"), target=D.TokenRef("Lily")), figures.Panel(lily, figures.trace_weights(lily)), "x:1", "attention") == (2, 2)
+
+
+@pytest.mark.parametrize("name, index", [("her", 5), ("·her", 5), (" her", 5), ("Lily", 0), ("#3", 2)])
+def test_token_names(name, index):
+    toks = lily_trace()["tokens"]
+    assert figures.resolve_token(D.parse_token_ref(name, "x:1", "t"), toks, "x:1", "t") == index
+
+
+def test_token_name_errors_list_the_tokens():
+    toks = synthetic_trace("her dog saw her")["tokens"]
+    with pytest.raises(DirectiveError) as e:
+        figures.resolve_token(D.TokenRef("her"), toks, "content/a.md:7", "attention: 'token'")
+    msg = str(e.value)
+    assert msg.startswith("content/a.md:7: attention: 'token': token 'her' is ambiguous: it matches #1, #4")
+    assert "#2 '·dog'" in msg and "Fix:" in msg
+    with pytest.raises(DirectiveError, match=r"^content/a.md:7: .*no token 'cat' in the sentence; its tokens are #1 'her'"):
+        figures.resolve_token(D.TokenRef("cat"), toks, "content/a.md:7", "t")
+    with pytest.raises(DirectiveError, match="#9 is out of range"):
+        figures.resolve_token(D.TokenRef(index=9), toks, "content/a.md:7", "t")
+    assert figures.resolve_token(D.TokenRef("·her"), toks, "x", "t") == 3
+
+
+# ---------------------------------------------------------------- stepper and softmax
+
+
+def stepper_directive() -> D.Stepper:
+    return directive("stepper", """\
+        tokens: [Lily, ran, she]
+        query: [[0, 1], [1, 0], [2, 0]]
+        key: [[2, 0], [0, 1], [1, 1]]
+        value: [[1, 0], [0, 1], [0.5, 0.5]]
+        id: toy
+    """)
+
+
+def test_stepper_numbers(tmp_path):
+    ctx = ctx_for(tmp_path)
+    out = figures.render(stepper_directive(), ctx)
+    steps = re.findall(r'<li class="course-step" data-step="(\d)">(.*?)</li>', out)
+    assert [n for n, _ in steps] == ["1", "2", "3", "4", "5"]
+    s1, s2, s3 = (text_of(body) for _, body in steps[:3])
+    assert re.search(r"Lily.*4\.00.*ran.*0\.00.*she.*2\.00", s1, re.S)
+    assert "√2 = 1.41" in s2 and re.search(r"2\.83.*0\.00.*1\.41", s2, re.S)
+    assert "0.77" in s3
+    assert ref("toy.score(she, Lily)", ctx) == "4.00"
+    assert [ref(f"toy.score(she, {k})", ctx) for k in ("Lily", "ran", "she")] == ["4.00", "0.00", "2.00"]
+    assert [ref(f"toy.scaled(she, {k})", ctx) for k in ("Lily", "ran", "she")] == ["2.83", "0.00", "1.41"]
+    assert ref("toy.weight(she, Lily)", ctx) == "0.77"
+    assert ref("toy.sqrtd", ctx) == "1.41"
+    assert ref("toy.out(she)", ctx).startswith("(0.8")
+    with pytest.raises(DirectiveError, match="cannot look ahead"):
+        ref("toy.weight(Lily, she)", ctx)
+
+
+def test_softmax_widget(tmp_path):
+    ctx = ctx_for(tmp_path)
+    out = figures.render(directive("softmax", "scores: [1, 0, 0]\nid: sm\n"), ctx)
+    assert re.findall(r'<output class="course-weight" data-i="\d" for="[^"]+">([^<]+)</output>', out) == ["0.576", "0.212", "0.212"]
+    assert 'style="width:57.6%"' in out and '<input type="number" id="fig-1-s0" data-score="0" value="1" step="0.1">' in out
+    assert [ref(f"sm.weight({i})", ctx) for i in (1, 2, 3)] == ["0.576", "0.212", "0.212"]
+    assert ref("sm.exp(1)", ctx) == "2.72" and ref("sm.total", ctx) == "4.72"
+
+
+def test_training_and_predictions(tmp_path):
+    ctx = ctx_for(tmp_path, [lily_trace()], training_log=training_log_doc())
+    out = figures.render(directive("training", "model: tiny\n"), ctx)
+    data = course_data(out)
+    assert len(data["steps"]) <= figures.MAX_TRAINING_POINTS + 1 and data["steps"][-1]["step"] == 1200
+    assert [p["step"] for p in data["validation"]] == [300, 600, 900, 1200]
+    assert "1.23 bits per character" in text_of(out) and "<caption>" in out
+    assert ref("model.tiny.training.bitsPerChar", ctx) == "1.23"
+    assert ref("model.tiny.training.steps", ctx) == "1,200"
+    assert ref("model.tiny.training.wallMinutes", ctx) == "30"
+    pred = figures.render(directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\n'), ctx)
+    assert pred.count("<tr>") == 7 and "·ball</span> 0.10" in pred and "0.00" in pred
+    pending = figures.render(directive("training", "model: tiny\n"), ctx_for(tmp_path / "other"))
+    assert "course-pending" in pending and "make tiny-model" in pending
+
+
+def test_scoreboard_pending_when_no_scores(tmp_path):
+    ctx = ctx_for(tmp_path, [lily_trace()])
+    out = figures.render(directive("scoreboard", "model: tiny\nid: board\n"), ctx)
+    assert 'data-pending="true"' in out and "Head scores pending" in out
+    assert ref("board.top(induction, 1)", ctx) == figures.PENDING_REF
+
+
+# ---------------------------------------------------------------- references
+
+
+def test_refs_and_model_meta(tmp_path):
+    ctx = ctx_for(tmp_path, [lily_trace()])
+    figures.render(directive("attention", LILY_BLOCK), ctx)
+    assert ref("lily.layer", ctx) == "3" and ref("lily.head", ctx) == "3"
+    assert ref("lily.layer0", ctx) == "2" and ref("lily.tokens", ctx) == "6"
+    assert text_of(ref("lily.top(her, 3)", ctx)) == "Lily 0.66, ·her 0.12, ·wanted 0.10"
+    assert text_of(ref("lily.top(her, 1)", ctx)) == "Lily 0.66"
+    assert text_of(ref("lily.argmax(her)", ctx)) == "Lily"
+    assert text_of(ref("lily.token(6)", ctx)) == "·her"
+    assert text_of(ref("lily.rule", ctx)) == "the head with the largest weight from ·her to Lily"
+    assert ref("lily.weight(·her, Lily)", ctx) == "0.66"
+    assert ref("model.tiny.nLayer", ctx) == "4" and ref("model.tiny.nHeads", ctx) == "16"
+    assert ref("model.tiny.sqrtHeadDim", ctx) == "2.00" and ref("model.tiny.nParams", ctx) == "123,456"
+    assert ref("model.gpt2.nLayer", ctx) == figures.PENDING_REF  # no gpt2 traces in this store
+    assert ctx.missing_models == {"gpt2": ["content/page.md:20"]}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("nope.layer", "no figure with id 'nope' on this page (ids here: lily)"),
+        ("lily.weight(her, cat)", "no token 'cat' in the sentence"),
+        ("lily.weight(Lily, her)", "cannot look ahead"),
+        ("lily.colour", "a attention figure has no 'colour'"),
+        ("lily.weight(her)", "'weight' takes 2 arguments, not 1"),
+        ("model.tiny.colour", "unknown model field 'colour'"),
+        ("model.bert.nLayer", "unknown model 'bert'"),
+    ],
+)
+def test_ref_errors_are_one_line_with_file_and_line(tmp_path, text, message):
+    ctx = ctx_for(tmp_path, [lily_trace()])
+    figures.render(directive("attention", LILY_BLOCK), ctx)
+    with pytest.raises(DirectiveError) as e:
+        ref(text, ctx, where="content/page.md:20")
+    assert str(e.value).startswith("content/page.md:20: ") and message in str(e.value) and "Fix: " in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_pending_figure_refs_say_pending(tmp_path):
+    ctx = ctx_for(tmp_path)
+    figures.render(directive("attention", LILY_BLOCK), ctx)
+    assert ref("lily.weight(her, Lily)", ctx) == '<span class="course-pending-ref">pending</span>'
+    with pytest.raises(DirectiveError, match="has no 'colour'"):
+        ref("lily.colour", ctx)
+
+
+def test_stand_in_traces_are_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv("COURSE_ALLOW_STANDIN", raising=False)
+    ctx = ctx_for(tmp_path, [lily_trace(stand_in=True)])
+    with pytest.raises(DirectiveError, match=r"^content/page.md:3: attention: .*stand-in"):
+        figures.render(directive("attention", LILY_BLOCK), ctx)
+    monkeypatch.setenv("COURSE_ALLOW_STANDIN", "1")
+    assert "course-summary" in figures.render(directive("attention", LILY_BLOCK), figures.Ctx(store=TraceStore(tmp_path)))
+
+
+# ---------------------------------------------------------------- escaping
+
+NASTY = ["</script><img src=x onerror=alert(1)>", ' "quoted" & \'single\'', "{{ lily.layer }}", " \u202eevil\u202c", " 🙂", "<b>"]
+
+
+def test_every_output_escapes_token_text(tmp_path):
+    t = synthetic_trace("nasty", tokens=NASTY, plant={(0, 0, 5): {0: 0.9, 5: 0.1}})
+    t["text"] = "".join(NASTY)
+    ctx = ctx_for(tmp_path, [t])
+    body = 'model: tiny\nsentence: ' + json.dumps(t["text"], ensure_ascii=False) + '\nlayer: 1\nhead: 1\nid: bad\ncaption: "<i>cap</i>"\n'
+    outs = [figures.render(directive("attention", body), ctx)]
+    outs.append(figures.render(directive("predictions", "model: tiny\nsentences: [" + json.dumps(t["text"], ensure_ascii=False) + "]\n"), ctx))
+    outs.append(figures.render(directive("softmax", 'scores: [1, 2]\nlabels: ["<x>", "\\"q\\""]\n'), ctx))
+    outs.append(ref("bad.top(#6, 3)", ctx))
+    outs.append(ref("bad.argmax(#6)", ctx))
+    for out in outs:
+        scripts = re.findall(r'<script type="application/json" class="course-data">(.*?)</script>', out, re.S)
+        rest = re.sub(r'<script type="application/json" class="course-data">.*?</script>', "", out, flags=re.S)
+        assert "<img" not in rest and "<b>" not in rest and "<x>" not in rest and "<i>" not in rest
+        assert "\u202e" not in out  # a character reference in HTML, \u202e in JSON
+        for s in scripts:
+            assert "</" not in s and "<" not in s and ">" not in s and "&" not in s
+            assert s.isascii()
+            json.loads(s)
+    attention = outs[0]
+    assert "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in attention
+    assert "&quot;quoted&quot; &amp; &#x27;single&#x27;" in attention
+    assert "{{ lily.layer }}" in attention  # shown as text; the page's reference processor never sees it (stashed)
+    assert "&#x202E;" in attention and "🙂" in attention
+    data = course_data(attention)
+    assert [x["text"] for x in data["tokens"]] == NASTY
+    assert "\\ud83d\\ude42" in attention and "\\u003c/script\\u003e" in attention
+    part = __import__("generator.publish", fromlist=["heavy_part_js"]).heavy_part_js(stored(tmp_path, t))
+    assert part.isascii() and b"</" not in part
+
+
+def stored(root, t):
+    return TraceStore(root).load(t["model"], t["text"])
+
+
+# ---------------------------------------------------------------- the Markdown extension, in process
+
+
+def md_convert(tmp_path: Path, page: str, traces=(), name: str = "page.md") -> str:
+    """Convert one page the way mkdocs.yml configures Markdown (cwd = tmp_path)."""
+    content = tmp_path / "content"
+    content.mkdir(exist_ok=True)
+    (content / name).write_text(page, encoding="utf-8")
+    write_traces(tmp_path / "traces", list(traces))
+    from generator import markdown_ext
+
+    fences = [
+        {"name": k, "class": "course", "format": markdown_ext.fence_format, "validator": markdown_ext.fence_validator}
+        for k in D.DIRECTIVE_KINDS
+    ]
+    md = markdown.Markdown(
+        extensions=["attr_list", "md_in_html", "admonition", "tables", "toc", "pymdownx.details", "pymdownx.tabbed", "pymdownx.superfences", "generator.markdown_ext"],
+        extension_configs={
+            "pymdownx.tabbed": {"alternate_style": True},
+            "pymdownx.superfences": {"custom_fences": fences},
+            "generator.markdown_ext": {"traces_dir": str(tmp_path / "traces"), "docs_dir": str(content), "training_log": str(tmp_path / "none.json")},
+        },
+    )
+    body = page.split("---\n", 2)[2] if page.startswith("---\n") else page
+    return md.convert(body)
+
+
+PAGE = """\
+---
+title: Test
+---
+
+# Attention
+
+Intro: {{ lily.weight(her, Lily) }} and `{{ not.a.ref }}` in code.
+
+=== "Story"
+
+    ```attention
+    model: tiny
+    sentence: "Lily wanted to play with her"
+    pick: {rule: max-weight, from: her, to: Lily}
+    id: lily
+    ```
+
+    In layer {{ lily.layer }}, ·her looks at {{ lily.top(her, 3) }}.
+
+=== "Code"
+
+    ```python
+    print("{{ not a ref either }}")
+    ```
+
+Math: $\\frac{q \\cdot k}{\\sqrt{d}}$ costs \\$5, and
+
+$$
+\\mathrm{softmax}(x)_i = \\frac{e^{x_i}}{\\sum_j e^{x_j}}
+$$
+"""
+
+
+def test_markdown_page_renders_figures_refs_and_math(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = md_convert(tmp_path, PAGE, [lily_trace()])
+    assert out.count('<figure class="course-fig" id="fig-1" data-kind="attention"') == 1
+    assert "Intro: 0.66 and <code>{{ not.a.ref }}</code>" in out
+    assert "In layer 3, ·her looks at" in out and "Lily</span> 0.66" in out
+    assert "{{ not a ref either }}" in out  # in a code block, untouched
+    assert "# @source" not in out and " @1" not in out
+    assert out.count("<math") == 2 and 'display="block"' in out and "costs $5" in out
+    assert "<pre><code>model:" not in out
+
+
+@pytest.mark.parametrize(
+    "block, line, message",
+    [
+        ('model: bert\nsentence: "a b"\nlayer: 1\nhead: 1', 3, "attention: unknown model 'bert'"),
+        ('model: tiny\nsentence: "a b"\nlayer: 9\nhead: 1', 3, "attention: layer 9 is out of range for tiny"),
+        ('model: tiny\nsentence: "a: b\nlayer: 1', 3, "attention: malformed YAML"),
+        ('model: tiny\nsentence: "a b"\nlayer: 1\nhead: 1\ncolour: red', 3, "attention: unknown option 'colour'"),
+    ],
+)
+def test_bad_blocks_raise_superfences_exception_with_file_and_line(tmp_path, monkeypatch, block, line, message):
+    from pymdownx.superfences import SuperFencesException
+
+    monkeypatch.chdir(tmp_path)
+    page = "# T\n\n```attention\n" + block + "\n```\n"
+    with pytest.raises(SuperFencesException) as e:
+        md_convert(tmp_path, page)
+    assert str(e.value).startswith(f"content/page.md:{line}: {message}"), str(e.value)
+    assert "Fix: " in str(e.value)
+
+
+def test_bad_block_inside_tabs_names_its_line(tmp_path, monkeypatch):
+    from pymdownx.superfences import SuperFencesException
+
+    monkeypatch.chdir(tmp_path)
+    page = "---\ntitle: x\n---\n\n# T\n\n=== \"Story\"\n\n    Text.\n\n    ```attention\n    model: bert\n    sentence: a\n    ```\n"
+    with pytest.raises(SuperFencesException, match=r"^content/page.md:11: attention: unknown model 'bert'"):
+        md_convert(tmp_path, page)
+
+
+def test_bad_refs_name_their_line(tmp_path, monkeypatch):
+    from pymdownx.superfences import SuperFencesException
+
+    monkeypatch.chdir(tmp_path)
+    page = PAGE.replace("In layer {{ lily.layer }}", "In layer {{ lily.weight(her, cat) }}")
+    with pytest.raises(SuperFencesException, match=r"^content/page.md:18: reference \{\{ lily.weight\(her, cat\) \}\}: .*no token 'cat'"):
+        md_convert(tmp_path, page, [lily_trace()])
+    page = PAGE.replace("Intro: {{ lily.weight(her, Lily) }}", "Intro: {{ lilly.layer }}")
+    with pytest.raises(SuperFencesException, match=r"^content/page.md:7: reference \{\{ lilly.layer \}\}: no figure with id 'lilly'"):
+        md_convert(tmp_path, page, [lily_trace()])
+
+
+def test_find_source_skips_front_matter(tmp_path):
+    from generator.markdown_ext import find_source
+
+    (tmp_path / "a.md").write_text("---\ntitle: A\n---\n\nbody line\nmore\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("other\n", encoding="utf-8")
+    assert find_source("body line\nmore", tmp_path) == (tmp_path / "a.md", 5)
+    assert find_source("other", tmp_path) == (tmp_path / "b.md", 1)
+    assert find_source("nowhere", tmp_path) is None
+
+
+def test_annotate_source_marks_fences_and_refs():
+    lines = ["x {{ a.b }} `{{ c.d }}`", "    ```attention", "    model: tiny", "    ```", "{{ e.f }}"]
+    out = D.annotate_source(lines, "content/p.md", 10)
+    assert out[0] == "x {{ a.b  @10}} `{{ c.d }}`"
+    assert out[2] == "    # @source content/p.md:11"
+    assert out[-1] == "{{ e.f  @14}}"
+    assert D.parse_ref("a.b  @10", "content/p.md").where == "content/p.md:10"
