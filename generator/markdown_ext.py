@@ -30,6 +30,30 @@ Parts:
 4. Missing traces: one warning per (model, sentence) per page on the `mkdocs.plugins.generator`
    logger, so `mkdocs build --strict` fails on them; the page shows a "traces pending" box.
 5. `$...$` and `$$...$$` rendered to MathML at build time with latex2mathml (no network, no JS).
+   `\$` is a literal dollar sign.
+
+References (tokens by text, `her` / `·her` / `' her'`, or by position `#6`; layers and heads
+count from 1; weights have 2 decimals, the softmax widget's 3):
+
+    attention   {{ id.layer }} {{ id.head }} {{ id.layer0 }} {{ id.head0 }} (0-based, for Code views)
+                {{ id.weight(her, Lily) }} {{ id.score(her, Lily) }} {{ id.scaled(her, Lily) }}
+                {{ id.top(her, 3) }} {{ id.argmax(her) }} {{ id.tokens }} {{ id.token(6) }}
+                {{ id.rule }} {{ id.sentence }}
+    compare     the same, with the sentence (1 or 2) as an extra last argument, default 1:
+                {{ id.weight(her, Ben, 2) }} {{ id.top(her, 3, 2) }}
+    stepper     {{ id.score(she, Lily) }} {{ id.scaled(she, Lily) }} {{ id.weight(she, Lily) }}
+                {{ id.out(she) }} (a vector) {{ id.out(1) }} (entry 1 of the focus output)
+                {{ id.sqrtd }} {{ id.tokens }}
+    softmax     {{ id.weight(1) }} {{ id.exp(1) }} (by position or label) {{ id.total }}
+    scoreboard  {{ id.top(induction, 3) }} {{ id.score(induction, 6, 6) }} {{ id.rank(induction, 6, 6) }}
+    predictions {{ id.tokens }}
+    models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
+                nHeads (layers × heads) sqrtHeadDim (2 decimals)
+    training    {{ model.tiny.training.bitsPerChar }} natsPerToken steps tokensSeen finalLoss
+                validationLoss wallMinutes nParams trainStories validationStories source
+    page        {{ page.minutes }} {{ page.words }} (generator/lesson_ext.py)
+
+A reference to a figure whose trace is pending renders `<span class="course-pending-ref">pending</span>`.
 """
 
 from __future__ import annotations

@@ -267,3 +267,25 @@ def test_zensical_builds_the_same_config(tmp_path):
     (tmp_path / "content" / "bad.md").write_text("# Bad\n\n```attention\nmodel: bert\nsentence: a\n```\n")
     bad = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "content/bad.md:3: attention: unknown model 'bert'" in bad.stdout + bad.stderr
+
+
+def test_mkdocs_yml_wires_every_directive_and_no_cdn():
+    import yaml
+
+    from generator import directives as D
+
+    class Loose(yaml.SafeLoader):
+        pass
+
+    Loose.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda loader, suffix, node: suffix)
+    cfg = yaml.load((Path(__file__).resolve().parents[1] / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loose)
+    exts = {next(iter(e)) if isinstance(e, dict) else e: (e[next(iter(e))] if isinstance(e, dict) else {}) for e in cfg["markdown_extensions"]}
+    fences = exts["pymdownx.superfences"]["custom_fences"]
+    assert sorted(f["name"] for f in fences) == sorted(D.DIRECTIVE_KINDS)
+    assert {f["format"] for f in fences} == {"generator.markdown_ext.fence_format"}
+    assert {f["validator"] for f in fences} == {"generator.markdown_ext.fence_validator"}
+    assert "generator.markdown_ext" in exts and exts["pymdownx.tabbed"]["alternate_style"] is True
+    assert cfg["theme"]["font"] is False and cfg["use_directory_urls"] is False
+    assert cfg["plugins"] == ["search", "offline"]
+    assert all(not re.match(r"(https?:)?//", u) for u in cfg["extra_javascript"] + cfg["extra_css"] + cfg["extra"]["polyfills"])
+    assert cfg["extra_javascript"] == ["assets/generated/plotly.min.js", "assets/generated/colorscale.js", "assets/generated/course.js"]
