@@ -1,4 +1,4 @@
-"""Markdown extensions stage: the course's figures, prose references and math, as one
+r"""Markdown extensions stage: the course's figures, prose references and math, as one
 Python-Markdown extension (configured under `markdown_extensions`, so MkDocs and Zensical both
 run it; it is not an MkDocs plugin).
 
