@@ -75,7 +75,7 @@ def make_site(root: Path) -> Path:
 
 def test_one_file_chapters_are_made_for_pages_with_figures_only(tmp_path):
     site = make_site(tmp_path)
-    report = dl.build_downloads(site, tmp_path / "out")
+    report = dl.build_downloads(site, tmp_path / "out", log=None)
     assert sorted(report.chapters) == ["attention.html", "part/deep.html"]
     assert sorted(p.name for p in (site / "downloads").iterdir()) == ["attention.html", "course-offline.zip", "part-deep.html"]
     for info in report.chapters.values():
@@ -84,7 +84,7 @@ def test_one_file_chapters_are_made_for_pages_with_figures_only(tmp_path):
 
 def test_one_file_chapter_inlines_everything_and_only_its_own_data(tmp_path):
     site = make_site(tmp_path)
-    dl.build_downloads(site, tmp_path / "out")
+    dl.build_downloads(site, tmp_path / "out", log=None)
     text = (site / "downloads/attention.html").read_text(encoding="utf-8")
     # nothing to fetch: no stylesheet links, no script src, images are data: URIs
     assert not re.search(r"<link\b[^>]*stylesheet", text)
@@ -110,7 +110,7 @@ def test_one_file_chapter_inlines_everything_and_only_its_own_data(tmp_path):
 
 def test_nested_pages_rebase_links_from_their_own_folder(tmp_path):
     site = make_site(tmp_path)
-    dl.build_downloads(site, tmp_path / "out")
+    dl.build_downloads(site, tmp_path / "out", log=None)
     text = (site / "downloads/part-deep.html").read_text(encoding="utf-8")
     assert 'href="../index.html#intro"' in text
     assert 'data-parts="../assets/generated/traces/tiny/cccccccccccc.js"' in text
@@ -124,21 +124,22 @@ def zip_listing(path: Path):
 
 def test_zip_is_complete_sorted_and_fixed(tmp_path):
     site = make_site(tmp_path)
-    report = dl.build_downloads(site, tmp_path / "out")
+    report = dl.build_downloads(site, tmp_path / "out", log=None)
     listing = zip_listing(report.zip_path)
     names = [n for n, *_ in listing]
     assert names == sorted(names)
     assert all(n.startswith("attention-course/") for n in names)
-    assert "attention-course/index.html" in names and "attention-course/downloads/attention.html" in names
-    assert "attention-course/downloads/course-offline.zip" not in names, "the zip cannot hold itself"
+    assert "attention-course/index.html" in names and "attention-course/attention.html" in names
+    assert not any(n.startswith("attention-course/downloads/") for n in names), "no zip in the zip, no one-file copies"
     assert not any(n.endswith(".map") for n in names), "source maps are left out"
     assert {(d, m, s, c) for _, d, m, s, c in listing} == {((1980, 1, 1, 0, 0, 0), 0o100644, 3, zipfile.ZIP_DEFLATED)}
     expected = {f"attention-course/{p.relative_to(site).as_posix()}" for p in site.rglob("*") if p.is_file()}
-    expected -= {"attention-course/downloads/course-offline.zip", "attention-course/assets/javascripts/bundle.0123abcd.min.js.map"}
+    expected = {n for n in expected if "/downloads/" not in n} - {"attention-course/assets/javascripts/bundle.0123abcd.min.js.map"}
     assert set(names) == expected
     with zipfile.ZipFile(report.zip_path) as zf:
         page = zf.read("attention-course/attention.html").decode()
         assert "course-offline.zip" not in page and "course:zip-link" not in page
+        assert "downloads/x.html" not in page and "course:onefile-link" not in page
         assert zf.read("attention-course/search/search_index.js") == b"var __index = {}"
     assert (site / "downloads/course-offline.zip").read_bytes() == report.zip_path.read_bytes()
     assert "course-offline.zip" in (site / "attention.html").read_text(), "the hosted page keeps its link"
@@ -148,7 +149,7 @@ def test_zip_and_chapters_are_byte_identical_across_builds(tmp_path):
     digests = []
     for name in ("a", "b"):
         site = make_site(tmp_path / name)
-        report = dl.build_downloads(site, tmp_path / name / "out")
+        report = dl.build_downloads(site, tmp_path / name / "out", log=None)
         files = sorted(p for p in (site / "downloads").iterdir())
         digests.append({p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
                        | {"zip": hashlib.sha256(report.zip_path.read_bytes()).hexdigest()})
@@ -157,8 +158,8 @@ def test_zip_and_chapters_are_byte_identical_across_builds(tmp_path):
 
 def test_rebuilding_downloads_in_place_gives_the_same_zip(tmp_path):
     site = make_site(tmp_path)
-    first = dl.build_downloads(site, tmp_path / "out").zip_path.read_bytes()
-    second = dl.build_downloads(site, tmp_path / "out").zip_path.read_bytes()
+    first = dl.build_downloads(site, tmp_path / "out", log=None).zip_path.read_bytes()
+    second = dl.build_downloads(site, tmp_path / "out", log=None).zip_path.read_bytes()
     assert first == second, "the zip must not pick up the previous zip or its own copy"
 
 
@@ -168,8 +169,13 @@ def test_missing_site_or_figure_data_is_one_line(tmp_path):
     site = make_site(tmp_path)
     (site / "assets/generated/traces/tiny/bbbbbbbbbbbb.js").unlink()
     with pytest.raises(dl.DownloadError) as info:
-        dl.build_downloads(site, tmp_path / "out")
+        dl.build_onefile(site, "attention.html")
     assert str(info.value) == "attention.html: figure data assets/generated/traces/tiny/bbbbbbbbbbbb.js is missing from the build"
+    # in the site build it is a warning: the downloads are still made
+    report = dl.build_downloads(site, tmp_path / "out", log=None)
+    assert report.warnings == ["attention.html: figure data assets/generated/traces/tiny/bbbbbbbbbbbb.js is missing from the build; "
+                               "the one-file chapter (and the hosted page) will lack that figure's q, k, v"]
+    assert 'courseTraceParts["aaaaaaaaaaaa"]' in (site / "downloads/attention.html").read_text()
 
 
 def test_script_text_escapes_closing_tags_and_comment_openers():
