@@ -17,10 +17,18 @@
   // plotly.colors.sequential.Cividis: the same fixed 0-1 scale figures.py uses for the tables.
   var CIVIDIS = ['#00224e', '#123570', '#3b496c', '#575d6d', '#707173',
     '#8a8678', '#a59c74', '#c3b369', '#e1cc55', '#fee838'];
+  (function useGenerated(cs) { // window.COURSE_COLORSCALE from colorscale.js, when it is sane
+    if (!Array.isArray(cs) || cs.length < 2) return;
+    var ok = cs.every(function (s, i) {
+      return Array.isArray(s) && Math.abs(s[0] - i / (cs.length - 1)) < 1e-6 && /^#[0-9a-f]{6}$/i.test(s[1]);
+    });
+    if (ok) CIVIDIS = cs.map(function (s) { return s[1].toLowerCase(); });
+  })(window.COURSE_COLORSCALE);
+  var LAST = CIVIDIS.length - 1;
   var CIVIDIS_RGB = CIVIDIS.map(function (h) {
     return [1, 3, 5].map(function (i) { return parseInt(h.slice(i, i + 2), 16); });
   });
-  var COLORSCALE = CIVIDIS.map(function (c, i) { return [i / 9, c]; });
+  var COLORSCALE = CIVIDIS.map(function (c, i) { return [i / LAST, c]; });
   var DARK_TEXT_FROM = 0.47; // cividis passes WCAG luminance 0.179 here
   var FOCUS_COLOUR = '#e4007c';
   var MASKED_BG = '#e6e6e6';
@@ -63,8 +71,8 @@
 
   function cellColour(w) {
     var v = Math.min(1, Math.max(0, w));
-    var p = v * 9;
-    var i = Math.min(Math.floor(p), 8);
+    var p = v * LAST;
+    var i = Math.min(Math.floor(p), LAST - 1);
     var f = p - i;
     var a = CIVIDIS_RGB[i], b = CIVIDIS_RGB[i + 1];
     var c = [0, 1, 2].map(function (j) { return roundHalfEven(a[j] + (b[j] - a[j]) * f); });
@@ -106,6 +114,13 @@
     if (s.charAt(0) === ' ') return s.length > 1 ? 'space ' + s.slice(1) : 'space';
     return s === '\n' ? 'newline' : s;
   }
+  // Long tokens would squash the plot: its tick labels keep the first characters (the table and
+  // the hover text keep the whole token). Cut by code point, before escaping.
+  function shorten(s, max) {
+    var chars = Array.from(s);
+    return chars.length > max ? chars.slice(0, max - 1).join('') + '\u2026' : s;
+  }
+
   function tokSpan(t) {
     var s = el('span', 'course-tok', tokDisplay(t));
     s.setAttribute('aria-label', tokSpoken(t));
@@ -421,7 +436,7 @@
     var d = this.headData(s.layer, s.head);
     var idx = [];
     for (var i = 0; i < n; i++) idx.push(i);
-    var ticks = this.tokens.map(function (t) { return plotEsc(tokDisplay(t)); });
+    var ticks = this.tokens.map(function (t) { return plotEsc(shorten(tokDisplay(t), 14)); });
     var trace = {
       type: 'heatmap', x: idx, y: idx, z: d.z, text: d.text, hovertext: d.hover,
       texttemplate: n <= 40 ? '%{text}' : '', textfont: { size: n > 16 ? 9 : 11 },

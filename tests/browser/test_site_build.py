@@ -1,0 +1,233 @@
+"""course.js on a real `mkdocs build` (tests/conftest.py's synthetic traces, figures.py's HTML):
+the JavaScript must write exactly what figures.py writes for the same state, work from file://
+and from http://127.0.0.1, and never reach the network."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import LILY, lily_trace, run_build, synthetic_trace, training_log_doc, write_project
+
+from . import harness
+from .conftest import LocalServer
+
+pytestmark = pytest.mark.browser
+
+LESSON = '''# Lesson
+
+```attention
+model: tiny
+sentence: "Lily wanted to play with her"
+pick: {rule: max-weight, from: her, to: Lily}
+id: lily
+```
+
+=== "Picture"
+
+    The grid above.
+
+=== "Code"
+
+    ```js
+    trace.layers[2].heads[2].weights
+    ```
+
+```compare
+model: tiny
+sentences: ["The cat sat down", "The dog sat"]
+layer: 2
+head: 1
+token: "#3"
+```
+
+```stepper
+tokens: [Lily, her]
+query: [[1, 0], [0.5, 1]]
+key: [[1, 0.2], [0.1, 1]]
+value: [[1, 2], [3, 4]]
+```
+
+```softmax
+scores: [2.0, 1.0, 0.1]
+labels: [Lily, play, her]
+```
+
+```training
+model: tiny
+```
+
+```attention
+model: tiny
+sentence: "The cat x y"
+layer: 1
+head: 2
+```
+'''
+
+# The same sentence with a fixed state, so figures.py renders (layer 2, head 4, token 3).
+FIXED = '''# Fixed
+
+```attention
+model: tiny
+sentence: "Lily wanted to play with her"
+layer: 2
+head: 4
+token: "#3"
+```
+
+```compare
+model: tiny
+sentences: ["The cat sat down", "The dog sat"]
+layer: 4
+head: 3
+token: "#4"
+```
+'''
+
+XSS_TOKENS = ["The", " cat", harness.XSS, " &amp;", " <b>", " cat"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    traces = [lily_trace(), synthetic_trace("The cat sat down"), synthetic_trace("The dog sat"),
+              synthetic_trace("The cat x y", tokens=XSS_TOKENS)]
+    write_project(root, {"lesson.md": LESSON, "fixed.md": FIXED}, traces, training_log=training_log_doc())
+    built = run_build(root, strict=True)
+    assert built.ok, built.log[-3000:]
+    server = LocalServer(built.site)
+    yield built.site, server
+    server.close()
+
+
+def url(site, scheme: str, page: str, hash: str = "") -> str:
+    root, server = site
+    base = (root / page).as_uri() if scheme == "file" else f"{server.base}/{page}"
+    return base + hash
+
+
+def rendered(page, fig: str) -> dict:
+    return page.evaluate(
+        """fig => {
+          const f = document.querySelector(fig);
+          const t = s => Array.from(f.querySelectorAll(s)).map(e => e.textContent);
+          return {summary: t('.course-summary'), top3: t('.course-top3 li'),
+                  cells: t('table.course-table td'), diff: t('.course-diff tbody td')};
+        }""",
+        fig,
+    )
+
+
+@pytest.fixture
+def open_site(browser, site):
+    from .conftest import Watched
+
+    made = []
+
+    def _open(js: bool = True, **options):
+        options.setdefault("viewport", {"width": 1100, "height": 900})
+        ctx = browser.new_context(java_script_enabled=js, **options)
+        w = Watched(ctx, ctx.new_page(), {f"127.0.0.1:{site[1].port}"})
+        made.append(w)
+        return w
+
+    yield _open
+    for w in made:
+        external = list(w.external)
+        w.context.close()
+        assert external == [], f"requests left the machine: {external}"
+
+
+def test_built_page_loads_clean_offline(open_site, site, scheme):
+    w = open_site()
+    page = w.goto(url(site, scheme, "lesson.html"))
+    page.wait_for_timeout(500)
+    assert w.errors == [] and w.dialogs == [] and w.external == []
+    assert page.evaluate("typeof Plotly") == "object"
+    # the planted head of tests/conftest.py, as CONTRACT.md's example
+    assert page.text_content("#fig-1 .course-summary") == \
+        "In layer 3, head 3, ·her looks most at Lily 0.66, ·her 0.12, ·wanted 0.10."
+    assert page.evaluate("[traces.length, trace.text]") == [4, LILY]
+    assert page.evaluate("softmax([1, 0, 0])[0]") == pytest.approx(0.5761168847658291)
+
+
+def test_js_writes_what_figures_py_writes(open_site, site):
+    """figures.py's HTML for a state (JavaScript off) == course.js's DOM after moving to it."""
+    server_side = open_site(js=False).goto(url(site, "file", "fixed.html"), wait_painted=False)
+    expected_fig = rendered(server_side, "#fig-1")
+    expected_cmp = rendered(server_side, "#fig-2")
+    assert expected_fig["summary"][0].startswith("In layer 2, head 4, ·to looks most at ")
+    assert len(expected_fig["cells"]) == 36 and len(expected_fig["top3"]) == 6
+    assert len(expected_cmp["summary"]) == 2 and len(expected_cmp["diff"]) == 4 * 6
+    page = open_site().goto(url(site, "file", "lesson.html", "#fig-1:layer=2,head=4,token=3;fig-2:layer=4,head=3,token=4"))
+    assert rendered(page, "#fig-1") == expected_fig
+    assert rendered(page, "#fig-2") == expected_cmp
+    # and after moving there with the controls
+    page = open_site().goto(url(site, "file", "lesson.html"))
+    page.select_option("#fig-1 select[data-control=layer]", "1")
+    page.select_option("#fig-1 select[data-control=head]", "3")
+    page.select_option("#fig-1 select[data-control=token]", "2")
+    assert rendered(page, "#fig-1") == expected_fig
+
+
+def test_without_javascript_everything_is_readable(open_site, site):
+    page = open_site(js=False).goto(url(site, "file", "lesson.html"), wait_painted=False)
+    assert page.locator("#fig-1 table.course-table").is_visible()
+    steps = page.locator("#fig-3 li.course-step")
+    assert steps.count() == 5 and all(steps.nth(i).is_visible() for i in range(5))
+
+
+def test_stepper_and_softmax_on_rendered_markup(open_site, site):
+    page = open_site().goto(url(site, "file", "lesson.html"))
+    assert page.text_content("#fig-3 .course-step-status") == "Step 1 of 5"
+    page.click("#fig-3 button[data-action=next]")
+    assert page.text_content("#fig-3 .course-step-status") == "Step 2 of 5"
+    assert page.locator("#fig-3 li.course-step").nth(1).is_visible()
+    assert not page.locator("#fig-3 li.course-step").nth(0).is_visible()
+    page.fill("#fig-4 input[data-score='1']", "4")
+    weights = harness.softmax([2.0, 4.0, 0.1])
+    assert page.locator("#fig-4 output.course-weight").all_text_contents() == [f"{x:.3f}" for x in weights]
+
+
+def test_code_tab_and_heavy_parts(open_site, site):
+    w = open_site()
+    w.page.add_init_script("window.courseConfig = {idleParts: false}")
+    page = w.goto(url(site, "file", "lesson.html"))
+    page.wait_for_timeout(200)
+    assert page.evaluate("trace.layers[0].heads[0].q") is None
+    page.get_by_text("Code", exact=True).first.click()
+    page.wait_for_function("Array.isArray(trace.layers[0].heads[0].q)")
+    got = page.evaluate("""async () => { await courseReady();
+      return [trace.layers[0].heads[0].q.length, trace.layers[2].heads[2].scaledMasked[0][5],
+              traces.every(t => t.layers[3].attnConcat.length === t.tokens.length)]; }""")
+    assert got == [6, float("-inf"), True]
+    assert w.errors == []
+
+
+def test_injected_token_inert_on_built_page(open_site, site, scheme):
+    w = open_site()
+    page = w.goto(url(site, scheme, "lesson.html"))
+    page.locator("#fig-6").scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelector('#fig-6 .js-plotly-plot')")
+    page.click("#fig-6 button[data-action=heads]")
+    page.select_option("#fig-6 select[data-control=token]", "2")
+    page.hover("#fig-6 .nsewdrag")
+    page.wait_for_timeout(200)
+    assert page.evaluate("window.__pwned") is None
+    assert w.dialogs == []
+    assert page.evaluate("document.querySelectorAll('article img, .md-content img').length") == 0
+    assert harness.XSS in page.text_content("#fig-6 .course-summary")
+    assert w.errors == []
+
+
+def test_print_shows_every_tab_and_no_plot(open_site, site):
+    page = open_site().goto(url(site, "file", "lesson.html"))
+    page.emulate_media(media="print")
+    shown = page.evaluate("""() => {
+      const vis = s => Array.from(document.querySelectorAll(s)).map(e => getComputedStyle(e).display !== 'none');
+      return {plots: vis('.course-plot'), blocks: vis('.tabbed-block'), steps: vis('.course-step'),
+              tables: vis('table.course-table')};
+    }""")
+    assert shown["blocks"] and all(shown["blocks"])
+    assert not any(shown["plots"])
+    assert all(shown["steps"]) and all(shown["tables"])
