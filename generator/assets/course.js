@@ -457,18 +457,25 @@
       shapes: [{ type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
         y0: s.token - 0.5, y1: s.token + 0.5, line: { color: FOCUS_COLOUR, width: 3 },
         fillcolor: 'rgba(0,0,0,0)' }],
-      plot_bgcolor: MASKED_BG, paper_bgcolor: 'rgba(0,0,0,0)',
+      plot_bgcolor: this.maskedBg || MASKED_BG, paper_bgcolor: 'rgba(0,0,0,0)',
       font: { family: 'inherit', color: this.fontColour || '#222' },
       hoverlabel: { namelength: -1 }, dragmode: false, uirevision: 'fixed'
     };
     return { data: [trace], layout: layout };
   };
 
+  // Colours that follow the page's theme (mkdocs-material light / slate).
+  AttentionView.prototype.readTheme = function () {
+    var cs = getComputedStyle(this.root);
+    this.fontColour = cs.color;
+    this.maskedBg = (cs.getPropertyValue('--course-masked-bg') || '').trim() || MASKED_BG;
+  };
+
   AttentionView.prototype.ensurePlot = function () {
     var self = this;
     if (this.plotted) return this.plotted;
     if (!this.plotHost || !hasPlotly() || !this.n || !this.state) return Promise.resolve(false);
-    this.fontColour = getComputedStyle(this.root).color;
+    this.readTheme();
     var inner = el('div', 'course-plot-inner');
     inner.style.minWidth = (Math.min(this.n, 60) * 24 + 150) + 'px';
     clear(this.plotHost);
@@ -1085,6 +1092,7 @@
     var fresh = false;
     Array.prototype.forEach.call(found, function (fig) {
       if (fig.__course) return;
+      if (fig.getAttribute('data-pending') === 'true' || fig.classList.contains('course-pending')) return;
       var kind = fig.getAttribute('data-kind');
       var f = null;
       try {
@@ -1120,14 +1128,37 @@
 
   window.addEventListener('hashchange', function () { applyHash(true); });
 
+  // mkdocs-material's palette toggle switches data-md-color-scheme: recolour text and masked cells.
+  function watchTheme() {
+    if (!window.MutationObserver || !document.body) return;
+    new MutationObserver(function () {
+      figures.forEach(function (f) {
+        (f.views || []).forEach(function (v) {
+          if (!v.plotted) return;
+          v.readTheme();
+          v.react();
+        });
+        if (f instanceof TrainingFigure && f.done) {
+          f.done.then(function (ok) {
+            if (ok) window.Plotly.relayout(f.host.firstChild, { 'font.color': getComputedStyle(f.el).color });
+          });
+        }
+      });
+    }).observe(document.body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });
+  }
+
   window.softmax = softmax;
   window.courseReady = courseReady;
   window.course = api;
   window.traces = traces;
   window.trace = undefined;
 
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
-  else init();
+  if (document.readyState === 'loading') {
+    document.addEventListener('DOMContentLoaded', function () { init(); watchTheme(); });
+  } else {
+    init();
+    watchTheme();
+  }
   // mkdocs-material's instant navigation swaps pages without a reload.
   if (window.document$ && typeof window.document$.subscribe === 'function') {
     window.document$.subscribe(function () { init(); });

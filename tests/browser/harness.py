@@ -301,6 +301,12 @@ def training_fig(n: int) -> str:
             + script_json({"steps": steps, "validation": val}) + "</figure>")
 
 
+def pending_fig(n: int) -> str:
+    return (f'<figure class="course-fig course-pending" id="fig-{n}" data-kind="attention" data-model="gpt2" '
+            'data-pending="true"><div class="course-pending-box" role="note"><p><strong>Traces pending.</strong>'
+            '</p></div></figure>')
+
+
 def tabs(code: str) -> str:
     """pymdownx.tabbed (alternate style) markup: a Picture tab and a Code tab."""
     return ('<div class="tabbed-set tabbed-alternate" data-tabs="1:2">'
@@ -361,6 +367,7 @@ def build(root: Path) -> dict:
         softmax_fig(5),
         scoreboard_fig(6, example=1),
         training_fig(7),
+        pending_fig(8),
     ])
     (root / "index.html").write_text(page(body), encoding="utf-8")
     lazy = '<script>window.courseConfig = {idleParts: false};</script>'

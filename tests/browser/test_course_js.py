@@ -57,6 +57,9 @@ def test_loads_clean_and_offline(open_page, harness_url, scheme):
     assert w.dialogs == []
     assert w.external == []
     assert any(u.endswith("/assets/course.js") for u in w.requests)
+    # a pending figure is left alone
+    assert page.evaluate("document.querySelector('#fig-8').__course") is None
+    assert page.evaluate("traces.length") == 4
 
 
 def test_first_grid_shows_trace_numbers(open_page, harness_url, harness_site):
@@ -233,7 +236,7 @@ def test_compare_shares_the_picker_and_diffs(open_page, harness_url, harness_sit
         expected.append([str(p + 1), a["tokens"][p]["display"], f"{ra[p]:.2f}",
                          b["tokens"][p]["display"] if p <= 2 else "–", f"{rb[p]:.2f}" if p <= 2 else "–", ds])
     assert rows == expected
-    assert page.evaluate("traces.length") == 4  # 2 attention figures + 2 compare sentences
+    assert page.evaluate("traces.length") == 4  # 2 attention figures + 2 compare sentences, not the pending one
     assert page.evaluate("traces[2].text") == a["text"]
 
 

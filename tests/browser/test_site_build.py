@@ -231,3 +231,13 @@ def test_print_shows_every_tab_and_no_plot(open_site, site):
     assert shown["blocks"] and all(shown["blocks"])
     assert not any(shown["plots"])
     assert all(shown["steps"]) and all(shown["tables"])
+
+
+def test_palette_switch_recolours_the_plot(open_site, site):
+    page = open_site().goto(url(site, "file", "lesson.html"))
+    get = "document.querySelector('#fig-1 .js-plotly-plot')._fullLayout.plot_bgcolor"
+    light = page.evaluate(get)
+    page.evaluate("document.body.setAttribute('data-md-color-scheme', 'slate')")
+    page.wait_for_function(f"{get} !== {light!r}")
+    dark = page.evaluate(get)
+    assert dark.replace(" ", "") in ("#2e303e", "rgb(46,48,62)")
