@@ -35,6 +35,7 @@ KNOWN_MODELS: dict[str, dict[str, int]] = {
 MAX_SENTENCE_CHARS = 2000
 
 SOURCE_MARK = "# @source "  # injected into fence bodies by the Markdown preprocessor
+CODE_REF_PREFIX = "__course_ref_"  # stands in for a reference inside code until it is filled in
 
 
 class DirectiveError(ValueError):
@@ -538,19 +539,15 @@ def parse_ref(body: str, where: str) -> Ref:
 
 
 def iter_refs(text: str, shown: str):
-    """References in prose, skipping fenced blocks and inline code, with their line numbers."""
-    in_fence = None
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        m = FENCE_OPEN.match(line)
-        if in_fence is None and m:
-            in_fence = m["fence"]
-            continue
-        if in_fence is not None:
-            if line.strip().startswith(in_fence) and not line.strip().strip(in_fence[0]):
-                in_fence = None
-            continue
-        for rm in REF_RE.finditer(strip_code_spans(line)):
-            yield parse_ref(rm["body"], f"{shown}:{lineno}")
+    """Every `{{ }}` reference of a page, in prose and in code, with its line number (the
+    bodies of course directives hold YAML, not references)."""
+    code_refs: list = []
+    for _i, line, role, _fence in walk_lines(annotate_source(text.split("\n"), shown, 1, code_refs)):
+        if role == "prose":
+            for rm in REF_RE.finditer(strip_code_spans(line)):
+                yield parse_ref(rm["body"], shown)
+    for _placeholder, ref in code_refs:
+        yield ref
 
 
 CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
@@ -563,32 +560,66 @@ def strip_code_spans(line: str) -> str:
 # ---------------------------------------------------------------- source marks (for the Markdown extension)
 
 
-def annotate_source(lines: list[str], shown: str, first_line: int = 1) -> list[str]:
+def walk_lines(lines: list[str]):
+    """Yield (index, line, role, fence_match) for each line: role is 'open', 'body', 'close' or
+    'prose'; fence_match is the opening fence's match while inside a fence."""
+    opened = None
+    for i, line in enumerate(lines):
+        if opened is None:
+            m = FENCE_OPEN.match(line)
+            if m:
+                opened = m
+                yield i, line, "open", m
+            else:
+                yield i, line, "prose", None
+        elif line.strip().startswith(opened["fence"]) and not line.strip().strip(opened["fence"][0]):
+            yield i, line, "close", opened
+            opened = None
+        else:
+            yield i, line, "body", opened
+
+
+def annotate_source(lines: list[str], shown: str, first_line: int = 1, code_refs: list | None = None) -> list[str]:
     """Mark where each directive and reference comes from, so rendering errors name `path:line`.
 
     `lines` are a page's Markdown lines, `lines[0]` being line `first_line` of the file `shown`.
     Every course fence gets `# @source shown:line` as its first body line (at the fence's indent,
     so fences inside content tabs stay intact), and every `{{ ... }}` outside fences and code
     spans gets ` @line` before its `}}`. parse_directive/split_source_mark and parse_ref read both.
+
+    References inside code (fenced code blocks and code spans) are references too, so that Code
+    views can say `trace.layers[{{ lily.layer0 }}]` and run as written. Each is parsed here,
+    replaced by a placeholder identifier that survives syntax highlighting, and appended to
+    `code_refs` as (placeholder, Ref); the Markdown extension fills them in after rendering.
     """
     out: list[str] = []
-    in_fence = None
-    for n, line in enumerate(lines):
-        lineno = first_line + n
-        m = FENCE_OPEN.match(line)
-        if in_fence is None and m:
-            in_fence = m["fence"]
+
+    def code_placeholders(text: str, lineno: int) -> str:
+        if code_refs is None:
+            return text
+
+        def swap(m: re.Match) -> str:
+            ref = parse_ref(m["body"], f"{shown}:{lineno}")
+            placeholder = f"{CODE_REF_PREFIX}{len(code_refs)}__"
+            code_refs.append((placeholder, ref))
+            return placeholder
+
+        return REF_RE.sub(swap, text)
+
+    for i, line, role, fence in walk_lines(lines):
+        lineno = first_line + i
+        directive = fence is not None and (fence["lang"] or "") in SPECS
+        if role == "open":
             out.append(line)
-            if (m["lang"] or "") in SPECS:
-                out.append(f"{m['indent']}{SOURCE_MARK}{shown}:{lineno}")
+            if directive:
+                out.append(f"{fence['indent']}{SOURCE_MARK}{shown}:{lineno}")
             continue
-        if in_fence is not None:
-            if line.strip().startswith(in_fence) and not line.strip().strip(in_fence[0]):
-                in_fence = None
-            out.append(line)
-            continue
-        ends = [rm.end() - 2 for rm in REF_RE.finditer(strip_code_spans(line)) if not LINE_MARK_RE.search(rm["body"])]
-        for end in reversed(ends):
-            line = f"{line[:end]} @{lineno}{line[end:]}"
+        if role == "body" and not directive:
+            line = code_placeholders(line, lineno)
+        elif role == "prose":
+            line = CODE_SPAN_RE.sub(lambda cm: code_placeholders(cm.group(0), lineno), line)
+            ends = [rm.end() - 2 for rm in REF_RE.finditer(strip_code_spans(line)) if not LINE_MARK_RE.search(rm["body"])]
+            for end in reversed(ends):
+                line = f"{line[:end]} @{lineno}{line[end:]}"
         out.append(line)
     return out

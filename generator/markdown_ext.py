@@ -58,6 +58,7 @@ A reference to a figure whose trace is pending renders `<span class="course-pend
 
 from __future__ import annotations
 
+import html
 import logging
 import os
 import re
@@ -168,6 +169,7 @@ class PageState:
     rel: Path | None = None  # path relative to docs_dir
     first_line: int = 1
     ctx: figures.Ctx = field(default_factory=figures.Ctx)
+    code_refs: list = field(default_factory=list)  # (placeholder, Ref) for references inside code
 
 
 _STORES: dict[Path, object] = {}
@@ -219,6 +221,8 @@ class CourseExtension(Extension):
         md.inlinePatterns.register(MathProcessor(MATH_INLINE_RE, md, self, "inline"), "course_math", 186)
         md.inlinePatterns.register(EscapedDollar(r"\\\$", md), "course_dollar", 188)
         md.parser.blockprocessors.register(MathBlockProcessor(md.parser, self), "course_math_block", 75)
+        # after raw_html (30) has put the highlighted code back into the page
+        md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
         md.postprocessors.register(WarnPostprocessor(md, self), "course_warn", 0)
 
     def reset(self):
@@ -314,7 +318,7 @@ class SourcePreprocessor(Preprocessor):
         self.ext.found = (None, 0)
         if found is None:
             self.ext.state = self.ext.new_state("<page>", None, 1)
-            return lines
+            return D.annotate_source(lines, "<page>", 1, self.ext.state.code_refs)
         path, first = found
         if len(lines) < n_before:  # an earlier preprocessor removed lines at the top (front matter)
             first += n_before - len(lines)
@@ -325,7 +329,7 @@ class SourcePreprocessor(Preprocessor):
             rel = Path(path.name)
         shown = shown_path(path)
         self.ext.state = self.ext.new_state(shown, rel, first)
-        return D.annotate_source(lines, shown, first)
+        return D.annotate_source(lines, shown, first, self.ext.state.code_refs)
 
 
 # ---------------------------------------------------------------- 2. fences
@@ -373,6 +377,32 @@ class RefProcessor(InlineProcessor):
         except DirectiveError as exc:
             _raise(exc)
         return self.md.htmlStash.store(html), m.start(0), m.end(0)
+
+
+class CodeRefPostprocessor(Postprocessor):
+    """Fills in references that stood inside code (directives.annotate_source) as plain text,
+    so a Code view reads `trace.layers[2]` and runs as written in the console."""
+
+    def __init__(self, md, ext: CourseExtension):
+        super().__init__(md)
+        self.ext = ext
+
+    def run(self, text: str) -> str:
+        state = self.ext.state
+        for placeholder, ref in state.code_refs:
+            if placeholder not in text:
+                continue
+            try:
+                rendered = figures.render_ref(ref, state.ctx)
+            except DirectiveError as exc:
+                _raise(exc)
+            plain = html.unescape(TAG_RE.sub("", rendered))
+            text = text.replace(placeholder, html.escape(plain, quote=False))
+        # No clearing: toc runs the postprocessors on each heading before the page itself.
+        return text
+
+
+TAG_RE = re.compile(r"<[^>]+>")
 
 
 # ---------------------------------------------------------------- 4. warnings

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import html
 import re
 import shutil
 import subprocess
@@ -38,7 +39,11 @@ LESSON = textwrap.dedent('''\
 
     === "Code"
 
-        Layer index {{ lily.layer0 }} in the console; `{{ lily.layer0 }}` stays code.
+        Layer index {{ lily.layer0 }} in the console; `trace.layers[{{ lily.layer0 }}]` runs as written.
+
+        ```js
+        trace.layers[{{ lily.layer0 }}].heads[{{ lily.head0 }}].weights;  // "{{ lily.sentence }}"
+        ```
 
     ```compare
     model: tiny
@@ -128,13 +133,17 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     for kind in ("attention", "compare", "stepper", "softmax", "training", "predictions"):
         assert f'data-kind="{kind}"' in page
     assert "Intro: ·her gives Lily 0.66 in layer 3, head 3." in page
-    assert "The model has 16 heads." in page and "Layer index 2 in the console; <code>{{ lily.layer0 }}</code> stays code." in page
+    assert "The model has 16 heads." in page and "Layer index 2 in the console; <code>trace.layers[2]</code> runs as written." in page
+    # references inside fenced code are filled in as plain text, through the syntax highlighting
+    code = html.unescape(re.sub(r"<[^>]+>", "", page[page.index('<code>trace.layers[2]</code> runs as written'):]))
+    assert 'trace.layers[2].heads[2].weights;  // "Lily wanted to play with her"' in code
     assert "Scores 4.00, 0.00, 2.00; Lily’s share 0.77." in page or "Scores 4.00, 0.00, 2.00; Lily's share 0.77." in page
     assert "reached 1.23 bits per character" in page
     assert page.count("<math") == 2
-    prose = re.sub(r"<script.*?</script>|<code>\{\{ lily.layer0 \}\}</code>", "", page, flags=re.S)
-    assert "@source" not in page and "{{" not in prose and "}}" not in prose
-    assert "<pre" not in page  # no directive fell through to a code block
+    prose = re.sub(r"<script.*?</script>", "", page, flags=re.S)
+    assert "@source" not in page and "{{" not in prose and "}}" not in prose and "__course_ref_" not in page
+    # no directive fell through to a code block (the one js block is the lesson's own code)
+    assert page.count("<pre") == 1 and not re.search(r"<pre(?:(?!</pre>).)*(model|sentence|tokens)</span><span[^>]*>:", page, re.S)
     # assets next to the pages, linked relatively (file:// works)
     gen = built.site / "assets" / "generated"
     for name in ("plotly.min.js", "colorscale.js"):

@@ -257,7 +257,17 @@ def test_bad_references(body, problem):
     assert str(info.value).startswith(f"content/a.md:3: {problem}. Fix: ")
 
 
-def test_references_in_code_and_fences_are_not_references():
-    text = "Use `{{ not.aref }}` in code.\n\n```python\nx = '{{ nor.this }}'\n```\n\nBut {{ this.one }} counts.\n"
-    refs = list(d.iter_refs(text, "p.md"))
-    assert [(r.target, r.name, r.where) for r in refs] == [("this", "one", "p.md:7")]
+def test_references_in_code_count_but_not_inside_directive_bodies():
+    text = ("Use `x[{{ a.layer0 }}]` in code.\n\n```js\nx = trace.layers[{{ b.layer0 }}];\n```\n\n"
+            "But {{ c.one }} counts.\n\n```attention\nsentence: '{{ not.aref }}'\n```\n")
+    refs = sorted((r.target, r.name, r.where) for r in d.iter_refs(text, "p.md"))
+    assert refs == [("a", "layer0", "p.md:1"), ("b", "layer0", "p.md:4"), ("c", "one", "p.md:7")]
+
+
+def test_references_in_code_become_placeholders():
+    code_refs: list = []
+    lines = d.annotate_source(["```js", "trace.layers[{{ lily.layer0 }}]", "```", "see `{{ lily.head0 }}`"], "p.md", 10, code_refs)
+    assert lines[1] == "trace.layers[__course_ref_0__]"
+    assert lines[3] == "see `__course_ref_1__`"
+    assert [(p, r.name, r.where) for p, r in code_refs] == [
+        ("__course_ref_0__", "layer0", "p.md:11"), ("__course_ref_1__", "head0", "p.md:13")]
