@@ -52,8 +52,11 @@ tiny-model: $(MODELS_STAMP)
 test: $(TEST_STAMP)
 	$(PY) -m pytest
 
+## Figures, not tests: tracer overhead, load times, bytes per trace, then page timings in Chromium.
 bench: $(TEST_STAMP)
 	$(PY) -m generator bench
+	$(PY) -m generator site --no-downloads
+	$(PY) -m generator.bench_browser --page build/site/attention.html
 
 clean:
 	rm -rf build content/assets/generated
