@@ -26,7 +26,9 @@ class TrainConfig:
     n_head: int = 4  # heads per block
     n_embd: int = 128  # residual width; head size = n_embd / n_head = 32
     n_positions: int = 256  # context length
-    dropout: float = 0.1  # residual, embedding and attention dropout (13 epochs over 1M tokens overfit without it)
+    # Residual, embedding and attention dropout. 0.1 was tried against the overfitting of 13 epochs
+    # over 1M tokens and did worse within these steps (validation 2.97 vs 2.89 nats/token at step 1400).
+    dropout: float = 0.0
     seed: int = 1234  # one seed drives the split, the init and the batches
     val_fraction: float = 0.05  # share of stories held out for validation
     batch_size: int = 24  # sequences per step
