@@ -165,9 +165,17 @@ def build_course(root: Path) -> Path:
 _COURSE: dict[str, Path] = {}
 
 
+REUSE_ENV = "COURSE_TEST_BUILD"
+
+
 def shared_course() -> Path:
     """One build of the course per test session (module-level, so every test module shares it),
-    in a tmp folder removed at exit."""
+    in a tmp folder removed at exit. For working on the tests: COURSE_TEST_BUILD=/some/dir
+    builds there once and reuses it in later runs (delete the folder to rebuild)."""
+    reuse = os.environ.get(REUSE_ENV)
+    if reuse and "root" not in _COURSE:
+        root = Path(reuse)
+        _COURSE["root"] = root if (root / "build" / "site" / "index.html").is_file() else build_course(root)
     if "root" not in _COURSE:
         import atexit
         import shutil
