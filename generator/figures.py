@@ -879,7 +879,7 @@ REF_NAMES: dict[str, dict[str, tuple[int, int]]] = {
     "softmax": {"weight": (1, 1), "exp": (1, 1), "total": (0, 0)},
     "training": {},
     "predictions": {"tokens": (0, 0)},
-    "scoreboard": {"top": (1, 2), "score": (3, 3), "rank": (3, 3)},
+    "scoreboard": {"top": (1, 2), "score": (3, 3), "rank": (3, 3), "chance": (1, 1)},
 }
 REF_NAMES["compare"] = {k: (lo, hi + 1) for k, (lo, hi) in REF_NAMES["attention"].items() if k != "sentence"} | {"sentence": (0, 1)}
 
@@ -929,11 +929,14 @@ def render_ref(ref: D.Ref, ctx: Ctx) -> str:
 
 def scoreboard_ref(ref: D.Ref, fig: Figure) -> str:
     """`top(kind, n)`: "layer 5, head 1 (0.93)", n of them joined by ", "; `score(kind, layer,
-    head)`: that head's score; `rank(kind, layer, head)`: its place, 1 = highest (heads.ranked)."""
+    head)`: that head's score; `rank(kind, layer, head)`: its place, 1 = highest (heads.ranked);
+    `chance(kind)`: the score of a head spreading its attention evenly (heads.chance)."""
     scores = fig.numbers["scores"]
     kind = ref.args[0]
     if kind not in fig.directive.scores:  # type: ignore[attr-defined]
         _ref_fail(ref, f"this scoreboard has no score '{kind}'", f"use one of: {', '.join(fig.directive.scores)}")  # type: ignore[attr-defined]
+    if ref.name == "chance":  # the score of a head that spreads its attention evenly
+        return f2(scores.chance(kind))
     ranked_heads = scores.ranked(kind)
     if ref.name == "top":
         n = _int_arg(ref, ref.args[1], "count", 1, len(ranked_heads)) if len(ref.args) > 1 else 1

@@ -34,6 +34,10 @@ and induction on :data:`N_RANDOM` sequences of :data:`RANDOM_LENGTH` distinct ra
 tokens, each prefixed by the model's ``<|endoftext|>`` and repeated twice. The random ids come
 from sha256, not from a random-number library, so they never change with a library version.
 
+Next to each score kind heads.json keeps its *chance level* (:func:`chance`): the score of a head
+that spreads every row evenly over the tokens it can see, on the same texts. A head follows a
+pattern only when it scores well above that.
+
 :func:`write_scores` writes ``traces/<model>/heads.json`` (deterministic bytes, atomically);
 :func:`load_scores` reads it back for the site build. No torch anywhere in this module.
 """
@@ -52,7 +56,7 @@ import numpy as np
 from .store import TraceRequest, TraceStore, atomic_write, dumps, round_floats
 
 HEADS_FILE = "heads.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: adds `chance`
 KINDS = ("previous-token", "duplicate-token", "induction", "sink")
 
 # One-line definitions, shown on the pages next to each scoreboard (positions count from 1 there).
@@ -197,6 +201,18 @@ def score(kind: str, samples: Iterable[tuple[object, Sequence[int]]]) -> np.ndar
     return pooled(kind, samples)[0]
 
 
+def uniform_weights(T: int) -> np.ndarray:
+    """(1, 1, T, T): every row spread evenly over the tokens it can see (1/(i+1) each)."""
+    w = np.tril(np.ones((T, T)))
+    return (w / w.sum(axis=1, keepdims=True))[None, None]
+
+
+def chance(kind: str, id_lists: Iterable[Sequence[int]]) -> float:
+    """The score of a head that spreads every row evenly over the tokens it can see, on the same
+    texts: the level a score must clearly beat before the head can be said to follow the pattern."""
+    return float(score(kind, [(uniform_weights(len(ids)), ids) for ids in id_lists])[0, 0])
+
+
 def previous_token_score(weights) -> np.ndarray:
     w = _as_weights(weights)
     return score("previous-token", [(w, range(w.shape[-1]))])
@@ -303,13 +319,14 @@ def compute(store: TraceStore, model_name: str, requests: Sequence[TraceRequest]
             cache[req] = (trace_weights(doc), [t["id"] for t in doc["tokens"]], path.stem)
         return cache[req]
 
-    scores, examples, used = {}, {}, {}
+    scores, chances, examples, used = {}, {}, {}, {}
     for kind in KINDS:
         reqs = _texts_for(kind, requests)
         if not reqs:
             raise ValueError(f"{kind}: no scoring texts for {model_name}")
         mat, n_queries = pooled(kind, [get(r)[:2] for r in reqs])
         scores[kind] = mat.tolist()
+        chances[kind] = chance(kind, [get(r)[1] for r in reqs])
         ex = reqs[0]
         examples[kind] = {"model": ex.model, "text": ex.text, "ids": None if ex.ids is None else list(ex.ids), "key": get(ex)[2]}
         used[kind] = {
@@ -327,6 +344,7 @@ def compute(store: TraceStore, model_name: str, requests: Sequence[TraceRequest]
         "kinds": list(KINDS),
         "definitions": dict(DEFINITIONS),
         "scores": round_floats(scores),
+        "chance": round_floats(chances),
         "examples": examples,
         "scoredOn": used,
     }
@@ -386,6 +404,10 @@ class HeadScores:
         if kind not in self.doc["scores"]:
             raise KeyError(f"{kind!r} is not scored in {self.path} (scored: {', '.join(self.doc['scores'])})")
         return np.asarray(self.doc["scores"][kind], dtype=np.float64)
+
+    def chance(self, kind: str) -> float:
+        """The score of a head that spreads its attention evenly (see :func:`chance`)."""
+        return float(self.doc["chance"][kind])
 
     def example(self, kind: str) -> dict:
         return self.doc["examples"][kind]

@@ -46,6 +46,7 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.sqrtd }} {{ id.tokens }}
     softmax     {{ id.weight(1) }} {{ id.exp(1) }} (by position or label) {{ id.total }}
     scoreboard  {{ id.top(induction, 3) }} {{ id.score(induction, 6, 6) }} {{ id.rank(induction, 6, 6) }}
+                {{ id.chance(induction) }} (the score of a head spreading its attention evenly)
     predictions {{ id.tokens }}
     models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
                 nHeads (layers × heads) sqrtHeadDim (2 decimals)

@@ -21,6 +21,8 @@ from . import heads
 from .directives import DirectiveError
 
 SCROLL_STYLE = "max-height:24em;overflow-y:auto"  # the full list of a big model's heads scrolls
+# When kinds share an example figure, it opens on the top head of the first of these.
+OPENS_ON = ("induction", "previous-token", "duplicate-token", "sink")
 
 
 class _WithIds:
@@ -79,10 +81,11 @@ def example_figures(d: D.Scoreboard, scores: heads.HeadScores, ctx: F.Ctx) -> tu
         by_trace.setdefault((ex["text"], tuple(ex["ids"]) if ex["ids"] is not None else None), []).append(kind)
     numbers, html = {}, []
     for (text, ids), kinds in by_trace.items():
-        layer, head, _ = scores.top(kinds[0], 1)[0]
+        lead = min(kinds, key=OPENS_ON.index)  # the kind whose top head the figure opens on
+        layer, head, _ = scores.top(lead, 1)[0]
         names = " and ".join(heads.TITLES[k].lower() for k in kinds)
         caption = (
-            f"The scoring text for {names}, opened on the strongest {heads.NAMES[kinds[0]]} "
+            f"The scoring text for {names}, opened on the strongest {heads.NAMES[lead]} "
             "(the links in the scoreboard's tables open other heads here)."
         )
         ad = D.Attention(
@@ -154,7 +157,8 @@ def section_html(kind: str, scores: heads.HeadScores, fig_number: int) -> str:
         f'<section class="course-score" data-score="{F.esc(kind)}">'
         f'<p class="course-score-title"><strong>{F.esc(title)}</strong></p>'
         f'<p class="course-score-def">Score: {F.esc(heads.DEFINITIONS[kind])}.{over} '
-        f"Highest: layer {l + 1}, head {h + 1} ({F.f2(s)}).</p>"
+        f"Highest: layer {l + 1}, head {h + 1} ({F.f2(s)}). A head that spread its attention evenly over the "
+        f"tokens it can see would score {F.f2(scores.chance(kind))}.</p>"
         f"{heatmap_html(kind, scores)}{sortable_html(kind, scores, fig_number)}</section>"
     )
 
@@ -178,6 +182,7 @@ def render(d: D.Scoreboard, ctx: F.Ctx) -> str:
         "model": d.model,
         "revision": scores.revision,
         "scores": {k: scores.matrix(k).tolist() for k in d.scores},
+        "chance": {k: scores.chance(k) for k in d.scores},
         "examples": {k: f"fig-{numbers[k]}" for k in d.scores},
     }
     prov = (

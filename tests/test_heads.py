@@ -87,6 +87,9 @@ def test_uniform_attention_gives_the_analytic_share():
     assert s["sink"][0, 0] == pytest.approx(from_third, abs=1e-12)
     assert s["duplicate-token"][0, 0] == pytest.approx(second_copy, abs=1e-12)
     assert s["induction"][0, 0] == pytest.approx(second_copy, abs=1e-12)
+    # the chance level is exactly this uniform head's score
+    for kind in heads.KINDS:
+        assert heads.chance(kind, [IDS]) == pytest.approx(s[kind][0, 0], abs=1e-12)
 
 
 def test_half_on_the_pattern_scores_one_half():
@@ -232,8 +235,12 @@ def test_write_scores_gives_the_planted_heads_and_identical_bytes(tmp_path):
     assert (tmp_path / "a" / "tiny" / f"{ex['key']}.json").is_file()
     assert doc["examples"]["sink"]["text"] == heads.SCORING_SENTENCES[0]
     assert doc["scoredOn"]["induction"]["queries"] == heads.N_RANDOM * heads.RANDOM_LENGTH
+    # every random trace has the same length, so chance is the mean of 1/(i+1) over the second copy
+    n = heads.RANDOM_LENGTH
+    assert doc["chance"]["induction"] == pytest.approx(np.mean([1 / (i + 1) for i in range(n + 1, 2 * n + 1)]), rel=1e-4)
 
     loaded = heads.load_scores(tmp_path / "a", "tiny")
+    assert loaded.chance("induction") == doc["chance"]["induction"]
     assert loaded.top("sink", 1) == [(0, 1, 1.0)]
     assert loaded.ranked("previous-token")[0] == (0, 0, 1.0)
     assert loaded.ranked("duplicate-token")[-1][2] == 0.0

@@ -26,7 +26,7 @@ id: sb
 ```
 
 Top previous-token head: {{ sb.top(previous-token, 1) }}. Induction 1.1 scores
-{{ sb.score(induction, 1, 1) }}, rank {{ sb.rank(induction, 1, 1) }}.
+{{ sb.score(induction, 1, 1) }}, rank {{ sb.rank(induction, 1, 1) }}; chance is {{ sb.chance(induction) }}.
 """
 
 
@@ -57,12 +57,14 @@ def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_pat
     assert 'href="#fig-3:layer=1,head=1"' in first_row
     for key in ("layer", "head", "score"):
         assert f'data-sort="{key}"' in board
-    # the example figures open on each kind's top head (here the planted head 1.1)
+    # the example figures open on the top head of induction / previous-token (here the planted head 1.1)
     assert re.search(r'id="fig-3" data-kind="attention"[^>]*data-layer="0" data-head="0"', html)
     # references
     text = re.sub(r"<[^>]+>", "", html)
     assert "Top previous-token head: layer 1, head 1 (0.9" in text
-    assert re.search(r"Induction 1\.1 scores\s+0\.9\d, rank 1\.", text)
+    chance = F.f2(heads.load_scores(tmp_path / "traces", "tiny").chance("induction"))
+    assert re.search(rf"Induction 1\.1 scores\s+0\.9\d, rank 1; chance is {chance}\.", text)
+    assert f"would score {chance}." in text
 
 
 def test_scoreboard_without_scores_is_a_pending_box(tmp_path):
