@@ -101,11 +101,12 @@ def run(page: Path, runs: int = 5, switches: int = 20) -> dict:
         try:
             ctx = browser.new_context(viewport={"width": 1100, "height": 900})
             ctx.route("**/*", route)
+            ctx.set_default_timeout(120000)
             tab = ctx.new_page()
             loads = []
             for _ in range(runs + 1):
-                tab.goto(url)
-                tab.wait_for_function("window.course && window.course.paintedAt !== null", timeout=60000)
+                tab.goto(url, wait_until="commit")
+                tab.wait_for_function("window.course && window.course.paintedAt !== null", timeout=120000)
                 loads.append(tab.evaluate(PAINT_JS))
             switch = tab.evaluate(SWITCH_JS, [switches])
         finally:

@@ -95,6 +95,7 @@ class Watched:
 
     def __init__(self, context, page, allowed_hosts: set[str]):
         self.context, self.page = context, page
+        context.set_default_timeout(60000)  # two shared cores: be patient, never flaky
         self.allowed_hosts = allowed_hosts
         self.errors: list[str] = []
         self.dialogs: list[str] = []
@@ -133,7 +134,7 @@ class Watched:
     def goto(self, url: str, wait_painted: bool = True):
         self.page.goto(url)
         if wait_painted:
-            self.page.wait_for_function("window.course && window.course.paintedAt !== null", timeout=30000)
+            self.page.wait_for_function("window.course && window.course.paintedAt !== null", timeout=60000)
         return self.page
 
 
