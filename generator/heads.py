@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -366,13 +365,6 @@ def write_scores(store: TraceStore, model_name: str, content_dir: Path | None = 
 
 # ---------------------------------------------------------------- reading, for the site build
 
-STANDIN_ENV = "COURSE_ALLOW_STANDIN"
-
-
-def stand_in_allowed() -> bool:
-    return os.environ.get(STANDIN_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 class StandInRefused(RuntimeError):
     pass
 
@@ -422,10 +414,11 @@ class HeadScores:
         return self.ranked(kind)[:n]
 
 
-def load_scores(root: Path | str, model_name: str, allow_stand_in: bool | None = None) -> HeadScores | None:
+def load_scores(root: Path | str, model_name: str, allow_stand_in: bool = False) -> HeadScores | None:
     """heads.json of `model_name` under `root` (normally traces/), or None when it is missing or
     was computed from another revision than the traces now stored. A stand-in's scores raise
-    :class:`StandInRefused` unless allowed (default: the COURSE_ALLOW_STANDIN environment variable)."""
+    :class:`StandInRefused` unless `allow_stand_in` (the site build passes its own policy:
+    figures.Ctx.standin_ok, i.e. COURSE_ALLOW_STANDIN)."""
     path = heads_path(root, model_name)
     if not path.is_file():
         return None
@@ -435,10 +428,6 @@ def load_scores(root: Path | str, model_name: str, allow_stand_in: bool | None =
     meta = TraceStore(root).model_meta(model_name)
     if meta is None or meta.get("revision") != doc.get("revision"):
         return None
-    allowed = stand_in_allowed() if allow_stand_in is None else allow_stand_in
-    if doc.get("standIn") and not allowed:
-        raise StandInRefused(
-            f"{path}: scores of the random-init stand-in; it is for tests only "
-            f"(set {STANDIN_ENV}=1 to build with it, never for the published site)"
-        )
+    if doc.get("standIn") and not allow_stand_in:
+        raise StandInRefused(f"{path}: scores of the random-init stand-in, which is for tests only")
     return HeadScores(doc, path)

@@ -67,7 +67,7 @@ def load(d: D.Scoreboard, ctx: F.Ctx) -> heads.HeadScores | None:
     except heads.StandInRefused as exc:
         raise DirectiveError(
             d.where,
-            f"scoreboard: the head scores of {d.model} come from the random-init stand-in, not the real model ({exc})",
+            f"scoreboard: {exc}, not the real model",
             f"run `make traces` on a machine with the model (the stand-in is for tests: {F.STANDIN_ENV}=1)",
         ) from None
 
