@@ -1004,14 +1004,26 @@
     return new Promise(function (resolve) { setTimeout(resolve, 0); });
   }
 
+  function whenIdle(fn) {
+    if (window.requestIdleCallback) window.requestIdleCallback(fn, { timeout: 2000 });
+    else setTimeout(fn, 50);
+  }
+
   // The first visible figure is drawn at once; the other visible ones one after another once it
-  // has painted; the rest when they come near the viewport.
+  // has painted; then, one per idle period, the rest of the displayed ones (so a reader who
+  // scrolls finds them drawn). Figures that are not displayed (a closed <details>, a hidden tab)
+  // are drawn when they come into view, at their real size.
   function schedulePlots(plottable) {
     var now = [], later = [];
     plottable.forEach(function (f) { (visibleNow(f.el) ? now : later).push(f); });
     var chain = Promise.resolve();
+    function queue(f) {
+      chain = chain.then(function () { return f.plot(); });
+      return chain;
+    }
     now.forEach(function (f, i) {
-      chain = chain.then(function () { return i ? nextTask().then(function () { return f.plot(); }) : f.plot(); });
+      if (i) chain = chain.then(nextTask);
+      queue(f);
     });
     if (!later.length) return;
     if ('IntersectionObserver' in window) {
@@ -1020,13 +1032,18 @@
           if (!e.isIntersecting) return;
           io.unobserve(e.target);
           var f = figuresById[e.target.id] || e.target.__course;
-          if (f && f.plot) chain = chain.then(function () { return f.plot(); });
+          if (f && f.plot) queue(f);
         });
       }, { rootMargin: '300px 0px' });
       later.forEach(function (f) { io.observe(f.el); });
-    } else {
-      later.forEach(function (f, i) { setTimeout(function () { f.plot(); }, 50 * (i + 1)); });
     }
+    var rest = later.slice();
+    function step() {
+      var f;
+      while ((f = rest.shift()) && !f.el.getClientRects().length) { /* hidden: drawn when shown */ }
+      if (f) queue(f).then(function () { if (rest.length) whenIdle(step); });
+    }
+    chain.then(function () { whenIdle(step); });
   }
 
   // ------------------------------------------------------------------ content tabs

@@ -57,6 +57,10 @@ def test_loads_clean_and_offline(open_page, harness_url, scheme):
     assert w.dialogs == []
     assert w.external == []
     assert any(u.endswith("/assets/course.js") for u in w.requests)
+    # figures below the fold are drawn when the page is idle, without scrolling (5 plots: two
+    # attention figures, the two compare panels, the training curve)
+    page.wait_for_function("document.querySelectorAll('.course-plot .js-plotly-plot').length === 5")
+    assert page.evaluate("scrollY") == 0
     # a pending figure is left alone
     assert page.evaluate("document.querySelector('#fig-8').__course") is None
     assert page.evaluate("traces.length") == 4
