@@ -11,11 +11,12 @@ from generator.store import TraceStore
 NO_CONTENT = Path("/nonexistent-content")
 
 
-def scoring_traces(model: str = "tiny", stand_in: bool = False, revision: str = "synthetic-0001") -> list[dict]:
-    """Synthetic traces of every scoring text. Layer 1, head 1 (0-based (0, 0)) is a planted
-    previous-token head on the natural sentences and an induction head on the repeated ones."""
+def scoring_traces(model: str = "tiny", stand_in: bool = False, revision: str = "synthetic-0001", **request_kw) -> list[dict]:
+    """Synthetic traces of every scoring text (`request_kw`: n_random, random_length). Layer 1,
+    head 1 (0-based (0, 0)) is a planted previous-token head on the natural sentences and an
+    induction head on the repeated ones."""
     out = []
-    for req in heads.scoring_requests(model, {"standIn": stand_in}, content_dir=NO_CONTENT):
+    for req in heads.scoring_requests(model, {"standIn": stand_in}, content_dir=NO_CONTENT, **request_kw):
         if req.ids is None:
             n = len(req.text.split(" "))
             plant = {(0, 0, i): {i - 1: 0.97, i: 0.03} for i in range(1, n)}
@@ -32,9 +33,9 @@ def scoring_traces(model: str = "tiny", stand_in: bool = False, revision: str = 
     return out
 
 
-def store_with_scores(root: Path, **kw) -> TraceStore:
+def store_with_scores(root: Path, model: str = "tiny", stand_in: bool = False, revision: str = "synthetic-0001", **request_kw) -> TraceStore:
     store = TraceStore(root)
-    for doc in scoring_traces(**kw):
+    for doc in scoring_traces(model, stand_in, revision, **request_kw):
         store.write(doc)
-    heads.write_scores(store, kw.get("model", "tiny"), content_dir=NO_CONTENT)
+    heads.write_scores(store, model, content_dir=NO_CONTENT, **request_kw)
     return store

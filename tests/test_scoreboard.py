@@ -17,6 +17,8 @@ from generator import heads
 from generator.store import TraceStore
 from heads_helpers import store_with_scores
 
+SMALL = dict(n_random=1, random_length=4)  # few, short scoring texts for GPT-2-shaped synthetic traces
+
 PAGE = """# Heads
 
 ```scoreboard
@@ -122,7 +124,7 @@ model: gpt2
 
 
 def test_site_build_refuses_stand_in_traces_unless_allowed(tmp_path):
-    store_with_scores(tmp_path / "traces", model="gpt2", stand_in=True, revision="stand-in-random-init")
+    store_with_scores(tmp_path / "traces", model="gpt2", stand_in=True, revision="stand-in-random-init", **SMALL)
     cat = synthetic_trace("The cat sat", model="gpt2", stand_in=True, revision="stand-in-random-init")
     write_project(tmp_path, {"gpt2.md": STANDIN_PAGE}, traces=[cat])
     refused = run_build(tmp_path, strict=False)
@@ -139,7 +141,7 @@ def test_stand_in_scores_alone_are_refused_too():
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        store_with_scores(Path(tmp), model="gpt2", stand_in=True, revision="stand-in-random-init")
+        store_with_scores(Path(tmp), model="gpt2", stand_in=True, revision="stand-in-random-init", **SMALL)
         ctx = F.Ctx(store=TraceStore(tmp), page="p.md", allow_standin=False)
         with pytest.raises(D.DirectiveError, match="stand-in"):
             F.render(D.parse_directive("scoreboard", "model: gpt2\n", "p.md:1"), ctx)
