@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -299,3 +301,24 @@ def test_scores_of_a_real_traced_model_lie_in_zero_one(tmp_path):
     for kind in heads.KINDS:
         m = np.asarray(doc["scores"][kind])
         assert m.shape == (2, 2) and (m >= 0).all() and (m <= 1).all()
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("model", ["tiny", "gpt2"])
+def test_stored_head_scores_are_fresh_and_in_zero_one(tmp_path, model):
+    """traces/<model>/heads.json is exactly what write_scores makes from the stored traces and the
+    lessons of content/ (run `make traces` after changing either), and every score is a share."""
+    src = REPO / "traces" / model
+    if not (src / heads.HEADS_FILE).is_file():
+        pytest.skip(f"no traces/{model}/heads.json (run `make traces`)")
+    shutil.copytree(src, tmp_path / model)
+    (tmp_path / model / heads.HEADS_FILE).unlink()
+    made = heads.write_scores(TraceStore(tmp_path), model, content_dir=REPO / "content")
+    assert made.read_bytes() == (src / heads.HEADS_FILE).read_bytes(), f"traces/{model}/heads.json is stale: run `make traces`"
+    doc = json.loads(made.read_bytes())
+    for kind in heads.KINDS:
+        m = np.asarray(doc["scores"][kind])
+        assert m.shape == (doc["nLayer"], doc["nHead"]) and (m >= 0).all() and (m <= 1).all()
+        assert 0 < doc["chance"][kind] < 1
