@@ -414,6 +414,17 @@ class HeadScores:
         return self.ranked(kind)[:n]
 
 
+def example_requests(root: Path | str, model_name: str) -> list[TraceRequest]:
+    """The example traces heads.json names (one per distinct scoring text), for the asset step
+    that copies every trace a page shows; [] without a heads.json."""
+    path = heads_path(root, model_name)
+    if not path.is_file():
+        return []
+    examples = json.loads(path.read_text(encoding="utf-8")).get("examples", {})
+    reqs = [TraceRequest(e["model"], e["text"], e["ids"]) for e in examples.values()]
+    return list(dict.fromkeys(reqs))
+
+
 def load_scores(root: Path | str, model_name: str, allow_stand_in: bool = False) -> HeadScores | None:
     """heads.json of `model_name` under `root` (normally traces/), or None when it is missing or
     was computed from another revision than the traces now stored. A stand-in's scores raise

@@ -110,10 +110,15 @@ def write_static_assets(generated: Path, only_missing: bool = False) -> list[Pat
     return written
 
 
-def used_sentences(content_dir: Path) -> list[tuple[str, str]]:
-    """(model, sentence) of every figure in the lessons. A page with a broken block is skipped
-    here: the site build reports the mistake with its file and line."""
-    seen: dict[tuple[str, str], None] = {}
+def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tuple[int, ...] | None]]:
+    """(model, text, ids) of every trace a lesson figure shows: each figure's sentences, and the
+    example traces that heads.json names for each scoreboard's model (ids for random tokens).
+    A page with a broken block is skipped here: the site build reports the mistake with its file
+    and line."""
+    from . import heads
+
+    seen: dict[tuple, None] = {}
+    boards: dict[str, None] = {}
     if not content_dir.is_dir():
         return []
     for path in directives.iter_markdown(content_dir):
@@ -124,8 +129,13 @@ def used_sentences(content_dir: Path) -> list[tuple[str, str]]:
         except (directives.DirectiveError, OSError, UnicodeDecodeError):
             continue
         for d in found:
-            for pair in directives.directive_sentences(d):
-                seen.setdefault(pair, None)
+            for model, text in directives.directive_sentences(d):
+                seen.setdefault((model, text, None), None)
+            if isinstance(d, directives.Scoreboard):
+                boards.setdefault(d.model, None)
+    for model in boards:
+        for r in heads.example_requests(traces_dir, model):
+            seen.setdefault((r.model, r.text, r.ids), None)
     return list(seen)
 
 
@@ -141,9 +151,9 @@ def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "
             print(f"warning: generator/assets/{name} is not written yet; pages will load without it", file=out or sys.stderr)
     store = TraceStore(traces_dir)
     keep: set[Path] = set()
-    for model, text in used_sentences(content_dir):
+    for model, text, ids in used_traces(content_dir, traces_dir):
         try:
-            trace = store.load(model, text)
+            trace = store.load(model, text, ids)
         except LookupError:
             continue  # the build reports it, with the page's line
         keep.update(trace_asset_paths(trace, generated))

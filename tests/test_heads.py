@@ -241,6 +241,10 @@ def test_write_scores_gives_the_planted_heads_and_identical_bytes(tmp_path):
     n = heads.RANDOM_LENGTH
     assert doc["chance"]["induction"] == pytest.approx(np.mean([1 / (i + 1) for i in range(n + 1, 2 * n + 1)]), rel=1e-4)
 
+    examples = heads.example_requests(tmp_path / "a", "tiny")
+    assert [r.ids is not None for r in examples] == [False, True]  # natural sentence, repeated random tokens
+    assert heads.example_requests(tmp_path / "nowhere", "tiny") == []
+
     loaded = heads.load_scores(tmp_path / "a", "tiny")
     assert loaded.chance("induction") == doc["chance"]["induction"]
     assert loaded.top("sink", 1) == [(0, 1, 1.0)]

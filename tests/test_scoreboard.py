@@ -59,6 +59,12 @@ def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_pat
     assert 'href="#fig-3:layer=1,head=1"' in first_row
     for key in ("layer", "head", "score"):
         assert f'data-sort="{key}"' in board
+    # the example traces' download copies and heavy parts are in the built site
+    keys = re.findall(r'id="fig-[23]" data-kind="attention" data-trace-key="(\w+)"', html)
+    assert len(keys) == 2
+    for key in keys:
+        for ext in ("json", "js"):
+            assert (built.site / "assets" / "generated" / "traces" / "tiny" / f"{key}.{ext}").is_file()
     # the example figures open on the top head of induction / previous-token (here the planted head 1.1)
     assert re.search(r'id="fig-3" data-kind="attention"[^>]*data-layer="0" data-head="0"', html)
     # references
