@@ -243,7 +243,8 @@ def test_rederive_from_stored_numbers(real_trace):
             scale = np.abs(v).max()
             worst_o = max(worst_o, float(np.abs(out - np.array(head["out"])).max() / scale))
             outs.append(np.array(head["out"]))
-        assert np.array_equal(np.concatenate(outs, axis=1), np.array(layer["attnConcat"]))
+        concat = np.array(layer["attnConcat"])
+        assert np.abs(np.concatenate(outs, axis=1) - concat).max() <= 1e-4 * np.abs(concat).max()
     assert worst_w <= 1e-3
     assert worst_o <= 1e-4  # relative to the largest |v|: 5 significant digits, a few roundings
 

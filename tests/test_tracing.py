@@ -71,9 +71,11 @@ def test_out_equals_c_proj_input_slices(doc, reference):
 
 
 def test_attn_concat_is_heads_side_by_side(doc):
+    # attnConcat is what the model fed c_proj; the heads' recomputed outs side by side match it to
+    # the self-check's tolerance (bit for bit in practice, not promised across machines)
     for layer in doc["layers"]:
         outs = [t(h["out"]) for h in layer["heads"]]  # each (token, head_dim)
-        assert torch.equal(torch.cat(outs, dim=1), t(layer["attnConcat"]))
+        assert (torch.cat(outs, dim=1) - t(layer["attnConcat"])).abs().max().item() <= tracing.OUT_ATOL
 
 
 def test_qkv_equal_c_attn_of_layer_norm(lm, doc, reference):
