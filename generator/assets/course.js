@@ -346,10 +346,24 @@
     return Math.max(0, Math.min(t, this.n - 1));
   };
 
+  // A state change in three steps, so that the page is laid out once per change: take the
+  // state, redraw the plot (Plotly measures the page: do it before any other DOM write), then
+  // write the summary, table, top-3 and small multiples.
   AttentionView.prototype.render = function (state) {
-    var s = { layer: state.layer, head: state.head, token: this.clampToken(state.token) };
+    var prev = this.take(state);
+    var drawn = this.redrawPlot();
+    this.renderDom(prev);
+    return drawn;
+  };
+
+  AttentionView.prototype.take = function (state) {
     var prev = this.state;
-    this.state = s;
+    this.state = { layer: state.layer, head: state.head, token: this.clampToken(state.token) };
+    return prev;
+  };
+
+  AttentionView.prototype.renderDom = function (prev) {
+    var s = this.state;
     var grid = (this.weights[s.layer] || [])[s.head] || [];
     var headChanged = !prev || prev.layer !== s.layer || prev.head !== s.head;
     if (this.summary) {
@@ -362,8 +376,6 @@
     }
     if (!prev || prev.token !== s.token) this.renderFocus(s.token);
     if (this.minis) this.updateMinis();
-    if (this.plotted) return this.react();
-    return Promise.resolve();
   };
 
   AttentionView.prototype.renderCells = function (grid) {
@@ -430,28 +442,40 @@
     return this.cache[key];
   };
 
+  var CB_TICKVALS = [0, 0.25, 0.5, 0.75, 1];
+  var CB_TICKTEXT = ['0', '0.25', '0.5', '0.75', '1'];
+
+  // A new figure object for Plotly.react on each change, built around arrays that stay the same
+  // objects (react compares arrays by reference): a token change then only moves the focus
+  // rectangle, and a head change only swaps z, text and hover text (cached per head).
   AttentionView.prototype.figureSpec = function () {
     var s = this.state;
     var n = this.n;
     var d = this.headData(s.layer, s.head);
-    var idx = [];
-    for (var i = 0; i < n; i++) idx.push(i);
-    var ticks = this.tokens.map(function (t) { return plotEsc(shorten(tokDisplay(t), 14)); });
+    var c = this.constant;
+    if (!c) {
+      var idx = [];
+      for (var i = 0; i < n; i++) idx.push(i);
+      c = this.constant = {
+        idx: idx,
+        ticks: this.tokens.map(function (t) { return plotEsc(shorten(tokDisplay(t), 14)); })
+      };
+    }
     var trace = {
-      type: 'heatmap', x: idx, y: idx, z: d.z, text: d.text, hovertext: d.hover,
+      type: 'heatmap', x: c.idx, y: c.idx, z: d.z, text: d.text, hovertext: d.hover,
       texttemplate: n <= 40 ? '%{text}' : '', textfont: { size: n > 16 ? 9 : 11 },
       hovertemplate: '%{hovertext}<extra></extra>', hoverongaps: true,
       zmin: 0, zmax: 1, zauto: false, colorscale: COLORSCALE, xgap: 1, ygap: 1,
       colorbar: { title: { text: 'weight', side: 'right' }, thickness: 12, len: 0.9,
-        tickvals: [0, 0.25, 0.5, 0.75, 1], ticktext: ['0', '0.25', '0.5', '0.75', '1'] }
+        tickvals: CB_TICKVALS, ticktext: CB_TICKTEXT }
     };
     var layout = {
       height: this.plotHeight(),
       margin: { l: 90, r: 20, t: 110, b: 10 },
-      xaxis: { tickmode: 'array', tickvals: idx, ticktext: ticks, side: 'top', tickangle: -50,
+      xaxis: { tickmode: 'array', tickvals: c.idx, ticktext: c.ticks, side: 'top', tickangle: -50,
         range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
         title: { text: 'looks at (key)', standoff: 6 }, automargin: true },
-      yaxis: { tickmode: 'array', tickvals: idx, ticktext: ticks, autorange: 'reversed',
+      yaxis: { tickmode: 'array', tickvals: c.idx, ticktext: c.ticks, autorange: 'reversed',
         fixedrange: true, showgrid: false, zeroline: false,
         title: { text: 'token (query)', standoff: 6 }, automargin: true },
       shapes: [{ type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
@@ -486,6 +510,7 @@
     this.plotted = Promise.resolve(window.Plotly.newPlot(inner, spec.data, spec.layout, PLOT_CONFIG))
       .then(function () {
         mark('course:newplot-end');
+        self.plotReady = true;
         inner.on('plotly_click', function (ev) {
           var pt = ev && ev.points && ev.points[0];
           if (!pt) return;
@@ -504,12 +529,19 @@
   };
 
   AttentionView.prototype.react = function () {
+    var spec = this.figureSpec();
+    return Promise.resolve(window.Plotly.react(this.plotDiv, spec.data, spec.layout, PLOT_CONFIG));
+  };
+
+  // Synchronous when the plot is there; after the first draw when it is being drawn; nothing
+  // when it is not drawn yet (it is drawn later from the current state).
+  AttentionView.prototype.redrawPlot = function () {
     var self = this;
-    return this.plotted.then(function (ok) {
-      if (!ok) return;
-      var spec = self.figureSpec();
-      return window.Plotly.react(self.plotDiv, spec.data, spec.layout, PLOT_CONFIG);
-    });
+    if (this.plotReady) return this.react();
+    if (this.plotted) {
+      return this.plotted.then(function (ok) { if (ok) return self.react(); });
+    }
+    return Promise.resolve();
   };
 
   // ---- small multiples
@@ -689,12 +721,14 @@
       token: partial.token != null ? partial.token : this.state.token
     };
     this.state = this.clamp(next);
+    var prevs = this.views.map(function (v) { return v.take(self.state); });
+    var done = Promise.all(this.views.map(function (v) { return v.redrawPlot(); }));
+    this.views.forEach(function (v, i) { v.renderDom(prevs[i]); });
     this.syncControls();
-    var done = Promise.all(this.views.map(function (v) { return v.render(self.state); }));
     this.renderDiff();
     if (opts.user || opts.fromHash) {
       this.inHash = true;
-      if (!opts.fromHash) writeHash();
+      if (!opts.fromHash) writeHashSoon();
     }
     return done.then(function () {
       self.el.dispatchEvent(new CustomEvent('course:statechange', { detail: self.state }));
@@ -758,6 +792,16 @@
     });
     return out;
   }
+
+  // replaceState is a synchronous round trip to the browser: once per burst of changes.
+  var hashTimer = null;
+  function writeHashSoon() {
+    if (hashTimer) clearTimeout(hashTimer);
+    hashTimer = setTimeout(function () { hashTimer = null; writeHash(); }, 120);
+  }
+  window.addEventListener('pagehide', function () {
+    if (hashTimer) { clearTimeout(hashTimer); hashTimer = null; writeHash(); }
+  });
 
   function writeHash() {
     var parts = figures.filter(function (f) { return f.inHash && f.state; }).map(function (f) {
@@ -1153,7 +1197,7 @@
         (f.views || []).forEach(function (v) {
           if (!v.plotted) return;
           v.readTheme();
-          v.react();
+          v.redrawPlot();
         });
         if (f instanceof TrainingFigure && f.done) {
           f.done.then(function (ok) {

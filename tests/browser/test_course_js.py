@@ -115,7 +115,7 @@ def test_picking_a_head_updates_everything(open_page, harness_url, harness_site)
     bg = page.eval_on_selector(f"{FIG1} td[data-q='{n - 1}'][data-k='0']", "td => td.style.background")
     assert bg == harness.colour(grid[n - 1][0])[0]
     # the state went into the URL (1-based)
-    assert page.evaluate("location.hash") == f"#fig-1:layer=3,head=2,token={n}"
+    page.wait_for_function("h => location.hash === h", arg=f"#fig-1:layer=3,head=2,token={n}")
 
 
 def test_js_text_matches_reference_for_every_state(open_page, harness_url, harness_site):
