@@ -15,8 +15,9 @@ Two kinds:
   itself, and the one-file chapters would only repeat what the zip holds, Plotly four times
   over), with the links to them (the text between the ``course:zip-link`` and
   ``course:onefile-link`` comments is cut from every page in the zip, so no page inside the zip
-  links to a file that is not there), and source maps (``*.map``: only browser developer tools
-  ask for them). Deflate level 6: level 9 took four times as long for 1.5 % less.
+  links to a file that is not there), source maps (``*.map``: only browser developer tools
+  ask for them) and ``404.html`` (only a web server shows it, and its links are absolute,
+  ``/assets/...``, so from disk it would load nothing). Deflate level 6: level 9 took four times as long for 1.5 % less.
 
 * **One chapter in one file**: for every page with figures (``class="course-fig"``),
   ``build/site/downloads/<page>.html`` (``<page>`` is the page's path with ``/`` turned into
@@ -56,6 +57,7 @@ ZIP_ROOT = "attention-course"  # the one folder every zip entry lives in
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date a zip can hold
 ZIP_FILE_MODE = 0o100644  # regular file, rw-r--r--
 ZIP_EXCLUDE_SUFFIXES = (".map",)
+ZIP_EXCLUDE_FILES = ("404.html",)
 # The footer's link to the zip is written between these two comments (overrides/partials/copyright.html).
 ZIP_LINK_START = "<!-- course:zip-link -->"
 ZIP_LINK_END = "<!-- /course:zip-link -->"
@@ -161,7 +163,7 @@ def zip_members(site_dir: Path) -> list[tuple[str, Path]]:
         if not p.is_file() or p.is_symlink():
             continue
         rel = p.relative_to(site_dir).as_posix()
-        if rel.split("/", 1)[0] == DOWNLOADS_DIR or rel.endswith(ZIP_EXCLUDE_SUFFIXES):
+        if rel.split("/", 1)[0] == DOWNLOADS_DIR or rel.endswith(ZIP_EXCLUDE_SUFFIXES) or rel in ZIP_EXCLUDE_FILES:
             continue
         members.append((f"{ZIP_ROOT}/{rel}", p))
     return sorted(members)

@@ -185,3 +185,15 @@ def shared_course() -> Path:
         atexit.register(shutil.rmtree, tmp, True)
         _COURSE["root"] = build_course(tmp / "a")
     return _COURSE["root"]
+
+
+def settle(page, timeout: float = 60000) -> None:
+    """Wait until a page has loaded and drawn its plots. course.js draws a plot when it scrolls
+    into view, so each visible attention/compare plot is scrolled to; plots inside closed
+    <details> wait to be opened and are skipped. Ends scrolled back to the top."""
+    page.wait_for_load_state("load")
+    plots = page.locator(".course-fig[data-kind=attention] .course-plot:visible, .course-fig[data-kind=compare] .course-plot:visible")
+    for i in range(plots.count()):
+        plots.nth(i).scroll_into_view_if_needed()
+        plots.nth(i).locator(".main-svg").first.wait_for(state="attached", timeout=timeout)
+    page.evaluate("window.scrollTo(0, 0)")

@@ -134,7 +134,8 @@ def test_zip_is_complete_sorted_and_fixed(tmp_path):
     assert not any(n.endswith(".map") for n in names), "source maps are left out"
     assert {(d, m, s, c) for _, d, m, s, c in listing} == {((1980, 1, 1, 0, 0, 0), 0o100644, 3, zipfile.ZIP_DEFLATED)}
     expected = {f"attention-course/{p.relative_to(site).as_posix()}" for p in site.rglob("*") if p.is_file()}
-    expected = {n for n in expected if "/downloads/" not in n} - {"attention-course/assets/javascripts/bundle.0123abcd.min.js.map"}
+    expected = {n for n in expected if "/downloads/" not in n} - {
+        "attention-course/assets/javascripts/bundle.0123abcd.min.js.map", "attention-course/404.html"}
     assert set(names) == expected
     with zipfile.ZipFile(report.zip_path) as zf:
         page = zf.read("attention-course/attention.html").decode()

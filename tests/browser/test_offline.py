@@ -1,0 +1,148 @@
+"""Offline downloads in Chromium with ALL network blocked (every request that is not file:// or
+data: is aborted and counted): the unzipped course and a one-file chapter work from file://.
+
+The course is the session's shared build (tests/hardening_helpers.py: the repository's content
+plus an injection page, traced with the tiny model, built by `python -m generator site`)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import zipfile
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from hardening_helpers import settle, shared_course
+
+from .conftest import Watched
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ZIP_ROOT = "attention-course"
+
+
+@pytest.fixture(scope="module")
+def course() -> Path:
+    return shared_course()
+
+
+@pytest.fixture(scope="module")
+def unzipped(course, tmp_path_factory) -> Path:
+    dest = tmp_path_factory.mktemp("unzipped")
+    with zipfile.ZipFile(course / "build" / "downloads" / "course-offline.zip") as zf:
+        zf.extractall(dest)
+    return dest / ZIP_ROOT
+
+
+@pytest.fixture
+def offline(browser):
+    """offline(**context options) -> Watched page that may load file:// and data: only."""
+    made: list[Watched] = []
+
+    def _open(**options) -> Watched:
+        options.setdefault("viewport", {"width": 1200, "height": 900})
+        context = browser.new_context(**options)
+        w = Watched(context, context.new_page(), allowed_hosts=set())
+        made.append(w)
+        return w
+
+    yield _open
+    for w in made:
+        external = list(w.external)
+        w.context.close()
+        assert external == [], f"{len(external)} request(s) tried to leave the machine: {external}"
+
+
+def summary(page, fig: str = "#fig-1") -> str:
+    return page.locator(f"{fig} .course-summary").first.inner_text()
+
+
+def change_head(page, fig: str = "#fig-1") -> tuple[str, str]:
+    """Pick other heads in the figure's picker until the summary changes; (before, after)."""
+    before = summary(page, fig)
+    head = page.locator(f"{fig} select[data-control=head]").first
+    current = head.input_value()
+    for value in head.locator("option").evaluate_all("os => os.map(o => o.value)"):
+        if value == current:
+            continue
+        head.select_option(value)
+        after = summary(page, fig)
+        if after != before:
+            return before, after
+    return before, summary(page, fig)
+
+
+def test_the_zip_is_the_site_without_downloads_and_every_local_link_resolves(course, unzipped):
+    site = course / "build" / "site"
+    in_site = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    in_zip = {p.relative_to(unzipped).as_posix() for p in unzipped.rglob("*") if p.is_file()}
+    assert in_zip == {p for p in in_site if not p.startswith("downloads/") and not p.endswith(".map") and p != "404.html"}
+    missing = []
+    for page in sorted(unzipped.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        assert "course-offline.zip" not in text and "downloads/" not in text, f"{page.name} links to a download not in the zip"
+        for url in re.findall(r'\b(?:href|src|data-parts)="([^"#?]+)', text):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", url) or url.startswith("/"):
+                continue
+            target = (page.parent / unquote(url)).resolve()
+            if not target.exists():
+                missing.append(f"{page.relative_to(unzipped)} -> {url}")
+    assert not missing, f"links to files not in the zip: {missing[:20]}"
+
+
+def test_unzipped_course_works_from_file_with_no_network(unzipped, offline):
+    w = offline()
+    page = w.goto((unzipped / "attention.html").as_uri())
+    page.wait_for_selector("#fig-1 .course-plot .main-svg", timeout=30000)
+    before, after = change_head(page)
+    assert before != after, "changing the head did not change the summary"
+    assert page.locator("math").count() > 0, "the formulas (MathML) are missing"
+    # search: the offline plugin's inlined index, the worker through the vendored iframe-worker shim
+    page.locator("input.md-search__input").press_sequentially("softmax", delay=20)
+    page.wait_for_selector(".md-search-result__item", timeout=20000)
+    assert "matching document" in page.inner_text(".md-search-result__meta")
+    links = page.locator(".md-search-result__link").evaluate_all("as => as.map(a => a.href)")
+    assert links and all(urlparse(h).scheme == "file" for h in links)
+    assert not [e for e in w.errors if "favicon" not in e], w.errors
+
+
+def test_every_page_of_the_zip_opens_without_network(unzipped, offline):
+    w = offline()
+    failed: list[str] = []
+    w.page.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})"))
+    for html in sorted(unzipped.glob("*.html")):
+        w.goto(html.as_uri(), wait_painted=False)
+        settle(w.page)
+        w.page.evaluate("courseReady && courseReady()")  # the heavy parts too
+    assert not failed, f"files the pages asked for that are not in the zip: {failed}"
+    assert not w.errors, w.errors
+
+
+@pytest.mark.parametrize("chapter", ["attention.html", "injection.html"])
+def test_one_file_chapter_alone_works_with_no_other_file(course, chapter, offline, tmp_path):
+    alone = tmp_path / chapter
+    shutil.copy(course / "build" / "site" / "downloads" / chapter, alone)
+    w = offline()
+    page = w.goto(alone.as_uri())
+    page.wait_for_selector("#fig-1 .course-plot .main-svg", timeout=30000)
+    before, after = change_head(page)
+    assert before != after
+    # the heavy parts are inline: courseReady() resolves without loading anything
+    n = page.evaluate("async () => { await courseReady(); return traces.filter(t => t.layers[0].heads[0].q).length }")
+    assert n == page.evaluate("traces.length") > 0
+    requested = [u for u in w.requests if not u.startswith("data:")]
+    assert requested == [alone.as_uri()], f"the one-file chapter asked for other files: {requested}"
+    assert not w.errors, w.errors
+    if chapter == "attention.html":
+        assert page.locator("math").count() > 0
+        assert page.locator(".tabbed-set").count() > 0 and page.locator("table.course-table").count() > 0
+
+
+def test_download_sizes_are_reported(course, capsys):
+    """Not a check: prints the sizes `python -m generator site` reported (raw and gzipped)."""
+    lines = [line for line in (course / "build" / "site.log").read_text(encoding="utf-8").splitlines() if line.startswith("downloads:")]
+    assert lines
+    with capsys.disabled():
+        print("\n" + "\n".join(lines))
