@@ -181,8 +181,18 @@ def main_traces(args) -> int:
     items = collect_items(Path(args.content), args.sentence or [], models)
     if items is None:
         return 2
-    store = TraceStore(traces_dir)
-    return run_traces(models, store, items, force=args.force, gpt2_path=args.gpt2_path, stand_in=args.stand_in)
+    import torch
+
+    # The thread count changes float32 reductions in the last bits (≈1 value in 1000 differs at the
+    # 5th significant digit between 1 and 2 threads), so it is pinned: the same torch build then
+    # writes the same bytes on any machine, whatever its core count.
+    before = torch.get_num_threads()
+    torch.set_num_threads(args.threads)
+    try:
+        store = TraceStore(traces_dir)
+        return run_traces(models, store, items, force=args.force, gpt2_path=args.gpt2_path, stand_in=args.stand_in)
+    finally:
+        torch.set_num_threads(before)
 
 
 def add_parser(sub) -> None:
@@ -199,5 +209,7 @@ def add_parser(sub) -> None:
     p.add_argument("--gpt2-path", default=None, help="a local GPT-2 checkpoint folder (or set COURSE_GPT2_PATH)")
     p.add_argument("--stand-in", action="store_true",
                    help="trace gpt2 with the random-weight stand-in (tests/bench; writes to build/stand-in-traces)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch CPU threads (default 1: traces are then byte-identical whatever the machine's core count)")
     p.add_argument("--sentence", action="append", help="also trace this sentence with every selected model (repeatable)")
     p.set_defaults(func=main_traces)
