@@ -270,3 +270,27 @@ def test_json_schema_names_match_schema_module():
     assert spec["$defs"]["meta"]["required"] == list(schema.META_FIELDS.values()) + ["standIn"]
     assert spec["$defs"]["prediction"]["required"] == list(schema.PREDICTION_FIELDS)
     assert spec["properties"]["schemaVersion"]["const"] == schema.SCHEMA_VERSION
+
+
+def test_committed_store_is_consistent():
+    """Whatever traces/ holds: every index entry's file exists and carries its key and the index's
+    meta; the smallest trace of each model passes the JSON Schema (all of them would be slow)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    s = TraceStore(REPO / "traces")
+    if not s.models():
+        pytest.skip("no traces in traces/ yet (run `make traces`)")
+    spec = json.loads(SCHEMA_FILE.read_text())
+    for model in s.models():
+        meta = s.model_meta(model)
+        assert meta is not None and meta["model"] == model and meta["schemaVersion"] == schema.SCHEMA_VERSION
+        entries = s.entries(model)
+        assert entries == sorted(entries, key=store._entry_sort)
+        for e in entries:
+            path = REPO / "traces" / model / e["file"]
+            assert path.is_file(), f"index lists a missing file {path}"
+            want = trace_key(model, meta["revision"], schema.SCHEMA_VERSION, e["text"], e.get("ids"))
+            assert e["file"] == want + ".json"
+        smallest = min(entries, key=lambda e: e["nTokens"])
+        doc = s.load(model, smallest["text"], smallest.get("ids"))
+        assert doc["meta"] == meta and len(doc["tokens"]) == smallest["nTokens"]
+        jsonschema.validate(doc, spec)
