@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
