@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -579,6 +580,24 @@ def walk_lines(lines: list[str]):
             yield i, line, "body", opened
 
 
+def page_targets(lines: list[str]) -> set[str]:
+    """What a reference inside code may name: the ids of the page's figures, `model` and `page`."""
+    ids, body, fence = {"model", "page"}, [], None
+    for _i, line, role, match in walk_lines(lines):
+        if role == "open":
+            fence, body = match, []
+        elif role == "body":
+            body.append(line)
+        elif role == "close" and (fence["lang"] or "") in SPECS:
+            try:
+                data = yaml.safe_load(textwrap.dedent("\n".join(body)))
+            except yaml.YAMLError:
+                continue  # the fence itself reports it
+            if isinstance(data, dict) and isinstance(data.get("id"), str):
+                ids.add(data["id"])
+    return ids
+
+
 def annotate_source(lines: list[str], shown: str, first_line: int = 1, code_refs: list | None = None) -> list[str]:
     """Mark where each directive and reference comes from, so rendering errors name `path:line`.
 
@@ -587,18 +606,24 @@ def annotate_source(lines: list[str], shown: str, first_line: int = 1, code_refs
     so fences inside content tabs stay intact), and every `{{ ... }}` outside fences and code
     spans gets ` @line` before its `}}`. parse_directive/split_source_mark and parse_ref read both.
 
-    References inside code (fenced code blocks and code spans) are references too, so that Code
-    views can say `trace.layers[{{ lily.layer0 }}]` and run as written. Each is parsed here,
+    References inside code (fenced code blocks and code spans) are references too when they name
+    a figure of the page (or `model.`/`page.`), so that Code views can say
+    `trace.layers[{{ lily.layer0 }}]` and run as written; other braces in code stay as written.
+    Each is parsed here,
     replaced by a placeholder identifier that survives syntax highlighting, and appended to
     `code_refs` as (placeholder, Ref); the Markdown extension fills them in after rendering.
     """
     out: list[str] = []
+    targets = page_targets(lines) if code_refs is not None else set()
 
     def code_placeholders(text: str, lineno: int) -> str:
         if code_refs is None:
             return text
 
         def swap(m: re.Match) -> str:
+            mb = REF_BODY_RE.match(m["body"].strip())
+            if not mb or mb["target"] not in targets:
+                return m.group(0)  # other braces in code (a template, a dict) stay as written
             ref = parse_ref(m["body"], f"{shown}:{lineno}")
             placeholder = f"{CODE_REF_PREFIX}{len(code_refs)}__"
             code_refs.append((placeholder, ref))

@@ -258,16 +258,19 @@ def test_bad_references(body, problem):
 
 
 def test_references_in_code_count_but_not_inside_directive_bodies():
-    text = ("Use `x[{{ a.layer0 }}]` in code.\n\n```js\nx = trace.layers[{{ b.layer0 }}];\n```\n\n"
-            "But {{ c.one }} counts.\n\n```attention\nsentence: '{{ not.aref }}'\n```\n")
+    text = ("Use `x[{{ a.layer0 }}]` in code, not `{{ other.x }}`.\n\n```js\nx = trace.layers[{{ b.layer0 }}];\n"
+            "y = '{{ template }}'\n```\n\nBut {{ c.one }} counts.\n\n```attention\nsentence: '{{ not.aref }}'\nid: a\n```\n\n"
+            "```softmax\nscores: [1, 0]\nid: b\n```\n")
     refs = sorted((r.target, r.name, r.where) for r in d.iter_refs(text, "p.md"))
-    assert refs == [("a", "layer0", "p.md:1"), ("b", "layer0", "p.md:4"), ("c", "one", "p.md:7")]
+    assert refs == [("a", "layer0", "p.md:1"), ("b", "layer0", "p.md:4"), ("c", "one", "p.md:8")]
 
 
 def test_references_in_code_become_placeholders():
     code_refs: list = []
-    lines = d.annotate_source(["```js", "trace.layers[{{ lily.layer0 }}]", "```", "see `{{ lily.head0 }}`"], "p.md", 10, code_refs)
-    assert lines[1] == "trace.layers[__course_ref_0__]"
+    page = ["```js", "trace.layers[{{ lily.layer0 }}] // {{ jinja }} {{ other.x }}", "```", "see `{{ lily.head0 }}`",
+            "", "```attention", "model: tiny", "sentence: hi", "pick: self", "id: lily", "```"]
+    lines = d.annotate_source(page, "p.md", 10, code_refs)
+    assert lines[1] == "trace.layers[__course_ref_0__] // {{ jinja }} {{ other.x }}"
     assert lines[3] == "see `__course_ref_1__`"
     assert [(p, r.name, r.where) for p, r in code_refs] == [
         ("__course_ref_0__", "layer0", "p.md:11"), ("__course_ref_1__", "head0", "p.md:13")]
