@@ -309,31 +309,24 @@ def reading_time(text: str) -> ReadingTime:
 
 
 def page_value(ref: directives.Ref, reading: ReadingTime) -> str:
-    if ref.name == "minutes":
-        return str(reading.minutes)
-    if ref.name == "words":
-        return str(reading.words)
-    raise DirectiveError(ref.where, f"unknown page reference {{{{ {ref.raw} }}}}", f"use one of: {', '.join('page.' + f for f in directives.PAGE_FIELDS)}")
+    # parse_ref has already refused any field outside directives.PAGE_FIELDS
+    return str({"minutes": reading.minutes, "words": reading.words}[ref.name])
 
 
 def substitute_page_refs(lines: list[str], shown: str, first_line: int, reading: ReadingTime) -> list[str]:
     """Replace `{{ page.* }}` references in prose (not in fences or code spans); others stay."""
-    out, in_fence = [], None
-    for n, line in enumerate(lines):
-        m = directives.FENCE_OPEN.match(line)
-        if in_fence is None and m:
-            in_fence = m["fence"]
-            out.append(line)
-            continue
-        if in_fence is not None:
-            if line.strip().startswith(in_fence) and not line.strip().strip(in_fence[0]):
-                in_fence = None
+    out = []
+    for n, line, role, _fence in directives.walk_lines(lines):
+        if role != "prose":
             out.append(line)
             continue
         visible = directives.strip_code_spans(line)
         pieces, pos = [], 0
         for rm in directives.REF_RE.finditer(visible):
-            ref = directives.parse_ref(rm["body"], f"{shown}:{first_line + n}")
+            try:
+                ref = directives.parse_ref(rm["body"], f"{shown}:{first_line + n}")
+            except DirectiveError as exc:  # a plain error would reach MkDocs as a traceback
+                raise LessonError(exc.where, exc.problem, exc.fix) from None
             if ref.target != "page":
                 continue
             pieces.append(line[pos:rm.start()])

@@ -249,7 +249,7 @@ CASES = [
 # generator/lesson_ext.py reads every `{{ }}` with directives.parse_ref and lets its DirectiveError
 # escape: the build dies with a Python traceback (ending in the right line) instead of the one
 # line. Strict xfail, so that the fix (raise LessonError, a BuildError) is noticed.
-TRACEBACK_IDS = {"ref-unreadable", "ref-unknown-page-field"}
+TRACEBACK_IDS: set[str] = set()  # every site case now stops with its one line
 SITE_PARAMS = [
     pytest.param(c, id=c.id, marks=[pytest.mark.xfail(strict=True, raises=Exception, reason="lesson_ext: traceback, not one line")]
                  if c.id in TRACEBACK_IDS else [])
