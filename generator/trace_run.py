@@ -104,6 +104,9 @@ def run_traces(
     check_errors: list[str] = []
     missing: dict[str, str] = {}
     traced_any = False
+    # Pass 1: load each model and check every request against it (context, vocabulary), so that
+    # a lesson mistake stops the run before anything is written.
+    plans = []  # (name, lm, by_req, todo)
     for name in models:
         by_req: dict[TraceRequest, str] = {}
         for it in items:
@@ -123,7 +126,6 @@ def run_traces(
             else:
                 print(f"{name}: all {len(by_req)} traces are already in {store.root}", file=out)
             continue
-        traced_any = True
         if heads is not None and hasattr(heads, "scoring_requests"):
             for r in heads.scoring_requests(dict(lm.meta)):
                 by_req.setdefault(r, "heads.scoring_requests")
@@ -131,11 +133,19 @@ def run_traces(
         for req in sorted(by_req):
             try:
                 tracing.token_ids(lm, req.text, req.ids)
+            except tracing.TooLong as e:
+                content_errors.append(f"{by_req[req]}: {e}. Fix: shorten the sentence to at most {lm.n_ctx} tokens")
+                continue
             except tracing.TraceError as e:
-                content_errors.append(f"{by_req[req]}: {e}")
+                content_errors.append(f"{by_req[req]}: {e}. Fix: change the sentence")
                 continue
             if force or not store.has(name, req.text, req.ids, revision=lm.revision):
                 todo.append(req)
+        plans.append((name, lm, by_req, todo))
+
+    # Pass 2: trace, only when every request of every model is traceable.
+    for name, lm, by_req, todo in ([] if content_errors else plans):
+        traced_any = True
         done = 0
         for req in tqdm(todo, desc=f"trace {name}", unit="trace", disable=None if progress is None else not progress):
             try:

@@ -432,17 +432,10 @@ def test_a_lesson_mistake_stops_make_traces_with_one_line_and_the_store_is_untou
         hits = [line for line in lines if line.startswith(where)]
         assert len(hits) == 1, proc.stderr
         assert re.match(
-            re.escape(where) + r"tiny: 'Lily ran\. Lily ran\. Lily ran\. Lily ran\. '… is \d+ tokens, longer than tiny's context of 256 tokens",
+            re.escape(where) + r"tiny: 'Lily ran\. Lily ran\. Lily ran\. Lily ran\. '… is \d+ tokens, longer than tiny's context of 256 tokens\. Fix: ",
             hits[0]), hits[0]
-        # Known gaps (generator/trace_run.py, tracing.py), reported, not hidden: the run still
-        # traces the lesson's other sentences before exiting 2, and TooLong says what, not how.
-        gaps = []
-        if snapshot(root)["traces"] != before["traces"]:
-            gaps.append("the run wrote the other sentences' traces before failing")
-        if ". Fix: " not in hits[0]:
-            gaps.append(f"no 'Fix:' in {hits[0]!r}")
-        if gaps:
-            pytest.xfail("; ".join(gaps))
+        assert hits[0].endswith(". Fix: shorten the sentence to at most 256 tokens"), hits[0]
+        assert snapshot(root)["traces"] == before["traces"], "a failed trace run changed the store"
         return
     else:
         assert case.line() in lines, proc.stderr
