@@ -80,6 +80,7 @@ def run_traces(
     progress: bool | None = None,
     out=None,
     err=None,
+    content_dir: Path | None = None,
 ) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     from . import models as models_mod
@@ -118,7 +119,7 @@ def run_traces(
             print(str(e), file=err)
             meta = store.model_meta(name)
             if heads is not None and hasattr(heads, "scoring_requests") and meta is not None:
-                for r in heads.scoring_requests(meta):
+                for r in heads.scoring_requests(name, meta, content_dir):
                     by_req.setdefault(r, "heads.scoring_requests")
             absent = [r for r in by_req if not store.has(r.model, r.text, r.ids)]
             if absent:
@@ -127,7 +128,7 @@ def run_traces(
                 print(f"{name}: all {len(by_req)} traces are already in {store.root}", file=out)
             continue
         if heads is not None and hasattr(heads, "scoring_requests"):
-            for r in heads.scoring_requests(dict(lm.meta)):
+            for r in heads.scoring_requests(name, dict(lm.meta), content_dir):
                 by_req.setdefault(r, "heads.scoring_requests")
         todo: list[TraceRequest] = []
         for req in sorted(by_req):
@@ -155,7 +156,7 @@ def run_traces(
                 check_errors.append(f"{by_req[req]}: {e}")
         if heads is not None and hasattr(heads, "write_scores") and not check_errors:
             try:
-                heads.write_scores(store, name)
+                heads.write_scores(store, name, content_dir)
             except Exception as e:  # a missing scoring trace, say: report it in one line
                 check_errors.append(f"heads.write_scores({name}): {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         pruned = store.prune(name)
@@ -200,7 +201,8 @@ def main_traces(args) -> int:
     torch.set_num_threads(args.threads)
     try:
         store = TraceStore(traces_dir)
-        return run_traces(models, store, items, force=args.force, gpt2_path=args.gpt2_path, stand_in=args.stand_in)
+        return run_traces(models, store, items, force=args.force, gpt2_path=args.gpt2_path, stand_in=args.stand_in,
+                          content_dir=Path(args.content))
     finally:
         torch.set_num_threads(before)
 

@@ -83,18 +83,19 @@ def test_too_long_sentence_names_file_and_line(tmp_path, tiny):
     assert code == 2
     line = next(l for l in err.splitlines() if "context" in l)
     assert line.startswith("content/lesson.md:2: tiny:") and "tiny's context of 256 tokens" in line
-    assert TraceStore(tmp_path).has("tiny", "fine")
+    assert line.endswith(". Fix: shorten the sentence to at most 256 tokens")
+    assert not TraceStore(tmp_path).has("tiny", "fine"), "a lesson mistake stops the run before anything is written"
 
 
 def test_heads_hooks_are_called(tmp_path, tiny, monkeypatch):
     calls = []
     fake = types.SimpleNamespace(
-        scoring_requests=lambda meta: calls.append(("req", meta["model"])) or [TraceRequest(meta["model"], "score me", (1, 2, 3))],
-        write_scores=lambda store, model: calls.append(("write", model, store.has(model, "score me", (1, 2, 3)))),
+        scoring_requests=lambda name, meta, content: calls.append(("req", meta["model"], content)) or [TraceRequest(meta["model"], "score me", (1, 2, 3))],
+        write_scores=lambda store, model, content: calls.append(("write", model, store.has(model, "score me", (1, 2, 3)), content)),
     )
     monkeypatch.setattr(trace_run, "optional_module", lambda name: fake if name == "generator.heads" else None)
-    code, _, _ = run(TraceStore(tmp_path), items(("tiny", "a b")), tiny, models=["tiny"])
-    assert code == 0 and calls == [("req", "tiny"), ("write", "tiny", True)]
+    code, _, _ = run(TraceStore(tmp_path), items(("tiny", "a b")), tiny, models=["tiny"], content_dir=tmp_path / "lessons")
+    assert code == 0 and calls == [("req", "tiny", tmp_path / "lessons"), ("write", "tiny", True, tmp_path / "lessons")]
 
 
 def test_cli_unknown_model_and_stand_in_guard(tmp_path, capsys):
