@@ -246,15 +246,6 @@ CASES = [
          "no trace of 'Lily wanted to play with him' for model tiny; the page shows a 'traces pending' box. Run `make traces` on a machine with the model.",
          at="```attention", command="strict"),
 ]
-# generator/lesson_ext.py reads every `{{ }}` with directives.parse_ref and lets its DirectiveError
-# escape: the build dies with a Python traceback (ending in the right line) instead of the one
-# line. Strict xfail, so that the fix (raise LessonError, a BuildError) is noticed.
-TRACEBACK_IDS: set[str] = set()  # every site case now stops with its one line
-SITE_PARAMS = [
-    pytest.param(c, id=c.id, marks=[pytest.mark.xfail(strict=True, raises=Exception, reason="lesson_ext: traceback, not one line")]
-                 if c.id in TRACEBACK_IDS else [])
-    for c in CASES
-]
 # Cases for `python -m generator traces` (content + tiny model): exit status 2, store untouched.
 TRACE_CASES = [
     Case("traces-unknown-model", bad("model: tiny\nsentence: \"Lily", "model: gpt3\nsentence: \"Lily"),
@@ -339,7 +330,7 @@ def error_lines(log: str) -> list[str]:
     return [re.sub(r"^(?:ERROR|WARNING)\s+-\s+|^error: ", "", line) for line in log.splitlines()]
 
 
-@pytest.mark.parametrize("case", SITE_PARAMS)
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_a_lesson_mistake_stops_the_build_with_one_exact_line_and_writes_nothing(case, good_project, tmp_path):
     root = tmp_path / "project"
     root.mkdir()
