@@ -54,5 +54,9 @@ def main(argv: list[str] | None = None) -> int:
 
     publish.add_parsers(sub)  # assets, site
 
+    from . import downloads
+
+    downloads.add_parser(sub)  # downloads (the site command makes them too; this remakes them from build/site)
+
     args = parser.parse_args(argv)
     return args.func(args)
