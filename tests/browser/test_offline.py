@@ -6,6 +6,7 @@ plus an injection page, traced with the tiny model, built by `python -m generato
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shutil
 import zipfile
@@ -90,6 +91,20 @@ def test_the_zip_is_the_site_without_downloads_and_every_local_link_resolves(cou
             if not target.exists():
                 missing.append(f"{page.relative_to(unzipped)} -> {url}")
     assert not missing, f"links to files not in the zip: {missing[:20]}"
+
+
+def test_hosted_pages_link_to_the_zip_and_chapters_to_their_one_file_copy(course):
+    site = course / "build" / "site"
+    for page in sorted(site.glob("*.html")):
+        if page.name == "404.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        links = [posixpath.normpath(u) for u in re.findall(r'href="([^"]*downloads/[^"]+)"', text)]
+        assert "downloads/course-offline.zip" in links, f"{page.name}: no link to the zip"
+        if 'class="course-fig' in text:
+            assert f"downloads/{page.name}" in links, f"{page.name}: no link to its one-file copy"
+        for url in links:
+            assert (page.parent / url).is_file(), f"{page.name}: {url} does not exist"
 
 
 def test_unzipped_course_works_from_file_with_no_network(unzipped, offline):
