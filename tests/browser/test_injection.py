@@ -148,3 +148,13 @@ def test_hostile_sentence_in_search_results_is_text(course, server, trapped):
     page.wait_for_timeout(500)
     assert page.evaluate("window.__pwnedHits") == [] and w.dialogs == []
     assert page.locator(".md-search-result img[src=x], .md-search-result img[src=y]").count() == 0
+
+
+def test_the_trap_catches_a_payload_that_does_run(trapped):
+    """The control: the same payloads, inserted as HTML on purpose, are caught."""
+    w = trapped(set())
+    w.page.set_content("<p>control</p>")
+    w.page.evaluate("html => document.body.insertAdjacentHTML('beforeend', html)", INJECTIONS[0])
+    w.page.wait_for_timeout(500)
+    assert w.page.evaluate("window.__pwnedHits") == ["1"]
+    assert w.dialogs == ["alert: 1"]
