@@ -22,13 +22,12 @@ import os
 import re
 import shutil
 import sys
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from conftest import LILY, lily_trace, synthetic_trace, write_traces
+from conftest import lily_trace, synthetic_trace, write_traces
 from hardening_helpers import REPO, run, traces_command, tree_digest, tree_stat
 
 pytestmark = pytest.mark.slow
