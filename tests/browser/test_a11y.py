@@ -92,9 +92,7 @@ def axe(page) -> list[dict]:
 # Violations found in files this test's author does not own, reported to their owners. The test
 # xfails (with this reason) while exactly these remain, and fails on any other violation, and
 # when one of these is gone (so that the entry is removed).
-KNOWN = {
-    ("index.html", "empty-table-header"): "content/index.md:22: the chapter table's first header cell is empty (owner: chapter)",
-}
+KNOWN: dict[tuple[str, str], str] = {}  # none left: every page must have 0 violations
 
 
 def judge(results: dict[str, list[dict]], text: str) -> None:
