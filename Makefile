@@ -7,6 +7,9 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 MKDOCS := $(VENV)/bin/mkdocs
 STRICT ?=
+# Dates in the built site (sitemap.xml) come from the last commit, so the same checkout always
+# builds byte-identical pages.
+export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
 
 # Stamps record which dependency sets are installed, so reruns skip pip.
 SITE_STAMP   := $(VENV)/.deps-site
