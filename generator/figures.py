@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import directives as D
-from . import schema
+from . import heads, schema
 from .directives import DirectiveError
 
 WEIGHT_DECIMALS = 4  # weights in a page's JSON; every displayed weight is derived from these
@@ -210,11 +210,7 @@ def trace_weights(trace: dict) -> np.ndarray:
     hit = _WEIGHTS_CACHE.get(id(trace))
     if hit is not None and hit[0] is trace:
         return hit[1]
-    w = np.array(
-        [[[[0.0 if x is None else x for x in row] for row in h["weights"]] for h in layer["heads"]] for layer in trace["layers"]],
-        dtype=np.float64,
-    )  # (layer, head, query, key)
-    w = np.round(w, WEIGHT_DECIMALS) + 0.0
+    w = np.round(heads.trace_weights(trace), WEIGHT_DECIMALS) + 0.0  # (layer, head, query, key)
     if len(_WEIGHTS_CACHE) > 64:
         _WEIGHTS_CACHE.clear()
     _WEIGHTS_CACHE[id(trace)] = (trace, w)
