@@ -173,3 +173,19 @@ def harness_url(harness_site, harness_server):
         return base + hash
 
     return _url
+
+
+# The whole course, built once (hardening_helpers.shared_course), and served over http: shared by
+# the accessibility, injection and offline tests.
+@pytest.fixture(scope="module")
+def course() -> Path:
+    from hardening_helpers import shared_course
+
+    return shared_course()
+
+
+@pytest.fixture(scope="module")
+def server(course):
+    s = LocalServer(course / "build" / "site")
+    yield s
+    s.close()

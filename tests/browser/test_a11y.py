@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from hardening_helpers import INJECTION_PAGE_NAME, REPO, settle, shared_course
+from hardening_helpers import INJECTION_PAGE_NAME, REPO, settle
 
-from .conftest import LocalServer, Watched
+from .conftest import Watched
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -34,18 +34,6 @@ AXE_RUN = """async () => {
     examples: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ' :: ' + (n.failureSummary || '').replace(/\\s+/g, ' ').slice(0, 240)),
   }));
 }"""
-
-
-@pytest.fixture(scope="module")
-def course() -> Path:
-    return shared_course()
-
-
-@pytest.fixture(scope="module")
-def server(course):
-    s = LocalServer(course / "build" / "site")
-    yield s
-    s.close()
 
 
 @pytest.fixture

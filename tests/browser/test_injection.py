@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import re
 import zipfile
-from pathlib import Path
 
 import pytest
 
-from hardening_helpers import INJECTIONS, shared_course
+from hardening_helpers import INJECTIONS
 
-from .conftest import LocalServer, Watched
+from .conftest import Watched
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -26,18 +25,6 @@ window.__pwnedHits = [];
 Object.defineProperty(window, '__pwned', {configurable: false,
   get() { return undefined; }, set(v) { window.__pwnedHits.push(String(v)); }});
 """
-
-
-@pytest.fixture(scope="module")
-def course() -> Path:
-    return shared_course()
-
-
-@pytest.fixture(scope="module")
-def server(course):
-    s = LocalServer(course / "build" / "site")
-    yield s
-    s.close()
 
 
 @pytest.fixture

@@ -15,18 +15,13 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from hardening_helpers import INJECTION_PAGE_NAME, settle, shared_course
+from hardening_helpers import INJECTION_PAGE_NAME, settle
 
 from .conftest import Watched
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ZIP_ROOT = "attention-course"
-
-
-@pytest.fixture(scope="module")
-def course() -> Path:
-    return shared_course()
 
 
 @pytest.fixture(scope="module")
