@@ -17,16 +17,20 @@ def cmd_train_tiny(args: argparse.Namespace) -> int:
     if args.hub:
         stories, source = training.hub_stories(args.hub_limit), "hf:roneneldan/TinyStories"
     else:
-        corpus = Path(args.corpus)
-        if not corpus.is_file():
-            print(f"error: {corpus}: corpus file not found (give --corpus PATH)", file=sys.stderr)
+        corpora = [Path(c) for c in (args.corpus or training.DEFAULT_CORPORA)]
+        missing = [str(c) for c in corpora if not c.is_file()]
+        if missing:
+            print(f"error: {missing[0]}: corpus file not found (give --corpus PATH, once per file)", file=sys.stderr)
             return 2
-        stories, source = training.read_stories(corpus), corpus.name
-    log = training.train(cfg, stories, Path(args.out), source)
+        stories, source = training.read_corpora(corpora)
+    run_dir = Path(args.run_dir)
+    if args.fresh and (run_dir / "state.pt").is_file():
+        (run_dir / "state.pt").unlink()
+    log = training.train(cfg, stories, Path(args.out), source, run_dir=run_dir)
     held = log["heldOut"]
     print(
         f"held-out: {held['bitsPerChar']:.3f} bits/char, {held['natsPerToken']:.3f} nats/token "
-        f"over {held['stories']} stories; wall {log['wallSeconds']:.0f} s"
+        f"over {held['stories']} stories; compute {log['wallSeconds']:.0f} s"
     )
     return 0
 
@@ -36,13 +40,16 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train-tiny", help="train the tiny model and its tokenizer")
-    from .training import DEFAULT_CORPUS, PACKAGE_MODEL_DIR
+    from .training import DEFAULT_RUN_DIR, PACKAGE_MODEL_DIR
 
-    p.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="stories separated by <|endoftext|> lines")
+    p.add_argument("--corpus", action="append", help="stories separated by <|endoftext|> lines (repeatable; "
+                   "default: both files of ../shared/data/tinystories/)")
     p.add_argument("--hub", action="store_true", help="load roneneldan/TinyStories with `datasets` instead")
     p.add_argument("--hub-limit", type=int, default=None, help="with --hub: use only the first N stories")
     p.add_argument("--out", default=str(PACKAGE_MODEL_DIR), help="where to write the checkpoint")
     p.add_argument("--steps", type=int, default=0, help="override the number of optimiser steps")
+    p.add_argument("--run-dir", default=str(DEFAULT_RUN_DIR), help="where the resumable state is saved")
+    p.add_argument("--fresh", action="store_true", help="start over instead of resuming a stopped run")
     p.set_defaults(func=cmd_train_tiny)
 
     from . import bench, trace_run

@@ -28,8 +28,9 @@ sink head some previous-token score and every previous-token head some sink scor
 only look at itself.) TransformerLens divides by every row instead, so its numbers are a little
 lower; the ranking of heads is the same idea.
 
-Scoring texts (:func:`scoring_requests`): previous-token and sink are measured on natural
-sentences (a few fixed ones plus every sentence the lessons trace for that model); duplicate-token
+Scoring texts (:func:`scoring_requests`): previous-token and sink are measured on the fixed natural
+sentences of :data:`SCORING_SENTENCES` (each traced, like every trace, after the model's
+``<|endoftext|>``, so the sink score is the weight on that token); duplicate-token
 and induction on :data:`N_RANDOM` sequences of :data:`RANDOM_LENGTH` distinct random ordinary
 tokens, each prefixed by the model's ``<|endoftext|>`` and repeated twice. The random ids come
 from sha256, not from a random-number library, so they never change with a library version.
@@ -55,7 +56,7 @@ import numpy as np
 from .store import TraceRequest, TraceStore, atomic_write, dumps, round_floats
 
 HEADS_FILE = "heads.json"
-FORMAT_VERSION = 2  # 2: adds `chance`
+FORMAT_VERSION = 3  # 2: adds `chance`; 3: adds `scoringSet` (the fixed texts' version), traces start with EOT
 KINDS = ("previous-token", "duplicate-token", "induction", "sink")
 
 # One-line definitions, shown on the pages next to each scoreboard (positions count from 1 there).
@@ -94,11 +95,18 @@ NAMES = {  # one head of the kind, in running text
 NATURAL_KINDS = ("previous-token", "sink")
 REPEATED_KINDS = ("duplicate-token", "induction")
 
-# Fixed natural scoring sentences, traced for every model in addition to the lessons' sentences.
+# The scoring set: fixed natural sentences, and repeated random tokens (below). Lessons never add to
+# it, so a new lesson cannot change a scoreboard. Bump SCORING_SET_VERSION with any change here.
+SCORING_SET_VERSION = 1
 SCORING_SENTENCES = (
     "Lily saw a big dog in the park, and the dog saw Lily.",
     "Once upon a time, there was a little boy named Tom. He had a red ball and a small cat.",
     "The sun was warm, so the children played by the river until it was time to go home.",
+    "One day, Ben and his mom went to the store to buy some milk and bread.",
+    "The little bird was sad because it could not find its nest in the tall tree.",
+    "Mia gave her friend a big hug and said, \"Thank you for the pretty flower!\"",
+    "After lunch, Sam and Max built a tall tower of blocks, but it fell down.",
+    "The cat jumped on the table and knocked over a cup of water.",
 )
 
 N_RANDOM = 4  # repeated random sequences per model
@@ -249,24 +257,15 @@ def repeated_random_ids(vocab: Vocab, index: int, length: int = RANDOM_LENGTH) -
     return tuple([vocab.eot] + seq + seq)
 
 
-def _lesson_sentences(model_name: str, content_dir: Path | None) -> list[str]:
-    from .directives import collect
-
-    content_dir = Path(content_dir) if content_dir is not None else Path(__file__).resolve().parents[1] / "content"
-    if not content_dir.is_dir():
-        return []
-    return [r.text for r in collect(content_dir) if r.model == model_name]
-
-
 def scoring_requests(
     model_name: str | dict,
     model_meta: dict | None = None,
-    content_dir: Path | None = None,
     n_random: int = N_RANDOM,
     random_length: int = RANDOM_LENGTH,
 ) -> list[TraceRequest]:
     """Every trace the scores of `model_name` need: the repeated random sequences first (ids
-    given), then the fixed scoring sentences, then the lessons' sentences for that model.
+    given), then the fixed scoring sentences. Never the lessons' sentences: a new lesson must not
+    change a scoreboard.
 
     ``scoring_requests(meta)`` (the model's metadata alone, whose ``model`` names it) is the same
     as ``scoring_requests(meta["model"], meta)``."""
@@ -277,11 +276,7 @@ def scoring_requests(
         TraceRequest(model_name, RANDOM_TEXT.format(n=k + 1, total=n_random), repeated_random_ids(vocab, k, random_length))
         for k in range(n_random)
     ]
-    seen = set()
-    for text in list(SCORING_SENTENCES) + _lesson_sentences(model_name, content_dir):
-        if text not in seen:
-            seen.add(text)
-            out.append(TraceRequest(model_name, text))
+    out += [TraceRequest(model_name, text) for text in dict.fromkeys(SCORING_SENTENCES)]
     return out
 
 
@@ -298,6 +293,19 @@ def trace_weights(trace: dict) -> np.ndarray:
     """(layer, head, query, key) float64 weights of a stored trace; masked cells 0."""
     grid = [[[[0.0 if x is None else x for x in row] for row in h["weights"]] for h in layer["heads"]] for layer in trace["layers"]]
     return np.asarray(grid, dtype=np.float64)
+
+
+def example_text(kind: str, mat: np.ndarray, reqs: Sequence[TraceRequest], get) -> TraceRequest:
+    """The scoring text on which the kind's best head shows its pattern most clearly (its highest
+    score on one text; ties go to the earlier text), so the example grid shows the job."""
+    layer, head = min(np.ndindex(mat.shape), key=lambda lh: (-mat[lh], lh))
+
+    def on_one(req) -> float:
+        w, ids = get(req)[:2]
+        part, n = score_parts(kind, w, ids)
+        return float(part[layer, head] / n) if n else -1.0
+
+    return max(enumerate(reqs), key=lambda ir: (on_one(ir[1]), -ir[0]))[1]
 
 
 def compute(store: TraceStore, model_name: str, requests: Sequence[TraceRequest]) -> dict:
@@ -326,7 +334,7 @@ def compute(store: TraceStore, model_name: str, requests: Sequence[TraceRequest]
         mat, n_queries = pooled(kind, [get(r)[:2] for r in reqs])
         scores[kind] = mat.tolist()
         chances[kind] = chance(kind, [get(r)[1] for r in reqs])
-        ex = reqs[0]
+        ex = example_text(kind, mat, reqs, get)
         examples[kind] = {"model": ex.model, "text": ex.text, "ids": None if ex.ids is None else list(ex.ids), "key": get(ex)[2]}
         used[kind] = {
             "traces": [get(r)[2] for r in reqs],
@@ -340,6 +348,7 @@ def compute(store: TraceStore, model_name: str, requests: Sequence[TraceRequest]
         "standIn": bool(meta.get("standIn", False)),
         "nLayer": n_layer,
         "nHead": n_head,
+        "scoringSet": SCORING_SET_VERSION,
         "kinds": list(KINDS),
         "definitions": dict(DEFINITIONS),
         "scores": round_floats(scores),
@@ -353,10 +362,10 @@ def heads_path(root: Path | str, model_name: str) -> Path:
     return Path(root) / model_name / HEADS_FILE
 
 
-def write_scores(store: TraceStore, model_name: str, content_dir: Path | None = None, **request_kw) -> Path:
+def write_scores(store: TraceStore, model_name: str, **request_kw) -> Path:
     """Compute every score of `model_name` from its stored scoring traces and write
     ``<store root>/<model>/heads.json`` atomically. The bytes depend only on the traces."""
-    requests = scoring_requests(model_name, store.model_meta(model_name), content_dir, **request_kw)
+    requests = scoring_requests(model_name, store.model_meta(model_name), **request_kw)
     doc = compute(store, model_name, requests)
     path = heads_path(store.root, model_name)
     atomic_write(path, dumps(doc))

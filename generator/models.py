@@ -97,6 +97,7 @@ class LoadedModel:
     token_text: Callable[[int], str]
     revision: str
     meta: dict = field(default_factory=dict)  # camelCase, schema.META_FIELDS plus standIn
+    bos_id: int = 0  # <|endoftext|>: position 0 of every trace
 
     @property
     def name(self) -> str:
@@ -184,6 +185,14 @@ def wrap_transformers(tok) -> tuple[Callable[[str], list[int]], Callable[[int], 
     return encode, token_text
 
 
+def _eot_id(tok) -> int:
+    """<|endoftext|>'s id in a `tokenizers.Tokenizer`."""
+    i = tok.token_to_id(EOT)
+    if i is None:
+        raise ModelUnavailable(f"the tokenizer has no {EOT} token, which every trace starts with")
+    return int(i)
+
+
 def _eval(model):
     model.eval()
     for p in model.parameters():
@@ -212,7 +221,7 @@ def load_tiny(model_dir: Path | None = None) -> LoadedModel:
     encode, token_text = wrap_tokenizers(tok)
     s = MODELS["tiny"]
     meta = build_meta(s, model, revision, f"byte-level BPE, {tok.get_vocab_size()} tokens (tiny_model/tokenizer.json)")
-    return LoadedModel(s, model, encode, token_text, revision, meta)
+    return LoadedModel(s, model, encode, token_text, revision, meta, bos_id=_eot_id(tok))
 
 
 # ---------------------------------------------------------------- gpt2
@@ -288,7 +297,7 @@ def load_gpt2(
     model = _eval(model)
     encode, token_text = wrap_transformers(tok)
     meta = build_meta(s, model, revision, f"{GPT2_HF_NAME} byte-level BPE, {len(tok)} tokens")
-    return LoadedModel(s, model, encode, token_text, revision, meta)
+    return LoadedModel(s, model, encode, token_text, revision, meta, bos_id=int(tok.convert_tokens_to_ids(EOT)))
 
 
 # ---------------------------------------------------------------- stand-in and test models
@@ -332,7 +341,7 @@ def from_parts(name: str, model, tokenizer, revision: str, stand_in: bool = True
     encode, token_text = wrap_tokenizers(tokenizer)
     name_ = tokenizer_name or f"byte-level BPE, {tokenizer.get_vocab_size()} tokens"
     meta = build_meta(s, model, revision, name_, stand_in=stand_in)
-    return LoadedModel(s, model, encode, token_text, revision, meta)
+    return LoadedModel(s, model, encode, token_text, revision, meta, bos_id=_eot_id(tokenizer))
 
 
 def load_stand_in(tokenizer=None) -> LoadedModel:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-SCHEMA_VERSION = 1
+# 2: every trace starts with the model's <|endoftext|> at position 0, as its training windows do.
+SCHEMA_VERSION = 2
 
 # Significant digits kept for every float in a trace (each float is stored as float(f"{x:.5g}")).
 # Enough for the lessons' 2-decimal display and for re-deriving weights from the stored q and k

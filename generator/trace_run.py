@@ -1,9 +1,9 @@
 """`python -m generator traces`: trace every sentence the lessons ask for, into the store.
 
-Requests come from ``generator.directives.collect_requests(content_dir)`` (items with
-``.request``, a TraceRequest, and ``.source``, "path:line"), from ``--sentence`` options, and
-from ``generator.heads.scoring_requests(model_meta)`` when that module exists; after a model's
-traces are written, ``generator.heads.write_scores(store, model)`` runs if it exists.
+Requests come from ``directives.collect_requests(content_dir)`` (items with ``.request``, a
+TraceRequest, and ``.source``, "path:line"), from ``--sentence`` options, and from the fixed
+scoring set, ``heads.scoring_requests(model)``; after a model's traces are written,
+``heads.write_scores(store, model)`` rewrites its heads.json from the scoring set alone.
 
 Exit status:
 
@@ -17,13 +17,12 @@ Exit status:
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import directives, heads
 from .store import TraceRequest, TraceStore
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -39,30 +38,14 @@ class Item:
     source: str
 
 
-def optional_module(name: str):
-    """The module if it exists (others write generator.directives / generator.heads), else None.
-    An existing module that fails to import is a real error and raises."""
-    try:
-        if importlib.util.find_spec(name) is None:
-            return None
-    except ModuleNotFoundError:
-        return None
-    return importlib.import_module(name)
-
-
 def collect_items(content_dir: Path, sentences: Iterable[str], models: list[str], err=None) -> list | None:
-    """Items from the lessons (if generator.directives exists) plus one per --sentence per model."""
+    """Items from the lessons plus one per --sentence per model."""
     err = err or sys.stderr
     items: list = []
-    directives = optional_module("generator.directives")
-    if directives is not None and hasattr(directives, "collect_requests"):
-        try:
-            items.extend(directives.collect_requests(Path(content_dir)))
-        except getattr(directives, "DirectiveError", ()) as e:  # a lesson mistake: one line, path:line
-            print(str(e), file=err)
-            return None
-    elif not sentences:
-        print("error: generator.directives is not available yet; give sentences with --sentence", file=err)
+    try:
+        items.extend(directives.collect_requests(Path(content_dir)))
+    except directives.DirectiveError as e:  # a lesson mistake: one line, path:line
+        print(str(e), file=err)
         return None
     for s in sentences:
         items.extend(Item(TraceRequest(m, s), "--sentence") for m in models)
@@ -80,14 +63,12 @@ def run_traces(
     progress: bool | None = None,
     out=None,
     err=None,
-    content_dir: Path | None = None,
 ) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     from . import models as models_mod
     from . import tracing
 
     loader = loader or models_mod.load
-    heads = optional_module("generator.heads")
 
     # Unknown models anywhere in the content are errors even when not selected.
     bad = [f"--models: {models_mod.UnknownModel(m)}" for m in models if m not in models_mod.MODELS]
@@ -118,8 +99,8 @@ def run_traces(
         except models_mod.ModelUnavailable as e:
             print(str(e), file=err)
             meta = store.model_meta(name)
-            if heads is not None and hasattr(heads, "scoring_requests") and meta is not None:
-                for r in heads.scoring_requests(name, meta, content_dir):
+            if meta is not None:
+                for r in heads.scoring_requests(name, meta):
                     by_req.setdefault(r, "heads.scoring_requests")
             absent = [r for r in by_req if not store.has(r.model, r.text, r.ids)]
             if absent:
@@ -127,9 +108,8 @@ def run_traces(
             else:
                 print(f"{name}: all {len(by_req)} traces are already in {store.root}", file=out)
             continue
-        if heads is not None and hasattr(heads, "scoring_requests"):
-            for r in heads.scoring_requests(name, dict(lm.meta), content_dir):
-                by_req.setdefault(r, "heads.scoring_requests")
+        for r in heads.scoring_requests(name, dict(lm.meta)):
+            by_req.setdefault(r, "heads.scoring_requests")
         todo: list[TraceRequest] = []
         for req in sorted(by_req):
             try:
@@ -154,9 +134,9 @@ def run_traces(
                 done += 1
             except tracing.TraceCheckError as e:
                 check_errors.append(f"{by_req[req]}: {e}")
-        if heads is not None and hasattr(heads, "write_scores") and not check_errors:
+        if not check_errors:
             try:
-                heads.write_scores(store, name, content_dir)
+                heads.write_scores(store, name)
             except Exception as e:  # a missing scoring trace, say: report it in one line
                 check_errors.append(f"heads.write_scores({name}): {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         pruned = store.prune(name)
@@ -201,8 +181,7 @@ def main_traces(args) -> int:
     torch.set_num_threads(args.threads)
     try:
         store = TraceStore(traces_dir)
-        return run_traces(models, store, items, force=args.force, gpt2_path=args.gpt2_path, stand_in=args.stand_in,
-                          content_dir=Path(args.content))
+        return run_traces(models, store, items, force=args.force, gpt2_path=args.gpt2_path, stand_in=args.stand_in)
     finally:
         torch.set_num_threads(before)
 

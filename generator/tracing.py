@@ -11,8 +11,10 @@ From q, k and v the tracer recomputes scores, the scaled and masked scores, the 
 head's output, and checks them against what the model computed (:func:`self_check`); a trace
 that disagrees raises :class:`TraceCheckError` and is never written.
 
-No BOS token is prepended: the first row of every grid is the sentence's first token, which can
-only attend to itself (weight 1.00).
+Position 0 is always the model's ``<|endoftext|>`` (:attr:`LoadedModel.bos_id`): the tiny model
+saw it at the start of every training window, and GPT-2 between every two documents. Its row can
+only attend to itself (weight 1.00), and a head that has nowhere useful to look parks its weight
+on it (an attention sink), instead of on whichever word happens to come first.
 
 Shapes are written nanoGPT style in a comment on each tensor line. The returned document is plain
 Python (lists, floats, None), camelCase through :mod:`generator.schema`, unrounded: the store
@@ -72,9 +74,12 @@ def token_ids(lm: LoadedModel, text: str, ids: Sequence[int] | None = None) -> l
         if bad:
             raise TraceError(f"{lm.name}: token ids {bad[:5]} are outside the vocabulary (0..{vocab - 1})")
     else:
-        out = lm.tokenizer_encode(text)
+        words = lm.tokenizer_encode(text)
+        if not words:
+            raise TraceError(f"{lm.name}: nothing to trace in {text!r} (no tokens)")
+        out = [lm.bos_id] + words
     if not out:
-        raise TraceError(f"{lm.name}: nothing to trace in {text!r} (no tokens)")
+        raise TraceError(f"{lm.name}: nothing to trace (no token ids)")
     if len(out) > lm.n_ctx:
         raise TooLong(
             f"{lm.name}: {text[:40]!r}… is {len(out)} tokens, longer than {lm.name}'s context of {lm.n_ctx} tokens"

@@ -2,6 +2,24 @@
 
 `python -m generator train-tiny` (or `make tiny-model`) runs it. The model is a plain
 `transformers.GPT2LMHeadModel`, so the one tracer serves it and GPT-2 small alike.
+
+Three choices shape the heads the course shows (README, "The tiny model", has the measurements):
+
+* **Position 0 is `<|endoftext|>`.** Every training window starts at a story's `<|endoftext|>`,
+  and every trace starts with it too (:mod:`generator.tracing`), so the model sees in the course
+  exactly what it saw in training, and a head that parks attention on position 0 parks it on the
+  same token every time (an attention sink).
+* **A share of windows holds a repeated stretch** (:attr:`TrainConfig.repeat_share`): a span of
+  the window's own text, or of random tokens, appears a second time later in the window. Copying
+  what came before is what makes induction heads form (Olsson et al., 2022); TinyStories alone
+  repeats too little for a model this small to find them in the steps these machines allow.
+* **Position embeddings start as sinusoids** (Vaswani et al., 2017) scaled to the token
+  embeddings' size, then train freely: "the token before" is then a fixed rotation from the start,
+  which previous-token heads need first.
+
+The run is resumable: it saves its whole state (weights, optimiser, random generators, the log so
+far) every :attr:`TrainConfig.checkpoint_minutes` into ``build/tiny-run/``, and the same command
+continues a stopped run from there, giving the same bytes as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -9,14 +27,20 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from . import heads
+
 EOT = "<|endoftext|>"
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/data/tinystories/stories.txt"
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/tinystories"
+DEFAULT_CORPORA = (_SHARED / "stories.txt", _SHARED / "more-stories.txt")
 PACKAGE_MODEL_DIR = Path(__file__).resolve().parent / "tiny_model"
+DEFAULT_RUN_DIR = Path(__file__).resolve().parents[1] / "build" / "tiny-run"
+RESUME_FORMAT = 1  # bump when the saved state changes shape
 
 
 @dataclass
@@ -25,23 +49,27 @@ class TrainConfig:
     n_layer: int = 4  # transformer blocks
     n_head: int = 4  # heads per block
     n_embd: int = 128  # residual width; head size = n_embd / n_head = 32
-    n_positions: int = 256  # context length
-    # Residual, embedding and attention dropout. 0.1 was tried against the overfitting of 13 epochs
-    # over 1M tokens and did worse within these steps (validation 2.97 vs 2.89 nats/token at step 1400).
-    dropout: float = 0.0
+    n_positions: int = 256  # context length, and the length of every training window
+    dropout: float = 0.0  # residual, embedding and attention dropout (3.4 M tokens overfit little)
     seed: int = 1234  # one seed drives the split, the init and the batches
     val_fraction: float = 0.05  # share of stories held out for validation
-    batch_size: int = 24  # sequences per step
-    steps: int = 2000  # optimiser steps (fixed, so the run is reproducible)
+    batch_size: int = 24  # windows per step
+    steps: int = 7000  # optimiser steps (fixed, so the run is reproducible)
     lr: float = 3e-3  # peak learning rate
-    min_lr: float = 3e-4  # cosine floor
-    warmup: int = 100  # linear warm-up steps
+    min_lr: float = 1e-4  # cosine floor
+    warmup: int = 200  # linear warm-up steps
     weight_decay: float = 0.1  # AdamW, on matrices only
     grad_clip: float = 1.0  # global norm
-    eval_every: int = 200  # steps between validation estimates
+    repeat_share: float = 0.25  # share of windows holding a repeated stretch (see the module doc)
+    repeat_random: float = 0.5  # of those, the share whose stretch is random tokens, not the window's text
+    repeat_min: int = 8  # shortest repeated stretch, tokens
+    repeat_max: int = 48  # longest repeated stretch, tokens
+    sinusoidal_positions: bool = True  # start the position embeddings as scaled sinusoids
+    eval_every: int = 250  # steps between validation estimates
     eval_batches: int = 8  # batches per validation estimate
+    scores_every: int = 250  # steps between head-type scores on the scoring texts
     threads: int = 2  # torch CPU threads
-    val_stories_for_bpc: int = 0  # 0 = every held-out story
+    checkpoint_minutes: float = 5.0  # wall minutes between resumable saves
     extra: dict = field(default_factory=dict)
 
 
@@ -51,7 +79,7 @@ class TrainConfig:
 def read_stories(corpus: Path) -> list[str]:
     """Stories from a text file in which a line holding only EOT separates stories."""
     stories, current = [], []
-    for line in corpus.read_text(encoding="utf-8").splitlines():
+    for line in Path(corpus).read_text(encoding="utf-8").splitlines():
         if line.strip() == EOT:
             stories.append("\n".join(current).strip())
             current = []
@@ -59,6 +87,24 @@ def read_stories(corpus: Path) -> list[str]:
             current.append(line)
     stories.append("\n".join(current).strip())
     return [s for s in stories if s]
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_corpora(paths) -> tuple[list[str], list[dict]]:
+    """Every story of every file, in order, and one record per file (name, stories, sha256)."""
+    stories, sources = [], []
+    for p in paths:
+        part = read_stories(Path(p))
+        stories += part
+        sources.append({"file": Path(p).name, "stories": len(part), "sha256": file_sha256(Path(p))})
+    return stories, sources
 
 
 def hub_stories(limit: int | None = None) -> list[str]:
@@ -101,17 +147,31 @@ def train_tokenizer(stories: list[str], vocab_size: int):
     return tok
 
 
-def encode_corpus(tok, stories: list[str]) -> list[int]:
-    """One long stream: EOT, story, EOT, story, ... (EOT starts every story)."""
+def encode_corpus(tok, stories: list[str]) -> tuple[list[int], list[int]]:
+    """One long stream EOT, story, EOT, story, ... and the offset of each story's EOT."""
     eot = tok.token_to_id(EOT)
     ids: list[int] = []
+    starts: list[int] = []
     for enc in tok.encode_batch(stories):
+        starts.append(len(ids))
         ids.append(eot)
         ids.extend(enc.ids)
-    return ids
+    return ids, starts
 
 
 # ---------------------------------------------------------------- model
+
+
+def sinusoids(n_positions: int, width: int, scale: float):
+    """(position, width) sin/cos table of Vaswani et al. (2017), times `scale`."""
+    import torch
+
+    pos = torch.arange(n_positions, dtype=torch.float32)[:, None]  # (position, 1)
+    freq = torch.exp(torch.arange(0, width, 2, dtype=torch.float32) * (-math.log(10000.0) / width))  # (width/2,)
+    table = torch.zeros(n_positions, width)  # (position, width)
+    table[:, 0::2] = torch.sin(pos * freq)
+    table[:, 1::2] = torch.cos(pos * freq)
+    return table * scale
 
 
 def build_model(cfg: TrainConfig, eot_id: int):
@@ -131,8 +191,14 @@ def build_model(cfg: TrainConfig, eot_id: int):
         bos_token_id=eot_id,
         eos_token_id=eot_id,
         tie_word_embeddings=True,
+        attn_implementation="sdpa",  # fast for training; head_scores switches to eager to read weights
     )
-    return GPT2LMHeadModel(config)
+    model = GPT2LMHeadModel(config)
+    if cfg.sinusoidal_positions:
+        # sqrt(2) × the init std: the same root-mean-square as the token embeddings.
+        with torch.no_grad():
+            model.transformer.wpe.weight.copy_(sinusoids(cfg.n_positions, cfg.n_embd, config.initializer_range * math.sqrt(2)))
+    return model
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -140,6 +206,54 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
         return cfg.lr * (step + 1) / cfg.warmup
     progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
     return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * progress))
+
+
+class Batches:
+    """Training windows: each starts at a story's EOT and runs on for n_positions tokens; a share
+    of them gets a repeated stretch. All randomness comes from one torch.Generator, whose state is
+    saved with the run."""
+
+    def __init__(self, ids, starts, cfg: TrainConfig, gen):
+        import torch
+
+        self.ids = torch.as_tensor(ids)  # (corpus_token,)
+        T = cfg.n_positions
+        self.starts = torch.as_tensor([s for s in starts if s + T + 1 <= len(ids)])  # (window,)
+        self.cfg, self.gen = cfg, gen
+
+    def _int(self, low: int, high: int) -> int:
+        import torch
+
+        return int(torch.randint(low, high, (1,), generator=self.gen))
+
+    def _repeat(self, seq, targets) -> None:
+        """Copy a stretch of `seq` (T + 1 tokens) later into it, in place; for random tokens the
+        first copy's targets are masked, since nothing can predict them."""
+        import torch
+
+        cfg, T = self.cfg, self.cfg.n_positions
+        L = self._int(cfg.repeat_min, cfg.repeat_max + 1)
+        src = self._int(1, T // 2 - L)
+        dst = self._int(src + L, T + 1 - L)
+        if float(torch.rand(1, generator=self.gen)) < cfg.repeat_random:
+            seq[src : src + L] = torch.randint(1, cfg.vocab_size, (L,), generator=self.gen)  # (L,)
+            targets[src - 1 : src + L - 1] = -100
+        seq[dst : dst + L] = seq[src : src + L]
+
+    def __call__(self, repeats: bool = True):
+        import torch
+
+        cfg, T = self.cfg, self.cfg.n_positions
+        pick = torch.randint(0, len(self.starts), (cfg.batch_size,), generator=self.gen)  # (batch,)
+        xs, ys = [], []
+        for s in self.starts[pick].tolist():
+            seq = self.ids[s : s + T + 1].clone()  # (token + 1,)
+            targets = torch.ones(T, dtype=torch.long)  # (token,) 1 = scored, -100 = masked
+            if repeats and float(torch.rand(1, generator=self.gen)) < cfg.repeat_share:
+                self._repeat(seq, targets)
+            xs.append(seq[:-1])
+            ys.append(torch.where(targets == -100, targets, seq[1:]))
+        return torch.stack(xs), torch.stack(ys)  # (batch, token), (batch, token)
 
 
 def bits_per_character(model, tok, stories: list[str], n_ctx: int) -> dict:
@@ -151,8 +265,7 @@ def bits_per_character(model, tok, stories: list[str], n_ctx: int) -> dict:
     model.eval()
     with torch.no_grad():
         for story in stories:
-            ids = [eot] + tok.encode(story).ids
-            ids = ids[:n_ctx]
+            ids = ([eot] + tok.encode(story).ids)[:n_ctx]
             x = torch.tensor([ids])  # (1, token)
             logits = model(x).logits[0, :-1]  # (token - 1, vocab)
             nll = torch.nn.functional.cross_entropy(logits, x[0, 1:], reduction="sum")
@@ -177,20 +290,91 @@ def sha256_text(stories: list[str]) -> str:
     return h.hexdigest()
 
 
-def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source: str) -> dict:
-    """Train tokenizer and model, write checkpoint, tokenizer and log into out_dir."""
+# ---------------------------------------------------------------- head scores while training
+
+
+def scoring_ids(tok) -> list[tuple[str, list[int]]]:
+    """(kind group, ids) of the fixed scoring set, tokenized as the tracer will: EOT first."""
+    eot = tok.token_to_id(EOT)
+    out = [("natural", [eot] + tok.encode(text).ids) for text in heads.SCORING_SENTENCES]
+    vocab = heads.VOCABS["tiny"]
+    out += [("repeated", list(heads.repeated_random_ids(vocab, k))) for k in range(heads.N_RANDOM)]
+    return out
+
+
+def head_scores(model, texts: list[tuple[str, list[int]]]) -> dict:
+    """The best head of each kind on the scoring texts: {kind: {layer, head, score}}, 0-based."""
+    import numpy as np
+    import torch
+
+    model.eval()
+    model.set_attn_implementation("eager")  # only eager attention returns the weights
+    grids = []
+    with torch.no_grad():
+        for group, ids in texts:
+            out = model(torch.tensor([ids]), output_attentions=True)
+            w = torch.stack([a[0] for a in out.attentions]).numpy()  # (layer, head, query, key)
+            grids.append((group, w.astype(np.float64), ids))
+    model.set_attn_implementation("sdpa")
+    model.train()
+    best = {}
+    for kind in heads.KINDS:
+        group = "repeated" if kind in heads.REPEATED_KINDS else "natural"
+        mat = heads.score(kind, [(w, ids) for g, w, ids in grids if g == group])  # (layer, head)
+        l, h = np.unravel_index(int(np.argmax(mat)), mat.shape)
+        best[kind] = {"layer": int(l), "head": int(h), "score": round(float(mat[l, h]), 4)}
+    return best
+
+
+def scoring_chance(texts: list[tuple[str, list[int]]]) -> dict:
+    out = {}
+    for kind in heads.KINDS:
+        group = "repeated" if kind in heads.REPEATED_KINDS else "natural"
+        out[kind] = round(heads.chance(kind, [ids for g, ids in texts if g == group]), 4)
+    return out
+
+
+# ---------------------------------------------------------------- the run
+
+
+def _atomic_torch_save(obj, path: Path) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _run_fingerprint(cfg: TrainConfig, corpus_sha: str) -> str:
+    recipe = {k: v for k, v in asdict(cfg).items() if k not in ("extra", "threads", "checkpoint_minutes")}
+    return hashlib.sha256(json.dumps([recipe, corpus_sha, RESUME_FORMAT], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source, run_dir: Path | None = DEFAULT_RUN_DIR,
+          say=print) -> dict:
+    """Train tokenizer and model, write checkpoint, tokenizer and log into out_dir. With a
+    `run_dir`, resume from its saved state when that state is of the same recipe and corpus."""
     import torch
     from tqdm import tqdm
 
     torch.set_num_threads(cfg.threads)
-    torch.manual_seed(cfg.seed)
-    started = time.time()
+    corpus_sha = sha256_text(stories)
+    fingerprint = _run_fingerprint(cfg, corpus_sha)
+    state_path = Path(run_dir) / "state.pt" if run_dir else None
+    state = None
+    if state_path and state_path.is_file():
+        state = torch.load(state_path, weights_only=False)
+        if state.get("fingerprint") != fingerprint:
+            say(f"{state_path}: a run of another recipe or corpus; starting afresh")
+            state = None
 
     train_stories, val_stories = split_stories(stories, cfg)
     tok = train_tokenizer(train_stories, cfg.vocab_size)
     eot = tok.token_to_id(EOT)
-    train_ids = torch.tensor(encode_corpus(tok, train_stories))  # (corpus_token,)
-    val_ids = torch.tensor(encode_corpus(tok, val_stories))  # (val_token,)
+    train_ids, train_starts = encode_corpus(tok, train_stories)
+    val_ids, val_starts = encode_corpus(tok, val_stories)
+    texts = scoring_ids(tok)
 
     model = build_model(cfg, eot)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
@@ -200,71 +384,94 @@ def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source: str) -> d
         lr=cfg.lr,
         betas=(0.9, 0.95),
     )
-    batch_gen = torch.Generator().manual_seed(cfg.seed)
-    T = cfg.n_positions
-
-    def batch(ids, gen):
-        starts = torch.randint(0, len(ids) - T - 1, (cfg.batch_size,), generator=gen)  # (batch,)
-        x = torch.stack([ids[s : s + T] for s in starts])  # (batch, token)
-        y = torch.stack([ids[s + 1 : s + T + 1] for s in starts])  # (batch, token)
-        return x, y
+    gen = torch.Generator().manual_seed(cfg.seed)
+    batches = Batches(train_ids, train_starts, cfg, gen)
+    log = {"steps": [], "validation": [], "headScores": [], "computeSeconds": 0.0}
+    first = 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        gen.set_state(state["generator"])
+        torch.set_rng_state(state["torch_rng"])
+        log, first = state["log"], state["step"]
+        say(f"resuming {state_path} at step {first} of {cfg.steps}")
+    else:
+        torch.manual_seed(cfg.seed)
 
     def val_loss() -> float:
-        gen = torch.Generator().manual_seed(cfg.seed + 1)  # the same val batches every time
+        vgen = torch.Generator().manual_seed(cfg.seed + 1)  # the same validation windows every time
+        vb = Batches(val_ids, val_starts, cfg, vgen)
         model.eval()
         with torch.no_grad():
             losses = []
             for _ in range(cfg.eval_batches):
-                x, y = batch(val_ids, gen)
+                x, y = vb(repeats=False)
                 logits = model(x).logits  # (batch, token, vocab)
                 losses.append(float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())))
         model.train()
         return sum(losses) / len(losses)
 
-    log_steps, log_val = [], []
-    running, last_val = None, float("nan")
+    def save(step: int) -> None:
+        if state_path:
+            _atomic_torch_save(
+                {"fingerprint": fingerprint, "step": step, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                 "generator": gen.get_state(), "torch_rng": torch.get_rng_state(), "log": log},
+                state_path,
+            )
+
     model.train()
-    bar = tqdm(range(cfg.steps), desc="train tiny", unit="step", dynamic_ncols=True)
+    tick = time.time()
+    last_save = tick
+    running = None
+    bar = tqdm(range(first, cfg.steps), desc="train tiny", unit="step", dynamic_ncols=True, initial=first, total=cfg.steps)
     for step in bar:
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
-        x, y = batch(train_ids, batch_gen)
+        x, y = batches()
         logits = model(x).logits  # (batch, token, vocab)
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
         value = float(loss)
         running = value if running is None else 0.95 * running + 0.05 * value
-        tokens_seen = (step + 1) * cfg.batch_size * T
-        log_steps.append({"step": step + 1, "loss": round(value, 4), "tokens": tokens_seen})
-        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-            last_val = val_loss()
-            log_val.append(
-                {"step": step + 1, "loss": round(last_val, 4), "tokens": tokens_seen,
-                 "wallSeconds": round(time.time() - started, 1)}
-            )
-        bar.set_postfix(train=f"{running:.3f}", val=f"{last_val:.3f}")
+        tokens_seen = (step + 1) * cfg.batch_size * cfg.n_positions
+        log["steps"].append({"step": step + 1, "loss": round(value, 4), "tokens": tokens_seen})
+        done = step + 1 == cfg.steps
+        if (step + 1) % cfg.eval_every == 0 or done:
+            log["validation"].append({"step": step + 1, "loss": round(val_loss(), 4), "tokens": tokens_seen})
+        if (step + 1) % cfg.scores_every == 0 or done:
+            log["headScores"].append({"step": step + 1, "tokens": tokens_seen, "best": head_scores(model, texts)})
+            best = log["headScores"][-1]["best"]
+            bar.write(f"step {step + 1}: " + ", ".join(f"{k} {v['score']:.2f} (L{v['layer'] + 1}H{v['head'] + 1})" for k, v in best.items()))
+        now = time.time()
+        log["computeSeconds"] = round(log["computeSeconds"] + (now - tick), 1)
+        tick = now
+        if now - last_save > cfg.checkpoint_minutes * 60 and not done:
+            save(step + 1)
+            last_save = time.time()
+        bar.set_postfix(train=f"{running:.3f}", val=f"{log['validation'][-1]['loss'] if log['validation'] else float('nan'):.3f}")
 
-    bpc_stories = val_stories[: cfg.val_stories_for_bpc] if cfg.val_stories_for_bpc else val_stories
-    bpc = bits_per_character(model, tok, bpc_stories, cfg.n_positions)
-
+    held = bits_per_character(model, tok, val_stories, cfg.n_positions)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     tok.save(str(out_dir / "tokenizer.json"))
-    log = {
+    doc = {
         "config": {k: v for k, v in asdict(cfg).items() if k != "extra"},
         "source": source,
-        "corpusSha256": sha256_text(stories),
+        "corpusSha256": corpus_sha,
         "stories": {"train": len(train_stories), "validation": len(val_stories)},
-        "tokens": {"train": int(train_ids.numel()), "validation": int(val_ids.numel())},
+        "tokens": {"train": len(train_ids), "validation": len(val_ids)},
         "nParams": sum(p.numel() for p in model.parameters()),
-        "steps": log_steps,
-        "validation": log_val,
-        "heldOut": bpc,
-        "wallSeconds": round(time.time() - started, 1),
+        "steps": log["steps"],
+        "validation": log["validation"],
+        "headScores": log["headScores"],
+        "headChance": scoring_chance(texts),
+        "heldOut": held,
+        "wallSeconds": log["computeSeconds"],
         "torch": torch.__version__,
     }
-    (out_dir / "training_log.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
-    return log
+    (out_dir / "training_log.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    save(cfg.steps)
+    return doc
