@@ -106,6 +106,26 @@ def test_golden_compare(tmp_path, update_golden):
     assert ref("pair.weight(her, Ben, 2)", ctx) == "0.50"
 
 
+def test_golden_scoreboard(tmp_path, update_golden):
+    from heads_helpers import store_with_scores
+
+    store = store_with_scores(tmp_path, n_random=1, random_length=4)
+    ctx = figures.Ctx(store=store, page="content/page.md")
+    d = directive("scoreboard", "model: tiny\nscores: [previous-token, induction]\nid: sb\n")
+    check_golden("scoreboard", figures.render(d, ctx), update_golden)
+
+
+def test_golden_training(tmp_path, update_golden):
+    ctx = ctx_for(tmp_path, training_log=training_log_doc())
+    check_golden("training", figures.render(directive("training", "model: tiny\nid: tr\n"), ctx), update_golden)
+
+
+def test_golden_predictions(tmp_path, update_golden):
+    ctx = ctx_for(tmp_path, [lily_trace()])
+    d = directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\nid: guess\n')
+    check_golden("predictions", figures.render(d, ctx), update_golden)
+
+
 # ---------------------------------------------------------------- attention figure details
 
 
