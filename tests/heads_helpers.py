@@ -16,7 +16,7 @@ def scoring_traces(model: str = "tiny", stand_in: bool = False, revision: str = 
     head 1 (0-based (0, 0)) is a planted previous-token head on the natural sentences and an
     induction head on the repeated ones."""
     out = []
-    for req in heads.scoring_requests(model, {"standIn": stand_in}, content_dir=NO_CONTENT, **request_kw):
+    for req in heads.scoring_requests(model, {"standIn": stand_in}, **request_kw):
         if req.ids is None:
             n = len(req.text.split(" "))
             plant = {(0, 0, i): {i - 1: 0.97, i: 0.03} for i in range(1, n)}
@@ -37,5 +37,5 @@ def store_with_scores(root: Path, model: str = "tiny", stand_in: bool = False, r
     store = TraceStore(root)
     for doc in scoring_traces(model, stand_in, revision, **request_kw):
         store.write(doc)
-    heads.write_scores(store, model, content_dir=NO_CONTENT, **request_kw)
+    heads.write_scores(store, model, **request_kw)
     return store

@@ -35,11 +35,11 @@ def trace_chapter(lm, content: Path, store: TraceStore) -> list:
     from generator import tracing
 
     reqs = [it.request for it in directives.collect_requests(content) if it.request.model == "gpt2"]
-    reqs += heads.scoring_requests("gpt2", lm.meta, content_dir=content, **SCORING)
+    reqs += heads.scoring_requests("gpt2", lm.meta, **SCORING)
     reqs = list(dict.fromkeys(reqs))
     for r in reqs:
         store.write(tracing.trace(lm, r.text, r.ids))
-    heads.write_scores(store, "gpt2", content_dir=content, **SCORING)
+    heads.write_scores(store, "gpt2", **SCORING)
     return reqs
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator import heads
+from generator import heads, schema
 from generator.store import TraceRequest, TraceStore
 
 N = 6  # random tokens per copy in the synthetic scoring texts
@@ -146,9 +146,9 @@ def test_random_causal_weights_score_inside_zero_one():
 
 
 def test_scoring_requests_are_fixed_and_repeat_distinct_random_tokens(tmp_path):
-    reqs = heads.scoring_requests("gpt2", {"standIn": False}, content_dir=tmp_path)
-    assert reqs == heads.scoring_requests("gpt2", {"standIn": False}, content_dir=tmp_path)
-    assert reqs == heads.scoring_requests({"model": "gpt2", "standIn": False}, content_dir=tmp_path)
+    reqs = heads.scoring_requests("gpt2", {"standIn": False})
+    assert reqs == heads.scoring_requests("gpt2", {"standIn": False})
+    assert reqs == heads.scoring_requests({"model": "gpt2", "standIn": False})
     random = [r for r in reqs if r.ids is not None]
     assert len(random) == heads.N_RANDOM
     vocab = heads.VOCABS["gpt2"]
@@ -165,20 +165,20 @@ def test_scoring_requests_are_fixed_and_repeat_distinct_random_tokens(tmp_path):
 
 
 def test_stand_in_draws_ids_its_tokenizer_can_decode(tmp_path):
-    reqs = heads.scoring_requests("gpt2", {"standIn": True}, content_dir=tmp_path, n_random=2, random_length=5)
+    reqs = heads.scoring_requests("gpt2", {"standIn": True}, n_random=2, random_length=5)
     tiny = heads.VOCABS["tiny"]
     ids = [i for r in reqs if r.ids for i in r.ids]
     assert len(ids) == 2 * 11 and all(i == tiny.eot or tiny.low <= i < tiny.high for i in ids)
 
 
-def test_lesson_sentences_join_the_natural_scoring_texts(tmp_path):
-    (tmp_path / "page.md").write_text(
-        '```attention\nmodel: tiny\nsentence: "Lily wanted to play with her"\nlayer: 1\nhead: 1\n```\n'
-        '```attention\nmodel: gpt2\nsentence: "Not for tiny"\nlayer: 1\nhead: 1\n```\n',
-        encoding="utf-8",
-    )
-    texts = [r.text for r in heads.scoring_requests("tiny", {}, content_dir=tmp_path) if r.ids is None]
-    assert texts == list(heads.SCORING_SENTENCES) + ["Lily wanted to play with her"]
+def test_scoring_texts_do_not_depend_on_the_lessons():
+    # scoring_requests takes no content at all: a new lesson can never change a scoreboard.
+    import inspect
+
+    assert "content" not in " ".join(inspect.signature(heads.scoring_requests).parameters)
+    texts = [r.text for r in heads.scoring_requests("tiny", {}) if r.ids is None]
+    assert texts == list(heads.SCORING_SENTENCES)
+    assert isinstance(heads.SCORING_SET_VERSION, int)
 
 
 # ---------------------------------------------------------------- heads.json
@@ -196,7 +196,7 @@ def fake_trace(req: TraceRequest, meta: dict = META) -> dict:
         earlier = [j for j in range(i) if ids[j] == ids[i]]
         ind[i, earlier[-1] + 1 if earlier else i] = 1
     doc = {
-        "schemaVersion": 1,
+        "schemaVersion": schema.SCHEMA_VERSION,
         "model": req.model,
         "text": req.text,
         "meta": dict(meta),
@@ -211,7 +211,7 @@ def fake_trace(req: TraceRequest, meta: dict = META) -> dict:
 
 def fill_store(root, order=1, meta: dict = META, **kw) -> TraceStore:
     store = TraceStore(root)
-    reqs = heads.scoring_requests(meta["model"], meta, content_dir=root / "no-content", **kw)
+    reqs = heads.scoring_requests(meta["model"], meta, **kw)
     for r in reqs[::order]:
         store.write(fake_trace(r, meta))
     return store
@@ -220,12 +220,12 @@ def fill_store(root, order=1, meta: dict = META, **kw) -> TraceStore:
 def test_write_scores_gives_the_planted_heads_and_identical_bytes(tmp_path):
     a = fill_store(tmp_path / "a")
     b = fill_store(tmp_path / "b", order=-1)  # written in the other order
-    pa = heads.write_scores(a, "tiny", content_dir=tmp_path / "none")
-    pb = heads.write_scores(b, "tiny", content_dir=tmp_path / "none")
+    pa = heads.write_scores(a, "tiny")
+    pb = heads.write_scores(b, "tiny")
     assert pa == tmp_path / "a" / "tiny" / "heads.json"
     first = pa.read_bytes()
     assert first == pb.read_bytes()
-    assert heads.write_scores(a, "tiny", content_dir=tmp_path / "none").read_bytes() == first
+    assert heads.write_scores(a, "tiny").read_bytes() == first
     assert first.endswith(b"\n") and not list((tmp_path / "a" / "tiny").glob(".*tmp"))
 
     doc = json.loads(first)
@@ -255,7 +255,7 @@ def test_write_scores_gives_the_planted_heads_and_identical_bytes(tmp_path):
 def test_missing_or_stale_scores_load_as_none(tmp_path):
     assert heads.load_scores(tmp_path, "tiny") is None
     store = fill_store(tmp_path)
-    heads.write_scores(store, "tiny", content_dir=tmp_path / "none")
+    heads.write_scores(store, "tiny")
     newer = dict(META, revision="def456")  # retrained: new traces, old heads.json
     store.write(fake_trace(TraceRequest("tiny", "A new sentence here"), newer))
     assert heads.load_scores(tmp_path, "tiny") is None
@@ -265,13 +265,13 @@ def test_missing_scoring_trace_names_the_remedy(tmp_path):
     store = TraceStore(tmp_path)
     store.write(fake_trace(TraceRequest("tiny", "Only this one")))
     with pytest.raises(Exception, match="generator traces"):
-        heads.write_scores(store, "tiny", content_dir=tmp_path / "none")
+        heads.write_scores(store, "tiny")
 
 
 def test_stand_in_scores_are_refused_unless_allowed(tmp_path):
     meta = dict(META, model="gpt2", revision="stand-in-random-init", standIn=True)
     store = fill_store(tmp_path, meta=meta, n_random=2, random_length=4)
-    heads.write_scores(store, "gpt2", content_dir=tmp_path / "none", n_random=2, random_length=4)
+    heads.write_scores(store, "gpt2", n_random=2, random_length=4)
     with pytest.raises(heads.StandInRefused, match="stand-in"):
         heads.load_scores(tmp_path, "gpt2")
     assert heads.load_scores(tmp_path, "gpt2", allow_stand_in=True).doc["standIn"] is True
@@ -319,7 +319,7 @@ def test_stored_head_scores_are_fresh_and_in_zero_one(tmp_path, model):
         pytest.skip(f"no traces/{model}/heads.json (run `make traces`)")
     shutil.copytree(src, tmp_path / model)
     (tmp_path / model / heads.HEADS_FILE).unlink()
-    made = heads.write_scores(TraceStore(tmp_path), model, content_dir=REPO / "content")
+    made = heads.write_scores(TraceStore(tmp_path), model)
     assert made.read_bytes() == (src / heads.HEADS_FILE).read_bytes(), f"traces/{model}/heads.json is stale: run `make traces`"
     doc = json.loads(made.read_bytes())
     for kind in heads.KINDS:

@@ -111,7 +111,7 @@ def test_stand_in_trace_shapes():
     assert lm.meta["nParams"] == 124_439_808  # GPT-2 small's parameter count (tied embeddings)
     doc = tracing.trace(lm, "Lily wanted to play")
     T = len(doc["tokens"])
-    assert T == 4 and doc["model"] == "gpt2"
+    assert T == 5 and doc["model"] == "gpt2"  # <|endoftext|> + 4 words
     assert len(doc["layers"]) == 12
     for layer in doc["layers"]:
         assert len(layer["heads"]) == 12

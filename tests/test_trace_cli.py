@@ -41,9 +41,10 @@ def run(store, its, tiny, **kw):
 
 
 @pytest.fixture(autouse=True)
-def no_heads_module(monkeypatch):
-    # someone else writes generator.heads; these tests pin its absence unless they install a fake
-    monkeypatch.setattr(trace_run, "optional_module", lambda name: None)
+def no_scoring_set(monkeypatch):
+    # The scoring set is heads' business (tests/test_heads.py); here only the lessons' requests count.
+    fake = types.SimpleNamespace(scoring_requests=lambda name, meta: [], write_scores=lambda store, model: None)
+    monkeypatch.setattr(trace_run, "heads", fake)
 
 
 def test_traces_tiny_and_reports_missing_gpt2(tmp_path, tiny):
@@ -90,12 +91,12 @@ def test_too_long_sentence_names_file_and_line(tmp_path, tiny):
 def test_heads_hooks_are_called(tmp_path, tiny, monkeypatch):
     calls = []
     fake = types.SimpleNamespace(
-        scoring_requests=lambda name, meta, content: calls.append(("req", meta["model"], content)) or [TraceRequest(meta["model"], "score me", (1, 2, 3))],
-        write_scores=lambda store, model, content: calls.append(("write", model, store.has(model, "score me", (1, 2, 3)), content)),
+        scoring_requests=lambda name, meta: calls.append(("req", meta["model"])) or [TraceRequest(meta["model"], "score me", (1, 2, 3))],
+        write_scores=lambda store, model: calls.append(("write", model, store.has(model, "score me", (1, 2, 3)))),
     )
-    monkeypatch.setattr(trace_run, "optional_module", lambda name: fake if name == "generator.heads" else None)
-    code, _, _ = run(TraceStore(tmp_path), items(("tiny", "a b")), tiny, models=["tiny"], content_dir=tmp_path / "lessons")
-    assert code == 0 and calls == [("req", "tiny", tmp_path / "lessons"), ("write", "tiny", True, tmp_path / "lessons")]
+    monkeypatch.setattr(trace_run, "heads", fake)
+    code, _, _ = run(TraceStore(tmp_path), items(("tiny", "a b")), tiny, models=["tiny"])
+    assert code == 0 and calls == [("req", "tiny"), ("write", "tiny", True)]
 
 
 def test_cli_unknown_model_and_stand_in_guard(tmp_path, capsys):
@@ -113,7 +114,7 @@ def test_lesson_mistake_is_one_line(monkeypatch, tmp_path):
         raise DirectiveError("content/a.md:7: unknown model 'gpt3'. Fix: use tiny or gpt2")
 
     fake = types.SimpleNamespace(DirectiveError=DirectiveError, collect_requests=collect_requests)
-    monkeypatch.setattr(trace_run, "optional_module", lambda name: fake)
+    monkeypatch.setattr(trace_run, "directives", fake)
     err = io.StringIO()
     assert trace_run.collect_items(tmp_path, [], ["tiny"], err=err) is None
     assert err.getvalue() == "content/a.md:7: unknown model 'gpt3'. Fix: use tiny or gpt2\n"

@@ -27,7 +27,7 @@ def doc(lm):
 @pytest.fixture(scope="module")
 def reference(lm):
     """What the model itself computes, gathered here independently of the tracer."""
-    ids = lm.tokenizer_encode(TEXT)
+    ids = [lm.bos_id] + lm.tokenizer_encode(TEXT)
     c_proj_in = {}
     handles = [
         block.attn.c_proj.register_forward_pre_hook(lambda m, a, i=i: c_proj_in.__setitem__(i, a[0].detach()))
@@ -46,8 +46,9 @@ def t(x):
     return torch.tensor(x, dtype=torch.float64)
 
 
-def test_no_bos_first_token_attends_to_itself(lm, doc):
-    assert [tok["text"] for tok in doc["tokens"]][:3] == ["Lily", " wanted", " to"]
+def test_position_0_is_endoftext_and_attends_to_itself(lm, doc):
+    assert [tok["text"] for tok in doc["tokens"]][:3] == ["<|endoftext|>", "Lily", " wanted"]
+    assert doc["tokens"][0]["id"] == lm.bos_id
     for layer in doc["layers"]:
         for head in layer["heads"]:
             assert head["weights"][0][0] == pytest.approx(1.0, abs=1e-6)
@@ -128,9 +129,9 @@ def test_predictions_top5_sorted_and_match_logits(lm, doc, reference):
 
 
 def test_token_records(lm, doc):
-    ids = lm.tokenizer_encode(TEXT)
+    ids = [lm.bos_id] + lm.tokenizer_encode(TEXT)
     assert [tok["id"] for tok in doc["tokens"]] == ids
-    assert "".join(tok["text"] for tok in doc["tokens"]) == TEXT
+    assert "".join(tok["text"] for tok in doc["tokens"][1:]) == TEXT
     her = next(tok for tok in doc["tokens"] if tok["text"] == " her")
     assert her["display"] == "·her" and her["spoken"] == "space her"
 
@@ -184,6 +185,6 @@ def test_trained_tiny_seed_sentence():
 
     lm = models.load_tiny()
     d = tracing.trace(lm, "Lily wanted to play with her")
-    assert [tok["text"] for tok in d["tokens"]] == ["Lily", " wanted", " to", " play", " with", " her"]
+    assert [tok["text"] for tok in d["tokens"]] == ["<|endoftext|>", "Lily", " wanted", " to", " play", " with", " her"]
     assert d["meta"]["standIn"] is False and len(d["meta"]["revision"]) == 12
     assert all(h["weights"][0][0] == pytest.approx(1.0) for layer in d["layers"] for h in layer["heads"])
