@@ -53,48 +53,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .registry import DEFINITIONS, KINDS, NAMES, REPEATED_KINDS, TITLES, VOCABS, Vocab  # noqa: F401 (heads.TITLES etc. for callers)
 from .store import TraceRequest, TraceStore, atomic_write, dumps, round_floats
 
 HEADS_FILE = "heads.json"
 FORMAT_VERSION = 3  # 2: adds `chance`; 3: adds `scoringSet` (the fixed texts' version), traces start with EOT
-KINDS = ("previous-token", "duplicate-token", "induction", "sink")
-
-# One-line definitions, shown on the pages next to each scoreboard (positions count from 1 there).
-DEFINITIONS = {
-    "previous-token": (
-        "the average weight a token puts on the token just before it, over every token from the "
-        "third on, in natural sentences"
-    ),
-    "duplicate-token": (
-        "the average weight a token puts on earlier copies of itself, over the tokens that have one, "
-        "in a sequence of random tokens repeated twice"
-    ),
-    "induction": (
-        "the average weight a token puts on the token that came right after its earlier copy, over "
-        "the second copy of a sequence of random tokens repeated twice"
-    ),
-    "sink": (
-        "the average weight a token puts on the very first token, over every token from the third "
-        "on, in natural sentences"
-    ),
-}
-TITLES = {
-    "previous-token": "Previous-token heads",
-    "duplicate-token": "Duplicate-token heads",
-    "induction": "Induction heads",
-    "sink": "Attention sinks",
-}
-NAMES = {  # one head of the kind, in running text
-    "previous-token": "previous-token head",
-    "duplicate-token": "duplicate-token head",
-    "induction": "induction head",
-    "sink": "attention sink",
-}
-
-# Which scoring texts each kind is measured on.
-NATURAL_KINDS = ("previous-token", "sink")
-REPEATED_KINDS = ("duplicate-token", "induction")
-
 # The scoring set: fixed natural sentences, and repeated random tokens (below). Lessons never add to
 # it, so a new lesson cannot change a scoreboard. Bump SCORING_SET_VERSION with any change here.
 SCORING_SET_VERSION = 1
@@ -113,23 +76,6 @@ N_RANDOM = 4  # repeated random sequences per model
 RANDOM_LENGTH = 10  # distinct random tokens in each copy; a trace is 1 + 2 * RANDOM_LENGTH tokens
 SCORING_SEED = "heads-2022"
 RANDOM_TEXT = "Random tokens, repeated twice ({n} of {total})"
-
-
-@dataclass(frozen=True)
-class Vocab:
-    """Where to draw random ordinary tokens from, and the id of <|endoftext|>."""
-
-    eot: int
-    low: int  # first id drawn from (inclusive)
-    high: int  # last id drawn from (exclusive)
-
-
-# GPT-2: ids below 1024 are bytes and short fragments, ids above 20000 include rare oddities.
-# Tiny (4096-token BPE, EOT = 0): the first merges are fragments, later ones whole words.
-VOCABS = {
-    "gpt2": Vocab(eot=50256, low=1024, high=20000),
-    "tiny": Vocab(eot=0, low=1024, high=4096),
-}
 
 
 def vocab_for(model_name: str, model_meta: dict | None) -> Vocab:

@@ -29,20 +29,14 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from . import schema
+from .registry import GPT2_HF_NAME, GPT2_REVISION, GPT2_SMALL_SHAPE, MODELS, ModelSpec
 
 PACKAGE_MODEL_DIR = Path(__file__).resolve().parent / "tiny_model"
 
-# The pinned revision of openai-community/gpt2: the commit its `main` branch pointed at when the
-# course was written. Every GPT-2 trace key includes it; change it only together with re-tracing.
-GPT2_REVISION = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
-GPT2_HF_NAME = "openai-community/gpt2"
 GPT2_PATH_ENV = "COURSE_GPT2_PATH"
 
 STAND_IN_REVISION = "stand-in-random-init"
 EOT = "<|endoftext|>"
-
-# GPT-2 small's shape, for the stand-in.
-GPT2_SMALL_SHAPE = dict(n_layer=12, n_head=12, n_embd=768, n_positions=1024, vocab_size=50257)
 
 
 class ModelError(Exception):
@@ -61,30 +55,6 @@ class UnknownModel(ModelError, KeyError):
 class ModelUnavailable(ModelError):
     """The model's weights cannot be had here. ``str()`` is one line: what is missing and how to
     get it."""
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    name: str  # the course's name for it: the `model` field of traces and of ```attention``` blocks
-    hf_name: str | None  # Hugging Face repo id, None for the course's own checkpoint
-    revision: str | None  # pinned commit; None where it is computed at load (tiny)
-    description: str
-
-
-MODELS: dict[str, ModelSpec] = {
-    "tiny": ModelSpec(
-        name="tiny",
-        hf_name=None,
-        revision=None,
-        description="the course's tiny GPT-2 (4 layers × 4 heads × width 128), trained on TinyStories",
-    ),
-    "gpt2": ModelSpec(
-        name="gpt2",
-        hf_name=GPT2_HF_NAME,
-        revision=GPT2_REVISION,
-        description="GPT-2 small (12 layers × 12 heads × width 768), OpenAI's weights",
-    ),
-}
 
 
 @dataclass

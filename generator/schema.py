@@ -88,6 +88,14 @@ def camel(name: str) -> str:
     return TO_CAMEL[name]
 
 
+REVISION_DIGITS = 12  # how much of a revision (a commit, a weights hash) the pages show
+
+
+def short_revision(revision) -> str:
+    """A revision as the pages show it: its first REVISION_DIGITS characters."""
+    return str(revision)[:REVISION_DIGITS]
+
+
 def display_token(text: str) -> str:
     """How a token is shown: a leading space as '·', newlines and tabs made visible."""
     if text.startswith(" "):

@@ -1,0 +1,109 @@
+"""Every fact about a model or a score kind, once. Torch-free, imports nothing of the package.
+
+Parsing (lessons/), loading (models.py), scoring (heads.py) and rendering (render/) all read
+these tables, so a new model or a new score kind is one entry here (README, "Where to change
+what").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# ---------------------------------------------------------------- models
+
+# The pinned revision of openai-community/gpt2: the commit its `main` branch pointed at when the
+# course was written. Every GPT-2 trace key includes it; change it only together with re-tracing.
+GPT2_REVISION = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
+GPT2_HF_NAME = "openai-community/gpt2"
+
+# GPT-2 small's shape, for the random-init stand-in.
+GPT2_SMALL_SHAPE = dict(n_layer=12, n_head=12, n_embd=768, n_positions=1024, vocab_size=50257)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str  # the course's name for it: the `model` field of traces and of ```attention``` blocks
+    hf_name: str | None  # Hugging Face repo id, None for the course's own checkpoint
+    revision: str | None  # pinned commit; None where it is computed at load (tiny)
+    description: str
+    n_layer: int
+    n_head: int
+    n_ctx: int
+
+
+MODELS: dict[str, ModelSpec] = {
+    "tiny": ModelSpec(
+        name="tiny",
+        hf_name=None,
+        revision=None,
+        description="the course's tiny GPT-2 (4 layers × 4 heads × width 128), trained on TinyStories",
+        n_layer=4,
+        n_head=4,
+        n_ctx=256,
+    ),
+    "gpt2": ModelSpec(
+        name="gpt2",
+        hf_name=GPT2_HF_NAME,
+        revision=GPT2_REVISION,
+        description="GPT-2 small (12 layers × 12 heads × width 768), OpenAI's weights",
+        n_layer=12,
+        n_head=12,
+        n_ctx=1024,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """Where to draw random ordinary tokens from, and the id of <|endoftext|>."""
+
+    eot: int
+    low: int  # first id drawn from (inclusive)
+    high: int  # last id drawn from (exclusive)
+
+
+# GPT-2: ids below 1024 are bytes and short fragments, ids above 20000 include rare oddities.
+# Tiny (4096-token BPE, EOT = 0): the first merges are fragments, later ones whole words.
+VOCABS = {
+    "gpt2": Vocab(eot=50256, low=1024, high=20000),
+    "tiny": Vocab(eot=0, low=1024, high=4096),
+}
+
+# ---------------------------------------------------------------- score kinds
+
+KINDS = ("previous-token", "duplicate-token", "induction", "sink")
+
+# One-line definitions, shown on the pages next to each scoreboard (positions count from 1 there).
+DEFINITIONS = {
+    "previous-token": (
+        "the average weight a token puts on the token just before it, over every token from the "
+        "third on, in natural sentences"
+    ),
+    "duplicate-token": (
+        "the average weight a token puts on earlier copies of itself, over the tokens that have one, "
+        "in a sequence of random tokens repeated twice"
+    ),
+    "induction": (
+        "the average weight a token puts on the token that came right after its earlier copy, over "
+        "the second copy of a sequence of random tokens repeated twice"
+    ),
+    "sink": (
+        "the average weight a token puts on the very first token, over every token from the third "
+        "on, in natural sentences"
+    ),
+}
+TITLES = {
+    "previous-token": "Previous-token heads",
+    "duplicate-token": "Duplicate-token heads",
+    "induction": "Induction heads",
+    "sink": "Attention sinks",
+}
+NAMES = {  # one head of the kind, in running text
+    "previous-token": "previous-token head",
+    "duplicate-token": "duplicate-token head",
+    "induction": "induction head",
+    "sink": "attention sink",
+}
+
+# Kinds measured on the repeated random tokens; the others on the natural scoring sentences.
+REPEATED_KINDS = ("duplicate-token", "induction")
