@@ -16,7 +16,7 @@ SITE_STAMP   := $(VENV)/.deps-site
 MODELS_STAMP := $(VENV)/.deps-models
 TEST_STAMP   := $(VENV)/.deps-test
 
-.PHONY: site serve traces tiny-model test bench clean assets
+.PHONY: site serve traces tiny-model test bench clean assets vendor
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ tiny-model: $(MODELS_STAMP)
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest
+
+## Refresh generator/assets/vendor/ (Plotly's cartesian partial bundle) from the npm registry and
+## check its integrity and sha256; the only target that needs npm.
+vendor: $(SITE_STAMP)
+	$(PY) tools/vendor_plotly.py
 
 ## Figures, not tests: tracer overhead, load times, bytes per trace, then page timings in Chromium.
 bench: $(TEST_STAMP)

@@ -1,7 +1,8 @@
 """Asset and site steps: `python -m generator assets` and `python -m generator site`.
 
 `assets` writes content/assets/generated/ (CONTRACT.md, "Files in the built site"):
-plotly.min.js (from the plotly package), colorscale.js (figures.CIVIDIS as COURSE_COLORSCALE),
+plotly-cartesian.min.js (Plotly's cartesian partial bundle, vendored in generator/assets/vendor/
+and checked against its sha256 there; `make vendor` refreshes it), colorscale.js (figures.CIVIDIS as COURSE_COLORSCALE),
 course.js and course.css (copied from generator/assets/), and for every trace the lessons use a
 download copy `traces/<model>/<key>.json` and its heavy fields `traces/<model>/<key>.js`. A file
 is rewritten only when its bytes change, so `mkdocs serve` does not rebuild in a loop.
@@ -14,6 +15,7 @@ No torch here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -25,6 +27,9 @@ from . import directives, figures, schema
 
 PACKAGE_ASSETS = Path(__file__).resolve().parent / "assets"
 COPIED = ("course.js", "course.css")
+VENDOR = PACKAGE_ASSETS / "vendor"
+PLOTLY_JS = "plotly-cartesian.min.js"  # its name in the site
+STALE = ("plotly.min.js",)  # generated files of older builds, removed so the site never ships them
 GENERATED = Path("assets") / "generated"
 
 
@@ -43,9 +48,12 @@ def write_if_changed(path: Path, data: bytes) -> bool:
 
 
 def plotly_js() -> bytes:
-    import plotly
-
-    return (Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js").read_bytes()
+    """The vendored cartesian partial bundle, after checking its sha256 against VENDOR.json."""
+    manifest = json.loads((VENDOR / "VENDOR.json").read_text(encoding="utf-8"))
+    data = (VENDOR / manifest["file"]).read_bytes()
+    if hashlib.sha256(data).hexdigest() != manifest["sha256"]:
+        raise RuntimeError(f"generator/assets/vendor/{manifest['file']} does not match the sha256 in VENDOR.json; run make vendor")
+    return data
 
 
 def heavy_part_js(trace: dict) -> bytes:
@@ -91,7 +99,7 @@ def write_trace_assets(trace: dict, generated: Path, traces_dir: Path | None = N
 
 
 def static_assets() -> dict[str, bytes]:
-    files = {"plotly.min.js": plotly_js(), "colorscale.js": figures.colorscale_js().encode("utf-8")}
+    files = {PLOTLY_JS: plotly_js(), "colorscale.js": figures.colorscale_js().encode("utf-8")}
     for name in COPIED:
         src = PACKAGE_ASSETS / name
         if src.is_file():
@@ -101,6 +109,8 @@ def static_assets() -> dict[str, bytes]:
 
 def write_static_assets(generated: Path, only_missing: bool = False) -> list[Path]:
     written = []
+    for name in STALE:
+        (generated / name).unlink(missing_ok=True)
     for name, data in static_assets().items():
         path = generated / name
         if only_missing and path.is_file():

@@ -146,7 +146,7 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     assert page.count("<pre") == 1 and not re.search(r"<pre(?:(?!</pre>).)*(model|sentence|tokens)</span><span[^>]*>:", page, re.S)
     # assets next to the pages, linked relatively (file:// works)
     gen = built.site / "assets" / "generated"
-    for name in ("plotly.min.js", "colorscale.js"):
+    for name in ("plotly-cartesian.min.js", "colorscale.js"):
         assert (gen / name).is_file()
     key = lily_trace()["meta"] and re.search(r'data-trace-key="([0-9a-f]+)"', page).group(1)
     assert (gen / "traces" / "tiny" / f"{key}.js").is_file() and (gen / "traces" / "tiny" / f"{key}.json").is_file()
@@ -154,7 +154,7 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     assert part.startswith("window.courseTraceParts = window.courseTraceParts || {};") and '"scaledMasked"' in part and '"weights"' not in part
     assert f'data-parts="assets/generated/traces/tiny/{key}.js"' in page
     assert f'data-parts="../assets/generated/traces/tiny/{key}.js"' in built.html("sub/deep.md")
-    assert 'src="assets/generated/plotly.min.js"' in page and 'src="assets/generated/colorscale.js"' in page
+    assert 'src="assets/generated/plotly-cartesian.min.js"' in page and "plotly.min.js" not in page and 'src="assets/generated/colorscale.js"' in page
     assert no_cdn(built.site) == []
     # the number in the prose comes from the trace: change the trace, rebuild, the prose follows
     shutil.rmtree(tmp_path / "traces")
@@ -163,13 +163,13 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     assert rebuilt.ok, rebuilt.log
     page2 = rebuilt.html("lesson.md")
     assert "Intro: ·her gives Lily 0.55 in layer 3, head 3." in page2 and "0.66" not in re.sub(r"<script.*?</script>", "", page2, flags=re.S)
-    report_weights(rebuilt.site / "lesson.html", gen / "plotly.min.js")
+    report_weights(rebuilt.site / "lesson.html", gen / "plotly-cartesian.min.js")
 
 
 def report_weights(page: Path, plotly: Path) -> None:
     raw, js = page.read_bytes(), plotly.read_bytes()
     print(f"\npage {page.name}: {len(raw)} B raw, {len(gzip.compress(raw, 9))} B gzipped; "
-          f"plotly.min.js: {len(js)} B raw, {len(gzip.compress(js, 9))} B gzipped")
+          f"plotly-cartesian.min.js: {len(js)} B raw, {len(gzip.compress(js, 9))} B gzipped")
 
 
 def test_missing_trace_warns_shows_pending_and_fails_strict(tmp_path):
@@ -240,7 +240,7 @@ def test_assets_step_rewrites_only_changed_files(tmp_path):
     write_project(tmp_path, {"lesson.md": LESSON}, traces())
     first = publish.write_assets(tmp_path / "content", tmp_path / "traces")
     names = {p.name for p in first}
-    assert {"plotly.min.js", "colorscale.js"} <= names and any(n.endswith(".js") and len(n) == 15 for n in names)
+    assert {"plotly-cartesian.min.js", "colorscale.js"} <= names and any(n.endswith(".js") and len(n) == 15 for n in names)
     assert publish.write_assets(tmp_path / "content", tmp_path / "traces") == []
     # a trace no lesson uses any more is removed from the generated folder
     (tmp_path / "content" / "lesson.md").write_text("# Empty\n")
@@ -297,4 +297,4 @@ def test_mkdocs_yml_wires_every_directive_and_no_cdn():
     assert cfg["theme"]["font"] is False and cfg["use_directory_urls"] is False
     assert cfg["plugins"] == ["search", "offline"]
     assert all(not re.match(r"(https?:)?//", u) for u in cfg["extra_javascript"] + cfg["extra_css"] + cfg["extra"]["polyfills"])
-    assert cfg["extra_javascript"] == ["assets/generated/plotly.min.js", "assets/generated/colorscale.js", "assets/generated/course.js"]
+    assert cfg["extra_javascript"] == ["assets/generated/plotly-cartesian.min.js", "assets/generated/colorscale.js", "assets/generated/course.js"]

@@ -1,6 +1,6 @@
 /* course.js: progressive enhancement of the course's figures (see CONTRACT.md).
  *
- * Plain ES2017, no build step, no dependencies except the global `Plotly` (plotly.min.js, loaded
+ * Plain ES2017, no build step, no dependencies except the global `Plotly` (plotly-cartesian.min.js, loaded
  * before this file). Works from file://: no fetch(); heavy trace parts load by injecting
  * <script src="data-parts">. Every token is data: it reaches the DOM through textContent only,
  * and Plotly (which reads <br>, <b> ... in strings) gets it escaped with &lt; &gt; &amp;.

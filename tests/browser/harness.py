@@ -32,9 +32,10 @@ COMPARE_B = ["The", " dog", " sat"]
 
 
 def plotly_js() -> Path:
-    import plotly
+    """The bundle the site ships: Plotly's vendored cartesian partial bundle (publish.py)."""
+    from generator import publish
 
-    return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    return publish.VENDOR / publish.PLOTLY_JS
 
 
 # ------------------------------------------------------------------ synthetic traces
