@@ -546,6 +546,8 @@
 
   // ---- small multiples
 
+  function miniLabel(l, h) { return 'L' + (l + 1) + ' H' + (h + 1); }
+
   AttentionView.prototype.buildMinis = function () {
     var self = this;
     if (this.minis || !this.heads) return;
@@ -578,7 +580,7 @@
           }
         }
         b.appendChild(g);
-        b.appendChild(el('span', 'course-mini-label', 'L' + (l + 1) + ' H' + (h + 1)));
+        b.appendChild(el('span', 'course-mini-label', miniLabel(l, h)));
         rowBox.appendChild(b);
         self.minis.push(b);
       });
@@ -621,7 +623,9 @@
     this.minis.forEach(function (b) {
       var l = +b.getAttribute('data-layer'), h = +b.getAttribute('data-head');
       var grid = (self.weights[l] || [])[h] || [];
-      b.setAttribute('aria-label', 'Layer ' + (l + 1) + ', head ' + (h + 1) + ': ' +
+      // The name starts with the visible label ("L2 H3"), so a speech-input user can say what
+      // they see (WCAG 2.5.3, axe label-content-name-mismatch); the words follow.
+      b.setAttribute('aria-label', miniLabel(l, h) + ' (layer ' + (l + 1) + ', head ' + (h + 1) + '): ' +
         plainSentence(self.tokens, grid[s.token] || [], s.token));
       var current = l === s.layer && h === s.head;
       b.setAttribute('aria-pressed', current ? 'true' : 'false');

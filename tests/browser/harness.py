@@ -144,7 +144,8 @@ def top3_texts(doc: dict, layer: int, head: int) -> list[str]:
 def mini_label(doc: dict, layer: int, head: int, i: int) -> str:
     row = doc["layers"][layer]["heads"][head]["weights"][i]
     tokens = doc["tokens"]
-    return f"Layer {layer + 1}, head {head + 1}: {tokens[i]['display']} looks most at {entries(tokens, row, i)}"
+    return (f"L{layer + 1} H{head + 1} (layer {layer + 1}, head {head + 1}): "
+            f"{tokens[i]['display']} looks most at {entries(tokens, row, i)}")
 
 
 def cell_texts(doc: dict, layer: int, head: int) -> list[list[str]]:

@@ -23,8 +23,12 @@ from .conftest import Watched
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
+# The newest axe-core on the npm registry when this was pinned (`npm view axe-core version`); .ci/run
+# installs the same version.
+AXE_VERSION = "4.14.1"
 AXE = REPO / "build" / "node" / "node_modules" / "axe-core" / "axe.min.js"
-AXE_MISSING = f"{AXE.relative_to(REPO)} is missing: npm install --prefix build/node --no-save axe-core@4.11.0 (as .ci/run does)"
+AXE_INSTALL = f"npm install --prefix build/node --no-save axe-core@{AXE_VERSION} (as .ci/run does)"
+AXE_MISSING = f"{AXE.relative_to(REPO)} is missing: {AXE_INSTALL}"
 
 AXE_RUN = """async () => {
   const r = await axe.run(document, {resultTypes: ['violations']});
@@ -73,6 +77,9 @@ def one_file_chapters(course: Path) -> list[str]:
 def axe(page) -> list[dict]:
     if not AXE.is_file():
         pytest.fail(AXE_MISSING)
+    head = AXE.read_bytes()[:64].decode("utf-8", "replace")
+    if f"axe v{AXE_VERSION}\n" not in head and f"axe v{AXE_VERSION} " not in head:
+        pytest.fail(f"{AXE.relative_to(REPO)} is not axe-core {AXE_VERSION} ({head.splitlines()[0]!r}): {AXE_INSTALL}")
     page.add_script_tag(path=str(AXE))
     return page.evaluate(AXE_RUN)
 
