@@ -54,7 +54,9 @@ from pathlib import Path
 import numpy as np
 
 from .registry import DEFINITIONS, KINDS, NAMES, REPEATED_KINDS, TITLES, VOCABS, Vocab  # noqa: F401 (heads.TITLES etc. for callers)
-from .store import TraceRequest, TraceStore, atomic_write, dumps, round_floats
+from .store import KEY_RE, DamagedFile, TraceRequest, TraceStore, atomic_write, dumps, read_json, round_floats
+
+MAX_HEADS_BYTES = 2 * 1024 * 1024
 
 HEADS_FILE = "heads.json"
 FORMAT_VERSION = 3  # 2: adds `chance`; 3: adds `scoringSet` (the fixed texts' version), traces start with EOT
@@ -268,7 +270,7 @@ def compute(store: TraceStore, model_name: str, requests: Sequence[TraceRequest]
             if path is None:
                 store.load(req.model, req.text, req.ids)  # raises MissingTrace with the remedy
                 raise FileNotFoundError(f"trace of {req.text!r} for {model_name} is from another revision than {revision}")
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = store.load(req.model, req.text, req.ids)  # checked: shapes, distributions
             cache[req] = (trace_weights(doc), [t["id"] for t in doc["tokens"]], path.stem)
         return cache[req]
 
@@ -369,29 +371,74 @@ class HeadScores:
         return self.ranked(kind)[:n]
 
 
-def example_requests(root: Path | str, model_name: str) -> list[TraceRequest]:
+def _as_store(store_or_root: TraceStore | Path | str) -> TraceStore:
+    return store_or_root if isinstance(store_or_root, TraceStore) else TraceStore(store_or_root)
+
+
+def check_scores(doc, path: Path, model_name: str) -> dict:
+    """`doc` if it is a heads.json of the current format for `model_name`, with every score a
+    number in [0, 1] on an nLayer × nHead grid and every example naming a trace key; otherwise
+    DamagedFile, one line."""
+    def bad(problem: str):
+        raise DamagedFile(path, problem, "run `make traces`: it rewrites heads.json from the stored traces")
+
+    if not isinstance(doc, dict):
+        bad("is not a heads.json (not a JSON object)")
+    if doc.get("model") != model_name:
+        bad(f"holds the scores of {str(doc.get('model'))[:40]!r}, not of {model_name!r}")
+    L, H = doc.get("nLayer"), doc.get("nHead")
+    if type(L) is not int or type(H) is not int or not (0 < L <= 256 and 0 < H <= 256):
+        bad("has no usable nLayer and nHead")
+    scores, chances, examples = doc.get("scores"), doc.get("chance"), doc.get("examples")
+    if not all(isinstance(x, dict) for x in (scores, chances, examples)):
+        bad("lacks scores, chance or examples")
+    for kind in KINDS:
+        try:
+            mat = np.asarray(scores[kind], dtype=np.float64)
+            c = float(chances[kind])
+            ex = examples[kind]
+        except (KeyError, TypeError, ValueError):
+            bad(f"has no usable {kind} scores, chance and example")
+        if mat.shape != (L, H) or not np.isfinite(mat).all() or mat.min() < 0 or mat.max() > 1 or not 0 <= c <= 1:
+            bad(f"{kind} scores are not numbers in [0, 1] on a {L} × {H} grid")
+        ok = isinstance(ex, dict) and isinstance(ex.get("text"), str) and isinstance(ex.get("key"), str) \
+            and KEY_RE.match(ex["key"]) and (ex.get("ids") is None or all(type(i) is int for i in ex["ids"]))
+        if not ok:
+            bad(f"the {kind} example is not {{text, ids, key: 12 hex digits}}")
+    return doc
+
+
+def _read_scores(store: TraceStore, model_name: str) -> dict | None:
+    path = heads_path(store.root, model_name)
+    if not path.is_file():
+        return None
+    doc = read_json(path, MAX_HEADS_BYTES, "run `make traces`: it rewrites heads.json from the stored traces")
+    if isinstance(doc, dict) and doc.get("formatVersion") != FORMAT_VERSION:
+        return None
+    return check_scores(doc, path, model_name)
+
+
+def example_requests(store_or_root: TraceStore | Path | str, model_name: str) -> list[TraceRequest]:
     """The example traces heads.json names (one per distinct scoring text), for the asset step
     that copies every trace a page shows; [] without a heads.json."""
-    path = heads_path(root, model_name)
-    if not path.is_file():
+    doc = _read_scores(_as_store(store_or_root), model_name)
+    if doc is None:
         return []
-    examples = json.loads(path.read_text(encoding="utf-8")).get("examples", {})
-    reqs = [TraceRequest(e["model"], e["text"], e["ids"]) for e in examples.values()]
+    reqs = [TraceRequest(model_name, e["text"], e["ids"]) for e in doc["examples"].values()]
     return list(dict.fromkeys(reqs))
 
 
-def load_scores(root: Path | str, model_name: str, allow_stand_in: bool = False) -> HeadScores | None:
-    """heads.json of `model_name` under `root` (normally traces/), or None when it is missing or
-    was computed from another revision than the traces now stored. A stand-in's scores raise
-    :class:`StandInRefused` unless `allow_stand_in` (the site build passes its own policy:
-    figures.Ctx.standin_ok, i.e. COURSE_ALLOW_STANDIN)."""
-    path = heads_path(root, model_name)
-    if not path.is_file():
+def load_scores(store_or_root: TraceStore | Path | str, model_name: str, allow_stand_in: bool = False) -> HeadScores | None:
+    """heads.json of `model_name` in the store (normally traces/), or None when it is missing or
+    was computed from another revision than the traces now stored; DamagedFile when it cannot be
+    trusted. A stand-in's scores raise :class:`StandInRefused` unless `allow_stand_in` (the site
+    build passes its own policy, COURSE_ALLOW_STANDIN)."""
+    store = _as_store(store_or_root)
+    path = heads_path(store.root, model_name)
+    doc = _read_scores(store, model_name)
+    if doc is None:
         return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    if doc.get("formatVersion") != FORMAT_VERSION:
-        return None
-    meta = TraceStore(root).model_meta(model_name)
+    meta = store.model_meta(model_name)
     if meta is None or meta.get("revision") != doc.get("revision"):
         return None
     if doc.get("standIn") and not allow_stand_in:

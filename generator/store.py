@@ -33,7 +33,13 @@ from . import schema
 INDEX_NAME = "index.json"
 TMP_SUFFIX = ".tmp"
 KEY_LENGTH = 12
+KEY_RE = re.compile(r"^[0-9a-f]{%d}$" % KEY_LENGTH)
 TRACE_FILE_RE = re.compile(r"^[0-9a-f]{%d}\.json$" % KEY_LENGTH)  # other files (heads.json) are not traces
+MODEL_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,31}$")  # a folder name under traces/, never a path
+MAX_TRACE_BYTES = 20 * 1024 * 1024  # a trace over this is refused: it would go into every page's download
+MAX_INDEX_BYTES = 5 * 1024 * 1024
+ROW_SUM_TOL = 1e-3  # stored weights have 5 significant digits; a row of them sums to 1 within this
+REPAIR_FIX = "run `make traces`: it retraces what it can and rebuilds the index"
 
 _DOC_ORDER = ("schemaVersion", "key", "model", "text", "ids", "meta", "tokens", "layers", "predictions")
 _TOKEN_ORDER = ("id", "text", "display", "spoken")
@@ -42,6 +48,154 @@ _ENTRY_ORDER = ("text", "ids", "file", "nTokens")
 
 class StoreError(Exception):
     pass
+
+
+class DamagedFile(StoreError):
+    """A file of the store that cannot be trusted. ``str()`` is one line: path, problem, fix."""
+
+    def __init__(self, path: Path | str, problem: str, fix: str = REPAIR_FIX):
+        self.path, self.problem, self.fix = Path(path), problem, fix
+        super().__init__(f"{path}: {problem}. Fix: {fix}")
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def read_json(path: Path, limit: int, fix: str = REPAIR_FIX):
+    """The JSON value in `path`, or DamagedFile: over `limit` bytes, not UTF-8, not JSON (a
+    truncated file), or holding NaN/Infinity."""
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise DamagedFile(path, f"cannot be read ({e.strerror or e})", fix) from None
+    if size > limit:
+        raise DamagedFile(path, f"is {size:,} bytes, over the limit of {limit:,}", fix)
+    try:
+        text = path.read_bytes().decode("utf-8")
+        return json.loads(text, parse_constant=_refuse_constant)
+    except UnicodeDecodeError:
+        raise DamagedFile(path, "is not UTF-8 text", fix) from None
+    except ValueError as e:
+        msg = str(e).splitlines()[0] if str(e) else "not JSON"
+        raise DamagedFile(path, f"is not valid JSON, perhaps cut short ({msg[:120]})", fix) from None
+
+
+def check_model_name(model: str) -> str:
+    if not isinstance(model, str) or not MODEL_NAME_RE.match(model):
+        raise StoreError(f"{model!r} is not a model name (lowercase letters, digits and '-', at most 32)")
+    return model
+
+
+def _grid(path: Path, name: str, rows, shape: tuple[int, int], triangle: bool = False):
+    """A float64 array of `rows` with exactly `shape`; in a triangle grid, cells above the
+    diagonal must be null (None) and come back as 0."""
+    import numpy as np
+
+    if triangle:
+        if not isinstance(rows, list) or len(rows) != shape[0]:
+            raise DamagedFile(path, f"{name} has {len(rows) if isinstance(rows, list) else 'no'} rows, not {shape[0]}")
+        clean = []
+        for i, row in enumerate(rows):
+            if not isinstance(row, list) or len(row) != shape[1] or any(x is not None for x in row[i + 1 :]):
+                raise DamagedFile(path, f"{name} row {i} is not {shape[1]} cells with nulls above the diagonal")
+            clean.append(row[: i + 1] + [0.0] * (shape[1] - i - 1))
+        rows = clean
+    try:
+        a = np.asarray(rows, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DamagedFile(path, f"{name} is not a grid of numbers") from None
+    if a.shape != shape:
+        raise DamagedFile(path, f"{name} has shape {a.shape}, not {shape}")
+    if not np.isfinite(a).all():
+        raise DamagedFile(path, f"{name} holds a value that is not a finite number")
+    return a
+
+
+def check_trace(doc, path: Path, model: str, text: str, ids=None) -> dict:
+    """`doc`, read from `path`, if it is the trace of (model, text, ids) that the current schema
+    describes: key = file name, shapes consistent with its meta, weights rows that are
+    distributions. Otherwise DamagedFile, one line."""
+    import numpy as np
+
+    if not isinstance(doc, dict):
+        raise DamagedFile(path, "is not a trace (not a JSON object)")
+    if doc.get("schemaVersion") != schema.SCHEMA_VERSION:
+        raise DamagedFile(path, f"has schemaVersion {doc.get('schemaVersion')!r}, not {schema.SCHEMA_VERSION}")
+    key = doc.get("key")
+    if not isinstance(key, str) or not KEY_RE.match(key) or f"{key}.json" != path.name:
+        raise DamagedFile(path, f"names its key {str(key)[:40]!r}, which is not its file name")
+    if doc.get("model") != model or doc.get("text") != text or _ids_key(doc.get("ids")) != _ids_key(ids):
+        raise DamagedFile(path, f"holds the trace of {str(doc.get('text'))[:60]!r} ({doc.get('model')!r}), "
+                                f"not of {text[:60]!r} ({model!r}) that the index points it to")
+    meta = doc.get("meta")
+    try:
+        L, H, d = (int(meta[k]) for k in ("nLayer", "nHead", "headDim"))
+    except (TypeError, KeyError, ValueError):
+        raise DamagedFile(path, "has no usable meta (nLayer, nHead, headDim)") from None
+    tokens = doc.get("tokens")
+    if not isinstance(tokens, list) or not tokens or not all(
+        isinstance(t, dict) and isinstance(t.get("id"), int) and isinstance(t.get("text"), str) and isinstance(t.get("display"), str)
+        for t in tokens
+    ):
+        raise DamagedFile(path, "has no list of tokens with id, text and display")
+    T = len(tokens)
+    if ids is not None and [t["id"] for t in tokens] != [int(i) for i in ids]:
+        raise DamagedFile(path, "holds token ids other than the ones it was asked for")
+    layers = doc.get("layers")
+    if not isinstance(layers, list) or len(layers) != L:
+        raise DamagedFile(path, f"has {len(layers) if isinstance(layers, list) else 'no'} layers, its meta says {L}")
+    for l, layer in enumerate(layers):
+        hs = layer.get("heads") if isinstance(layer, dict) else None
+        if not isinstance(hs, list) or len(hs) != H:
+            raise DamagedFile(path, f"layer {l} has {len(hs) if isinstance(hs, list) else 'no'} heads, its meta says {H}")
+        _grid(path, f"layer {l} attnConcat", layer.get(schema.camel("attn_concat")), (T, H * d))
+        for h, head in enumerate(hs):
+            where = f"layer {l} head {h}"
+            if not isinstance(head, dict):
+                raise DamagedFile(path, f"{where} is not an object")
+            for a in schema.HEAD_ACTIVATIONS:
+                square = a.shape == ("query", "key")
+                grid = _grid(path, f"{where} {a.camel}", head.get(a.camel), (T, T) if square else (T, d),
+                             triangle=a.camel == "scaledMasked")
+                if a.camel == "weights":
+                    if np.triu(grid, 1).any():
+                        raise DamagedFile(path, f"{where} has weight on a later token, which the mask forbids")
+                    if grid.min() < -1e-9 or grid.max() > 1 + 1e-9:
+                        raise DamagedFile(path, f"{where} has a weight outside [0, 1] ({grid.min():.3g} to {grid.max():.3g})")
+                    worst = float(np.abs(grid.sum(axis=1) - 1).max())
+                    if worst > ROW_SUM_TOL:
+                        raise DamagedFile(path, f"{where} has a weights row that sums to 1 ± {worst:.3g}, not a share of attention")
+    preds = doc.get("predictions")
+    if not isinstance(preds, list) or len(preds) != T:
+        raise DamagedFile(path, f"has {len(preds) if isinstance(preds, list) else 'no'} prediction rows for {T} tokens")
+    return doc
+
+
+def _check_index(index, path: Path, model: str) -> dict:
+    def bad(problem: str):
+        raise DamagedFile(path, problem)
+
+    if not isinstance(index, dict):
+        bad("is not an index (not a JSON object)")
+    if index.get("model") != model:
+        bad(f"is the index of {str(index.get('model'))[:40]!r}, in the folder of {model!r}")
+    if not isinstance(index.get("meta"), dict) or not isinstance(index["meta"].get("revision"), str):
+        bad("has no meta with a revision")
+    entries = index.get("traces")
+    if not isinstance(entries, list):
+        bad("has no list of traces")
+    for n, e in enumerate(entries):
+        ok = (
+            isinstance(e, dict)
+            and isinstance(e.get("text"), str)
+            and isinstance(e.get("file"), str)
+            and TRACE_FILE_RE.match(e["file"])
+            and (e.get("ids") is None or (isinstance(e["ids"], list) and all(type(i) is int for i in e["ids"])))
+        )
+        if not ok:
+            bad(f"entry {n} is not {{text, ids?, file: <12 hex digits>.json}}")
+    return index
 
 
 class MissingTrace(StoreError, LookupError):
@@ -198,9 +352,10 @@ class TraceStore:
     # ---- reading
 
     def index_path(self, model: str) -> Path:
-        return self.root / model / INDEX_NAME
+        return self.root / check_model_name(model) / INDEX_NAME
 
     def _index(self, model: str) -> dict | None:
+        """The model's index, checked (DamagedFile when it cannot be trusted), or None."""
         p = self.index_path(model)
         try:
             st = p.stat()
@@ -210,7 +365,10 @@ class TraceStore:
         hit = self._index_cache.get(model)
         if hit and hit[0] == stamp:
             return hit[1]
-        index = json.loads(p.read_text(encoding="utf-8"))
+        index = read_json(p, MAX_INDEX_BYTES)
+        if isinstance(index, dict) and index.get("schemaVersion") != schema.SCHEMA_VERSION:
+            return {"schemaVersion": index.get("schemaVersion")}  # an old store: treated as absent
+        index = _check_index(index, p, model)
         index["_byKey"] = {(e["text"], _ids_key(e.get("ids"))): e for e in index.get("traces", [])}
         self._index_cache[model] = (stamp, index)
         return index
@@ -224,7 +382,7 @@ class TraceStore:
     def models(self) -> list[str]:
         if not self.root.is_dir():
             return []
-        return sorted(p.name for p in self.root.iterdir() if (p / INDEX_NAME).is_file())
+        return sorted(p.name for p in self.root.iterdir() if MODEL_NAME_RE.match(p.name) and (p / INDEX_NAME).is_file())
 
     def model_meta(self, model: str) -> dict | None:
         index = self._current_index(model)
@@ -252,10 +410,48 @@ class TraceStore:
         return self.lookup(model, text, ids, revision) is not None
 
     def load(self, model: str, text: str, ids=None) -> dict:
+        """The checked trace (:func:`check_trace`); MissingTrace or DamagedFile otherwise."""
         path = self.lookup(model, text, ids)
         if path is None:
             raise MissingTrace(model, text, _ids_key(ids), self.root)
-        return json.loads(path.read_text(encoding="utf-8"))
+        return check_trace(read_json(path, MAX_TRACE_BYTES), path, model, text, ids)
+
+    def usable(self, model: str, text: str, ids=None, revision: str | None = None) -> bool:
+        """Whether the trace is there, of `revision`, and loads and checks; a damaged one is
+        False (so `make traces` retraces it)."""
+        if not self.has(model, text, ids, revision):
+            return False
+        try:
+            self.load(model, text, ids)
+        except DamagedFile:
+            return False
+        return True
+
+    def rebuild_index(self, model: str) -> int:
+        """Rewrite the model's index from the trace files that read and check, newest revision
+        first; returns how many it lists. For a damaged index.json."""
+        folder = self.root / check_model_name(model)
+        self.index_path(model).unlink(missing_ok=True)
+        self._index_cache.pop(model, None)
+        found = []
+        for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            if not TRACE_FILE_RE.match(p.name):
+                continue
+            try:
+                doc = read_json(p, MAX_TRACE_BYTES)
+                doc = check_trace(doc, p, model, doc.get("text") if isinstance(doc, dict) else "", doc.get("ids") if isinstance(doc, dict) else None)
+                key = trace_key(model, doc["meta"]["revision"], schema.SCHEMA_VERSION, doc["text"], doc.get("ids"))
+            except (DamagedFile, KeyError, TypeError):
+                continue
+            if f"{key}.json" == p.name:
+                found.append((p.stat().st_mtime_ns, doc, p.name))
+        if not found:
+            return 0
+        revision = max(found, key=lambda f: f[0])[1]["meta"]["revision"]
+        for _, doc, name in sorted(found, key=lambda f: f[2]):
+            if doc["meta"]["revision"] == revision:
+                self._add_to_index(doc, name)
+        return len(self.entries(model))
 
     def load_request(self, request: TraceRequest) -> dict:
         return self.load(request.model, request.text, request.ids)
@@ -270,7 +466,7 @@ class TraceStore:
 
     def write(self, doc: dict) -> Path:
         """Write one trace, then the model's index. Returns the trace's path."""
-        model = doc["model"]
+        model = check_model_name(doc["model"])
         if doc.get("schemaVersion") != schema.SCHEMA_VERSION:
             raise StoreError(f"trace has schemaVersion {doc.get('schemaVersion')}, store writes {schema.SCHEMA_VERSION}")
         if doc["meta"].get("model") != model:

@@ -1,6 +1,6 @@
 """`python -m generator traces`: trace every sentence the lessons ask for, into the store.
 
-Requests come from ``directives.collect_requests(content_dir)`` (items with ``.request``, a
+Requests come from ``lessons.pages.collect(content_dir)`` (items with ``.request``, a
 TraceRequest, and ``.source``, "path:line"), from ``--sentence`` options, and from the fixed
 scoring set, ``heads.scoring_requests(model)``; after a model's traces are written,
 ``heads.write_scores(store, model)`` rewrites its heads.json from the scoring set alone.
@@ -22,8 +22,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import directives, heads
-from .store import TraceRequest, TraceStore
+from . import heads
+from .lessons import pages
+from .lessons.errors import LessonError
+from .store import DamagedFile, TraceRequest, TraceStore
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COMMITTED_TRACES = REPO_ROOT / "traces"
@@ -32,7 +34,7 @@ STAND_IN_TRACES = REPO_ROOT / "build" / "stand-in-traces"
 
 @dataclass(frozen=True)
 class Item:
-    """A request with where it came from (the shape directives.collect_requests returns)."""
+    """A request with where it came from (the shape lessons.pages.collect returns)."""
 
     request: TraceRequest
     source: str
@@ -43,8 +45,8 @@ def collect_items(content_dir: Path, sentences: Iterable[str], models: list[str]
     err = err or sys.stderr
     items: list = []
     try:
-        items.extend(directives.collect_requests(Path(content_dir)))
-    except directives.DirectiveError as e:  # a lesson mistake: one line, path:line
+        items.extend(pages.collect(Path(content_dir)))
+    except LessonError as e:  # a lesson mistake: one line, path:line
         print(str(e), file=err)
         return None
     for s in sentences:
@@ -90,6 +92,11 @@ def run_traces(
     # a lesson mistake stops the run before anything is written.
     plans = []  # (name, lm, by_req, todo)
     for name in models:
+        try:
+            store.model_meta(name)
+        except DamagedFile as e:  # repair before anything else reads it
+            kept = store.rebuild_index(name)
+            print(f"{e.path}: {e.problem}; rebuilt it from the {kept} trace files that check out", file=err)
         by_req: dict[TraceRequest, str] = {}
         for it in items:
             if it.request.model == name:
@@ -102,7 +109,7 @@ def run_traces(
             if meta is not None:
                 for r in heads.scoring_requests(name, meta):
                     by_req.setdefault(r, "heads.scoring_requests")
-            absent = [r for r in by_req if not store.has(r.model, r.text, r.ids)]
+            absent = [r for r in by_req if not store.usable(r.model, r.text, r.ids)]
             if absent:
                 missing[name] = f"{name}: {len(absent)} of {len(by_req)} traces missing"
             else:
@@ -121,6 +128,9 @@ def run_traces(
                 content_errors.append(f"{by_req[req]}: {e}. Fix: change the sentence")
                 continue
             if force or not store.has(name, req.text, req.ids, revision=lm.revision):
+                todo.append(req)
+            elif not store.usable(name, req.text, req.ids, revision=lm.revision):
+                print(f"{store.lookup(name, req.text, req.ids)}: damaged; retracing {req.text[:50]!r}", file=err)
                 todo.append(req)
         plans.append((name, lm, by_req, todo))
 
@@ -169,7 +179,12 @@ def main_traces(args) -> int:
         print(f"error: --stand-in traces are random weights and never go into {COMMITTED_TRACES}; "
               f"use another --traces-dir (default {STAND_IN_TRACES})", file=sys.stderr)
         return 2
-    items = collect_items(Path(args.content), args.sentence or [], models)
+    content = Path(args.content)
+    if not content.is_dir():
+        print(f"error: {content}: no such folder of lessons. Fix: give --content the folder that holds the "
+              f"lesson Markdown (default {REPO_ROOT / 'content'})", file=sys.stderr)
+        return 2
+    items = collect_items(content, args.sentence or [], models)
     if items is None:
         return 2
     import torch

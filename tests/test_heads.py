@@ -183,12 +183,19 @@ def test_scoring_texts_do_not_depend_on_the_lessons():
 
 # ---------------------------------------------------------------- heads.json
 
-META = {"model": "tiny", "revision": "abc123", "nLayer": 1, "nHead": 3}
+META = {"model": "tiny", "revision": "abc123", "nLayer": 1, "nHead": 3, "headDim": 1}
+
+
+def zero_head(T: int, w: np.ndarray) -> dict:
+    tri = [[0.0] * (i + 1) + [None] * (T - i - 1) for i in range(T)]
+    vec = [[0.0] for _ in range(T)]
+    return {"q": vec, "k": vec, "v": vec, "scores": [[0.0] * T] * T, "scaledMasked": tri, "weights": w.tolist(), "out": vec}
 
 
 def fake_trace(req: TraceRequest, meta: dict = META) -> dict:
-    """A stored-trace document with only the fields the scores read: 3 heads, one of each
-    of previous-token, sink and induction."""
+    """A stored-trace document whose weights are what the scores read: 3 heads, one of each
+    of previous-token, sink and induction (the other activations are zeros of the right shape,
+    so that the store's checks pass)."""
     ids = list(req.ids) if req.ids is not None else [100 + (i % 7) for i in range(len(req.text.split()) + 1)]
     T = len(ids)
     ind = np.zeros((T, T))
@@ -201,8 +208,8 @@ def fake_trace(req: TraceRequest, meta: dict = META) -> dict:
         "text": req.text,
         "meta": dict(meta),
         "tokens": [{"id": i, "text": f"t{i}", "display": f"t{i}", "spoken": f"t{i}"} for i in ids],
-        "layers": [{"heads": [{"weights": w.tolist()} for w in (prev_head(T), sink_head(T), ind)]}],
-        "predictions": [],
+        "layers": [{"heads": [zero_head(T, w) for w in (prev_head(T), sink_head(T), ind)], "attnConcat": [[0.0] * 3] * T}],
+        "predictions": [[] for _ in ids],
     }
     if req.ids is not None:
         doc["ids"] = ids

@@ -107,14 +107,10 @@ def test_cli_unknown_model_and_stand_in_guard(tmp_path, capsys):
 
 
 def test_lesson_mistake_is_one_line(monkeypatch, tmp_path):
-    class DirectiveError(ValueError):
-        pass
+    def collect(content_dir):
+        raise trace_run.LessonError("content/a.md:7", "unknown model 'gpt3'", "use tiny or gpt2")
 
-    def collect_requests(content_dir):
-        raise DirectiveError("content/a.md:7: unknown model 'gpt3'. Fix: use tiny or gpt2")
-
-    fake = types.SimpleNamespace(DirectiveError=DirectiveError, collect_requests=collect_requests)
-    monkeypatch.setattr(trace_run, "directives", fake)
+    monkeypatch.setattr(trace_run, "pages", types.SimpleNamespace(collect=collect))
     err = io.StringIO()
     assert trace_run.collect_items(tmp_path, [], ["tiny"], err=err) is None
     assert err.getvalue() == "content/a.md:7: unknown model 'gpt3'. Fix: use tiny or gpt2\n"

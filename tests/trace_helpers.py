@@ -82,8 +82,9 @@ def fake_doc(text: str = "a b c", model: str = "tiny", revision: str = "rev-a", 
     if ids is not None:
         doc["ids"] = list(ids)
     doc["meta"] = meta
+    token_ids = list(ids) if ids is not None else list(range(T))
     doc["tokens"] = [{"id": i, "text": w, "display": schema.display_token(w), "spoken": schema.spoken_token(w)}
-                     for i, w in enumerate(words)]
+                     for i, w in zip(token_ids, words)]
     doc["layers"] = layers
     doc["predictions"] = [[{"id": j, "text": "x", "display": "x", "prob": p} for j, p in
                            enumerate([0.5, 0.2, 0.1, 0.05, 0.01])] for _ in range(T)]
