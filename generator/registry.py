@@ -7,7 +7,9 @@ what").
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 # ---------------------------------------------------------------- models
 
@@ -73,11 +75,12 @@ VOCABS = {
 
 KINDS = ("previous-token", "duplicate-token", "induction", "sink")
 
-# One-line definitions, shown on the pages next to each scoreboard (positions count from 1 there).
+# One-line definitions, shown on the pages next to each scoreboard. Position 0 of every trace is
+# <|endoftext|>; the sentence's words start at position 1.
 DEFINITIONS = {
     "previous-token": (
-        "the average weight a token puts on the token just before it, over every token from the "
-        "third on, in natural sentences"
+        "the average weight a token puts on the token just before it, over every word from the "
+        "second on, in natural sentences"
     ),
     "duplicate-token": (
         "the average weight a token puts on earlier copies of itself, over the tokens that have one, "
@@ -88,8 +91,8 @@ DEFINITIONS = {
         "the second copy of a sequence of random tokens repeated twice"
     ),
     "sink": (
-        "the average weight a token puts on the very first token, over every token from the third "
-        "on, in natural sentences"
+        "the average weight a token puts on <|endoftext|>, the token at position 0 before the "
+        "sentence, over every word from the second on, in natural sentences"
     ),
 }
 TITLES = {
@@ -107,3 +110,33 @@ NAMES = {  # one head of the kind, in running text
 
 # Kinds measured on the repeated random tokens; the others on the natural scoring sentences.
 REPEATED_KINDS = ("duplicate-token", "induction")
+
+
+# ---------------------------------------------------------------- configuration facts
+
+# Each model's published or committed configuration: every fact of its shape, without weights.
+CONFIG_FILES = {
+    "tiny": Path(__file__).resolve().parent / "tiny_model" / "config.json",
+    "gpt2": Path(__file__).resolve().parent / "gpt2" / "config.json",
+}
+
+
+def n_params(n_layer: int, width: int, n_ctx: int, vocab: int) -> int:
+    """Parameters of a GPT-2 with tied input and output embeddings (GPT-2 small: 124,439,808)."""
+    per_block = (
+        2 * width  # ln_1
+        + width * 3 * width + 3 * width  # c_attn: q, k, v
+        + width * width + width  # attn c_proj
+        + 2 * width  # ln_2
+        + width * 4 * width + 4 * width  # mlp c_fc
+        + 4 * width * width + width  # mlp c_proj
+    )
+    return vocab * width + n_ctx * width + n_layer * per_block + 2 * width  # wte, wpe, blocks, ln_f
+
+
+def config_facts(model: str) -> dict:
+    """{nLayer, nHead, width, headDim, nCtx, vocabSize, nParams} from the model's config.json."""
+    path = CONFIG_FILES[model]
+    cfg = json.loads(path.read_text(encoding="utf-8"))
+    L, H, W, C, V = (int(cfg[k]) for k in ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size"))
+    return {"nLayer": L, "nHead": H, "width": W, "headDim": W // H, "nCtx": C, "vocabSize": V, "nParams": n_params(L, W, C, V)}

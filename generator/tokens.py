@@ -1,0 +1,79 @@
+"""Both models' tokenizers, without torch: what a sentence's tokens are before it is traced.
+
+The tiny model's byte-level BPE is committed with its checkpoint (``tiny_model/tokenizer.json``);
+GPT-2's vocabulary and merges are committed in ``gpt2/`` (see its README). Both load with the
+`tokenizers` library (Rust, no torch), so the site build knows every lesson sentence's tokens, its
+length and whether a reference names one of them, with or without a trace. The tracer prepends
+the same ``<|endoftext|>`` (:func:`encode` does too), so position 0 agrees everywhere.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import schema
+
+EOT = "<|endoftext|>"
+PACKAGE = Path(__file__).resolve().parent
+TOKENIZER_FILES = {
+    "tiny": (PACKAGE / "tiny_model" / "tokenizer.json",),
+    "gpt2": (PACKAGE / "gpt2" / "vocab.json", PACKAGE / "gpt2" / "merges.txt"),
+}
+
+
+class NoTokenizer(LookupError):
+    pass
+
+
+@dataclass(frozen=True)
+class Token:
+    id: int
+    text: str  # exactly as the model reads it, leading space included (" her")
+    display: str  # as the pages show it ("·her")
+
+
+@functools.lru_cache(maxsize=None)
+def tokenizer(model: str):
+    """The `tokenizers.Tokenizer` of `model` (cached)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    files = TOKENIZER_FILES.get(model)
+    if files is None:
+        raise NoTokenizer(f"no committed tokenizer for model {model!r} (known: {', '.join(TOKENIZER_FILES)})")
+    missing = [f for f in files if not f.is_file()]
+    if missing:
+        raise NoTokenizer(f"{model}: {missing[0]} is missing")
+    if model == "tiny":
+        return Tokenizer.from_file(str(files[0]))
+    tok = Tokenizer(models.BPE.from_file(str(files[0]), str(files[1])))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens([EOT])  # already id 50256 in the vocabulary: this only marks it special
+    return tok
+
+
+def bos_id(model: str) -> int:
+    i = tokenizer(model).token_to_id(EOT)
+    if i is None:
+        raise NoTokenizer(f"{model}: the tokenizer has no {EOT}")
+    return int(i)
+
+
+def token_text(model: str, i: int) -> str:
+    return tokenizer(model).decode([int(i)], skip_special_tokens=False)
+
+
+def encode(model: str, text: str) -> list[Token]:
+    """The tokens a trace of `text` will have: <|endoftext|> first, then the sentence's."""
+    ids = [bos_id(model)] + list(tokenizer(model).encode(text, add_special_tokens=False).ids)
+    out = []
+    for i in ids:
+        t = token_text(model, i)
+        out.append(Token(int(i), t, schema.display_token(t)))
+    return out
+
+
+def vocab_size(model: str) -> int:
+    return int(tokenizer(model).get_vocab_size())
