@@ -46,7 +46,7 @@ serve: assets
 
 ## Trace every (model, sentence) the lessons use that is not in traces/ yet.
 traces: $(MODELS_STAMP)
-	$(PY) -m generator traces
+	$(PY) -m generator traces $(if $(PRUNE),--prune)
 
 ## Train the tiny model from ../shared/data/tinystories/stories.txt (about 30 minutes on 2 cores).
 tiny-model: $(MODELS_STAMP)

@@ -500,6 +500,30 @@ class TraceStore:
         atomic_write(self.index_path(model), dumps(index))
         self._index_cache.pop(model, None)
 
+    def unused(self, model: str, used) -> list[dict]:
+        """Index entries whose (text, ids) is not in `used` (a set of TraceRequest-like keys)."""
+        keep = {(r.text, _ids_key(r.ids)) for r in used}
+        return [e for e in self.entries(model) if (e["text"], _ids_key(e.get("ids"))) not in keep]
+
+    def forget(self, model: str, entries: list[dict]) -> list[Path]:
+        """Drop `entries` from the model's index (atomically), then delete their files."""
+        index = self._current_index(model)
+        if index is None or not entries:
+            return []
+        gone = {(e["text"], _ids_key(e.get("ids"))) for e in entries}
+        kept = [{k: e[k] for k in _ENTRY_ORDER if k in e} for e in index["traces"]
+                if (e["text"], _ids_key(e.get("ids"))) not in gone]
+        new = {"schemaVersion": schema.SCHEMA_VERSION, "model": model, "meta": index["meta"], "traces": kept}
+        atomic_write(self.index_path(model), dumps(new))  # the index first: it never lists a deleted file
+        self._index_cache.pop(model, None)
+        removed = []
+        for e in entries:
+            p = self.root / model / e["file"]
+            if p.is_file():
+                p.unlink()
+                removed.append(p)
+        return removed
+
     def prune(self, model: str) -> list[Path]:
         """Remove trace files (`<key>.json`) the index does not list (older revisions) and stray
         temp files. Other files in the folder (heads.json, index.json) are left alone."""

@@ -25,7 +25,7 @@ from pathlib import Path
 from . import heads
 from .lessons import pages
 from .lessons.errors import LessonError
-from .store import DamagedFile, TraceRequest, TraceStore
+from .store import TRACE_FILE_RE, DamagedFile, TraceRequest, TraceStore
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 COMMITTED_TRACES = REPO_ROOT / "traces"
@@ -59,6 +59,7 @@ def run_traces(
     store: TraceStore,
     items: list,
     force: bool = False,
+    prune: bool = False,
     gpt2_path: str | None = None,
     stand_in: bool = False,
     loader: Callable | None = None,
@@ -138,7 +139,8 @@ def run_traces(
     for name, lm, by_req, todo in ([] if content_errors else plans):
         traced_any = True
         done = 0
-        for req in tqdm(todo, desc=f"trace {name}", unit="trace", disable=None if progress is None else not progress):
+        desc = f"trace {name}: {len(todo)} of {len(by_req)} sentences"
+        for req in tqdm(todo, desc=desc, unit="trace", disable=None if progress is None else not progress):
             try:
                 store.write(tracing.trace(lm, req.text, req.ids))
                 done += 1
@@ -149,13 +151,24 @@ def run_traces(
                 heads.write_scores(store, name)
             except Exception as e:  # a missing scoring trace, say: report it in one line
                 check_errors.append(f"heads.write_scores({name}): {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-        pruned = store.prune(name)
+        unused = store.unused(name, by_req)
+        pruned = (store.forget(name, unused) + store.prune(name)) if prune else []
         print(
             f"{name}@{lm.revision[:12]}: {done} traced, {len(by_req) - len(todo)} already there"
-            + (f", {len(pruned)} stale files removed" if pruned else "")
+            + (f", {len(pruned)} pruned" if prune else "")
             + f" -> {store.root / name}",
             file=out,
         )
+        lesson_new = [r for r in todo if by_req[r] != "heads.scoring_requests"]
+        for r in lesson_new[:20]:
+            print(f"  traced {r.text[:70]!r} ({by_req[r]})", file=out)
+        if len(lesson_new) > 20:
+            print(f"  … and {len(lesson_new) - 20} more", file=out)
+        stale = [p for p in (store.root / name).glob("*.json") if p.name not in {e["file"] for e in store.entries(name)}
+                 and TRACE_FILE_RE.match(p.name)] if not prune else []
+        if (unused or stale) and not prune:
+            print(f"  {len(unused) + len(stale)} traces no lesson or scoring text uses are kept; "
+                  f"`make traces PRUNE=1` removes them", file=out)
 
     for line in content_errors + check_errors:
         print(line, file=err)
@@ -196,7 +209,8 @@ def main_traces(args) -> int:
     torch.set_num_threads(args.threads)
     try:
         store = TraceStore(traces_dir)
-        return run_traces(models, store, items, force=args.force, gpt2_path=args.gpt2_path, stand_in=args.stand_in)
+        return run_traces(models, store, items, force=args.force, prune=args.prune, gpt2_path=args.gpt2_path,
+                          stand_in=args.stand_in)
     finally:
         torch.set_num_threads(before)
 
@@ -210,6 +224,8 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--models", default="tiny,gpt2", help="comma-separated models to trace (default tiny,gpt2)")
     p.add_argument("--force", action="store_true", help="retrace even when the trace is already there")
+    p.add_argument("--prune", action="store_true",
+                   help="remove traces that no lesson or scoring text uses (kept unless asked; make traces PRUNE=1)")
     p.add_argument("--traces-dir", default=None, help=f"the store (default {COMMITTED_TRACES.name}/)")
     p.add_argument("--content", default=str(REPO_ROOT / "content"), help="lesson Markdown to scan for requests")
     p.add_argument("--gpt2-path", default=None, help="a local GPT-2 checkpoint folder (or set COURSE_GPT2_PATH)")

@@ -115,3 +115,42 @@ def test_lesson_mistake_is_one_line(monkeypatch, tmp_path):
     assert trace_run.collect_items(tmp_path, [], ["tiny"], err=err) is None
     assert err.getvalue() == "content/a.md:7: unknown model 'gpt3'. Fix: use tiny or gpt2\n"
     assert main(["traces", "--content", str(tmp_path), "--traces-dir", str(tmp_path / "t")]) == 2
+
+
+def test_unused_traces_are_kept_unless_pruning_is_asked(tmp_path, tiny):
+    store = TraceStore(tmp_path)
+    both = items(("tiny", "Lily wanted to play"), ("tiny", "Ben wanted to play"))
+    code, out, _ = run(store, both, tiny, models=["tiny"])
+    assert code == 0 and "traced 'Ben wanted to play' (content/lesson.md:2)" in out
+    ben = store.lookup("tiny", "Ben wanted to play")
+    one = items(("tiny", "Lily wanted to play"))
+    code, out, _ = run(store, one, tiny, models=["tiny"])
+    assert code == 0 and "1 traces no lesson or scoring text uses are kept; `make traces PRUNE=1` removes them" in out
+    assert ben.is_file() and store.has("tiny", "Ben wanted to play")
+    code, out, _ = run(store, one, tiny, models=["tiny"], prune=True)
+    assert code == 0 and "0 traced, 1 already there, 1 pruned" in out
+    assert not ben.exists() and not store.has("tiny", "Ben wanted to play") and store.has("tiny", "Lily wanted to play")
+
+
+def test_a_damaged_trace_is_retraced_and_a_damaged_index_rebuilt(tmp_path, tiny):
+    store = TraceStore(tmp_path)
+    its = items(("tiny", "Lily wanted to play"), ("tiny", "Ben wanted to play"))
+    assert run(store, its, tiny, models=["tiny"])[0] == 0
+    lily = store.lookup("tiny", "Lily wanted to play")
+    good = lily.read_bytes()
+    lily.write_bytes(good[: len(good) // 2])  # cut short, as a killed copy would leave it
+    code, out, err = run(store, its, tiny, models=["tiny"])
+    assert code == 0 and f"{lily}: damaged; retracing 'Lily wanted to play'" in err and "1 traced, 1 already there" in out
+    assert lily.read_bytes() == good
+    index = store.index_path("tiny")
+    index.write_text('{"schemaVersion": 2, "model": "tiny", "tra', encoding="utf-8")
+    code, out, err = run(TraceStore(tmp_path), its, tiny, models=["tiny"])
+    assert code == 0 and f"{index}: is not valid JSON" in err and "rebuilt it from the 2 trace files that check out" in err
+    assert "0 traced, 2 already there" in out
+
+
+def test_missing_content_folder_is_an_error(tmp_path, capsys):
+    assert main(["traces", "--content", str(tmp_path / "contnet"), "--traces-dir", str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path / 'contnet'}: no such folder of lessons. Fix: ") and err.count("\n") == 1
+    assert not (tmp_path / "t").exists()
