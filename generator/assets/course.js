@@ -1129,6 +1129,78 @@
     }
   });
 
+  // ------------------------------------------------------------------ scroll boxes: reachable by keyboard
+
+  // A box that scrolls sideways (a wide table, the comparison, a long formula, mkdocs-material's
+  // table wrapper) must be reachable with the keyboard, or a keyboard user cannot scroll it (axe
+  // scrollable-region-focusable, WCAG 2.1.1). While it overflows and holds nothing focusable, it
+  // becomes a named tab stop (tabindex 0, role region); when it fits again, it stops being one.
+  // A box whose HTML already sets tabindex (the scoreboard's) is left as it is.
+  var SCROLL_BOXES = '.course-table-wrap, .course-diff, .course-math, .course-fig .course-scroll, .md-typeset__scrollwrap';
+  var FOCUSABLE = 'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])';
+  var scrollObserver = null;
+
+  // Regions need distinct names (axe landmark-unique): the caption, else "Table: " and the
+  // header cells, else a number.
+  function scrollBoxName(box) {
+    var squash = function (t) { return (t || '').replace(/\s+/g, ' ').trim(); };
+    var cap = box.querySelector('caption');
+    var text = cap ? squash(cap.textContent) : '';
+    var ths = box.querySelectorAll('thead th');
+    if (!text && ths.length) {
+      text = 'Table: ' + Array.prototype.map.call(ths, function (th) { return squash(th.textContent); })
+        .filter(Boolean).join(', ');
+      if (text.length > 80) text = text.slice(0, 79) + '\u2026';
+    }
+    if (!text) text = box.querySelector('math') ? 'Formula' : box.querySelector('table') ? 'Table' : 'Scrollable content';
+    var name = text + ' (scrolls sideways)';
+    var taken = {};
+    Array.prototype.forEach.call(document.querySelectorAll('[data-course-scroll][aria-label]'), function (b) {
+      if (b !== box) taken[b.getAttribute('aria-label')] = true;
+    });
+    for (var k = 2; taken[name]; k++) name = text + ' ' + k + ' (scrolls sideways)';
+    return name;
+  }
+
+  function syncScrollBox(box) {
+    if (box.hasAttribute('tabindex') && !box.hasAttribute('data-course-scroll')) return; // the HTML's own
+    var overflows = box.clientWidth > 0 && box.scrollWidth > box.clientWidth + 1;
+    var needs = overflows && !box.querySelector(FOCUSABLE);
+    if (needs && !box.hasAttribute('data-course-scroll')) {
+      box.setAttribute('data-course-scroll', '');
+      box.tabIndex = 0;
+      if (!box.hasAttribute('role')) { box.setAttribute('role', 'region'); box.setAttribute('data-course-scroll', 'role'); }
+      if (!box.hasAttribute('aria-label')) box.setAttribute('aria-label', scrollBoxName(box));
+    } else if (!needs && box.hasAttribute('data-course-scroll')) {
+      if (box.getAttribute('data-course-scroll') === 'role') box.removeAttribute('role');
+      box.removeAttribute('tabindex');
+      box.removeAttribute('aria-label');
+      box.removeAttribute('data-course-scroll');
+    }
+  }
+
+  function initScrollBoxes() {
+    var boxes = document.querySelectorAll(SCROLL_BOXES);
+    if (window.ResizeObserver && !scrollObserver) {
+      scrollObserver = new ResizeObserver(function (entries) {
+        entries.forEach(function (e) {
+          var box = e.target.__courseScroll ? e.target : e.target.parentElement;
+          if (box && box.__courseScroll) syncScrollBox(box);
+        });
+      });
+    }
+    Array.prototype.forEach.call(boxes, function (box) {
+      if (box.__courseScroll) return;
+      box.__courseScroll = true;
+      syncScrollBox(box);
+      if (scrollObserver) {
+        scrollObserver.observe(box);
+        var inner = box.firstElementChild; // the table or formula growing inside a box of fixed width
+        if (inner) scrollObserver.observe(inner);
+      }
+    });
+  }
+
   // ------------------------------------------------------------------ init
 
   var api = {
@@ -1178,6 +1250,7 @@
     });
     window.traces = traces;
     window.trace = traces[0];
+    initScrollBoxes();
     if (!fresh) return;
     document.documentElement.classList.add('course-js');
     var fromHash = parseHash(location.hash);
