@@ -37,6 +37,8 @@ VERSION_COMMENT = re.compile(r"#\s*v\d+(\.\d+)*\s*$")
 PERMISSION_LEVELS = {"read", "write", "none"}
 # The only write scopes any job may hold, and only a job that deploys to Pages.
 DEPLOY_WRITES = {"pages", "id-token"}
+# The only read scopes a job may hold; pages: read only where actions/configure-pages runs.
+READS = {"contents", "pages"}
 BAD_SEVERITIES = {"medium", "high"}
 
 
@@ -112,8 +114,9 @@ def _writes(perms: dict) -> set[str]:
 
 
 def permission_problems(path: Path) -> list[str]:
-    """Top level: exactly `contents: read`. A job may add only pages/id-token write, and only if it
-    deploys to Pages; no `write-all` / `read-all` anywhere."""
+    """Top level: exactly `contents: read`. A job may write only pages/id-token, and only if it
+    deploys to Pages; it may read only contents, and pages where it runs actions/configure-pages;
+    no `write-all` / `read-all` anywhere."""
     wf = load(path)
     problems = []
     top = wf.get("permissions")
@@ -130,7 +133,14 @@ def permission_problems(path: Path) -> list[str]:
             if level not in PERMISSION_LEVELS:
                 problems.append(f"{job_id}: {scope}: {level!r}")
         writes = _writes(perms)
-        deploys = any(str(s.get("uses", "")).startswith("actions/deploy-pages@") for s in job.get("steps") or [])
+        reads = {scope for scope, level in perms.items() if level == "read"}
+        uses = [str(s.get("uses", "")) for s in job.get("steps") or []]
+        deploys = any(u.startswith("actions/deploy-pages@") for u in uses)
+        configures = any(u.startswith("actions/configure-pages@") for u in uses)
+        if reads - READS:
+            problems.append(f"{job_id}: reads {sorted(reads - READS)}")
+        if "pages" in reads and not configures:
+            problems.append(f"{job_id}: reads pages but does not run actions/configure-pages")
         if writes - DEPLOY_WRITES:
             problems.append(f"{job_id}: writes {sorted(writes - DEPLOY_WRITES)}")
         if writes and not deploys:
@@ -211,6 +221,18 @@ def wiring_problems(path: Path, models: Path | None = None) -> list[str]:
         hf_home = ((wf["jobs"][job_id].get("env") or {}).get("HF_HOME"))
         if not hf_home or str((s.get("with") or {}).get("path", "")).strip() != hf_home:
             problems.append(f"{job_id}: the cache path is not the job's HF_HOME ({hf_home!r})")
+    # make site gets the Pages URL (mkdocs.yml: site_url: !ENV COURSE_SITE_URL) from configure-pages
+    configure = using("actions/configure-pages")
+    site_steps = [(j, s) for j, s in all_steps if "make site" in str(s.get("run", ""))]
+    if not configure or not configure[0][1].get("id"):
+        problems.append("no actions/configure-pages step with an id (its base_url is the site_url)")
+    elif site_steps:
+        want = f"${{{{ steps.{configure[0][1]['id']}.outputs.base_url }}}}"
+        got = (site_steps[0][1].get("env") or {}).get("COURSE_SITE_URL")
+        if got != want or site_steps[0][0] != configure[0][0]:
+            problems.append(f"make site runs with COURSE_SITE_URL={got!r}, not {want} from the same job")
+    if not re.search(r"(?m)^site_url:\s*!ENV\s*\[\s*COURSE_SITE_URL\b", (REPO / "mkdocs.yml").read_text(encoding="utf-8")):
+        problems.append("mkdocs.yml does not read site_url from COURSE_SITE_URL")
     uploaded = {str((s.get("with") or {}).get("path", "")).rstrip("/") for _, s in using("actions/upload-artifact")}
     for want in ("traces/gpt2", "build/downloads/course-offline.zip"):
         if want not in uploaded:
@@ -302,7 +324,7 @@ BROKEN = {
     "zizmor: template injection": (
         zizmor_problems, lambda t: _break(t, "run: make test", 'run: echo "${{ github.event.head_commit.message }}" && make test')),
     "zizmor: write-all": (
-        zizmor_problems, lambda t: _break(t, "permissions:\n  contents: read", "permissions: write-all")),
+        zizmor_problems, lambda t: re.sub(r"(?m)^    permissions:\n(      .*\n)+", "    permissions: write-all\n", t, count=1)),
     "pins: a tag": (pin_problems, lambda t: SHA.sub("@v6", t, count=1)),
     "pins: a short SHA": (pin_problems, lambda t: re.sub(r"@([0-9a-f]{12})[0-9a-f]{28}", r"@\1", t, count=1)),
     "pins: no version comment": (pin_problems, lambda t: re.sub(r"(@[0-9a-f]{40}) # v[0-9.]+", r"\1", t, count=1)),
@@ -312,6 +334,10 @@ BROKEN = {
         permission_problems, lambda t: _break(t, "permissions:\n  contents: read\n", "")),
     "permissions: the build job writes": (
         permission_problems, lambda t: _break(t, "    container:\n", "    permissions:\n      pages: write\n    container:\n")),
+    "permissions: the build job reads issues": (
+        permission_problems, lambda t: _break(t, "      pages: read ", "      issues: read\n      pages: read ")),
+    "permissions: pages read without configure-pages": (
+        permission_problems, lambda t: _break(t, "      - name: Deploy\n", "      - name: Deploy\n") .replace("      pages: write ", "      pages: read ", 1)),
     "permissions: deploy writes contents": (
         permission_problems, lambda t: _break(t, "      pages: write", "      contents: write\n      pages: write")),
     "make: not strict": (make_problems, lambda t: _break(t, "run: make site STRICT=1", "run: make site")),
@@ -327,6 +353,8 @@ BROKEN = {
         wiring_problems, lambda t: _break(t, "path: build/downloads/course-offline.zip", "path: build/downloads/")),
     "wiring: no environment": (wiring_problems, lambda t: _break(t, "name: github-pages", "name: production")),
     "wiring: a secret": (wiring_problems, lambda t: _break(t, "run: make test", "run: make test\n        env:\n          X: ${{ secrets.X }}")),
+    "wiring: site built without the Pages URL": (
+        wiring_problems, lambda t: _break(t, "          COURSE_SITE_URL: ${{ steps.pages.outputs.base_url }}\n", "")),
     "wiring: no dispatch": (wiring_problems, lambda t: _break(t, "  workflow_dispatch:\n", "")),
 }
 
