@@ -60,7 +60,8 @@ test: $(TEST_STAMP)
 vendor: $(SITE_STAMP)
 	$(PY) tools/vendor_plotly.py
 
-## Figures, not tests: tracer overhead, load times, bytes per trace, then page timings in Chromium.
+## Figures, not tests: tracer overhead, load times, bytes per trace, then script bytes per page,
+## one-file chapter sizes and page timings in Chromium next to a blank page with the same Plotly.
 bench: $(TEST_STAMP)
 	$(PY) -m generator bench
 	$(PY) -m generator site --no-downloads

@@ -4,11 +4,19 @@
 
 Prints:
 
+* what a page weighs (only with a built site): script code per page, i.e. every `<script src>`
+  the HTML loads plus its inline JavaScript, the heavy trace parts (`data-parts`, which course.js
+  loads after the first paint) listed apart and not counted [target <= 1.8 MB]; and the size of
+  each one-file chapter, as generator/downloads.py makes it [target <= 2.5 MB];
 * first paint: navigation start -> the first Plotly heatmap painted (`course.paintedAt`, the
   `performance.now()` of the `course:painted` event that course.js dispatches after the first
   Plotly draw and the frame after it). "cold" is the first load in a fresh browser (no V8 code
   cache), "warm" the median of reloads. Also when the scripts were ready (`course:init` mark)
   and how long the first `Plotly.newPlot` took, since most of the time is Plotly itself;
+* Plotly's floor, measured side by side in the same run: a blank page that loads the same Plotly
+  bundle as the page and draws one 6 x 6 heatmap, timed the same way (navigation start -> the
+  frame after `Plotly.newPlot`); cold in a fresh browser of its own, warm as the median of
+  reloads interleaved with the page's, and the ratio page / blank [target <= 1.3];
 * head switch: median over `--switches` head changes on the first attention figure, measured
   in the page: `course.setState()` (table, summary, top-3, `Plotly.react`) until its Promise
   resolves, and until the next frame has been produced.
@@ -22,8 +30,12 @@ Needs Debian's Chromium (/usr/bin/chromium) and the playwright package (the test
 from __future__ import annotations
 
 import argparse
+import gzip
+import html
 import importlib.util
+import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -62,6 +74,132 @@ PAINT_JS = """() => {
 }"""
 
 
+BLANK_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Plotly floor: one 6 x 6 heatmap</title></head>
+<body><div id="plot"></div>
+<script src="{bundle}"></script>
+<script>
+(function () {{
+  var n = 6, idx = [], z = [], text = [];
+  for (var i = 0; i < n; i++) idx.push(i);
+  for (var q = 0; q < n; q++) {{
+    var row = [], tr = [];
+    for (var k = 0; k < n; k++) {{ var w = k <= q ? 1 / (q + 1) : null; row.push(w); tr.push(w === null ? '' : w.toFixed(2)); }}
+    z.push(row); text.push(tr);
+  }}
+  var ticks = ['Lily', ' wanted', ' to', ' play', ' with', ' her'];
+  window.floorPaintedAt = null;
+  Plotly.newPlot('plot', [{{type: 'heatmap', x: idx, y: idx, z: z, text: text, texttemplate: '%{{text}}',
+    zmin: 0, zmax: 1, colorscale: 'Cividis', xgap: 1, ygap: 1}}],
+    {{height: 420, margin: {{l: 90, r: 20, t: 110, b: 10}},
+     xaxis: {{tickmode: 'array', tickvals: idx, ticktext: ticks, side: 'top'}},
+     yaxis: {{tickmode: 'array', tickvals: idx, ticktext: ticks, autorange: 'reversed'}}}},
+    {{displayModeBar: false, responsive: true}}).then(function () {{
+      requestAnimationFrame(function () {{
+        var ch = new MessageChannel();
+        ch.port1.onmessage = function () {{ window.floorPaintedAt = performance.now(); }};
+        ch.port2.postMessage(0);
+      }});
+    }});
+}})();
+</script>
+</body></html>
+"""
+
+SCRIPT_RE = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.S | re.I)
+SRC_RE = re.compile(r"\bsrc=\"([^\"]+)\"")
+TYPE_RE = re.compile(r"\btype=\"([^\"]+)\"")
+PARTS_RE = re.compile(r"\sdata-parts=\"([^\"]+)\"")
+JS_TYPES = ("", "text/javascript", "module", "application/javascript")
+SCRIPT_TARGET, ONEFILE_TARGET, RATIO_TARGET = 1.8e6, 2.5e6, 1.3
+
+
+def _local(page: Path, url: str) -> Path | None:
+    url = html.unescape(url).split("#", 1)[0].split("?", 1)[0]
+    if not url or re.match(r"^[a-z][a-z0-9+.-]*:", url, re.I) or url.startswith("/"):
+        return None
+    return (page.parent / url).resolve()
+
+
+def page_scripts(page: Path) -> dict:
+    """What one built page loads as script: its <script src> files and inline JavaScript (counted),
+    and the heavy trace parts its figures name (loaded after the first paint, not counted)."""
+    text = page.read_text(encoding="utf-8")
+    files, inline = {}, 0
+    for m in SCRIPT_RE.finditer(text):
+        attrs, body = m.group(1), m.group(2)
+        t = TYPE_RE.search(attrs)
+        if t and t.group(1).lower() not in JS_TYPES:
+            continue  # JSON data (course-data), not code
+        src = SRC_RE.search(attrs)
+        if src:
+            path = _local(page, src.group(1))
+            if path is not None and path.is_file():
+                files[path] = path.stat().st_size
+        else:
+            inline += len(body.encode("utf-8"))
+    parts = {p for p in (_local(page, u) for u in PARTS_RE.findall(text)) if p is not None and p.is_file()}
+    code = sum(files.values()) + inline
+    gz = sum(len(gzip.compress(p.read_bytes(), 6, mtime=0)) for p in files) + inline  # inline: raw (small)
+    return {"bytes": code, "gzip": gz, "files": {p.name: n for p, n in files.items()}, "inline": inline,
+            "partsBytes": sum(p.stat().st_size for p in parts), "parts": len(parts)}
+
+
+def site_weights(site: Path) -> dict:
+    """Script code of every built page, and the size of every one-file chapter (made in memory by
+    generator/downloads.py, as `make site` writes them)."""
+    from . import downloads
+
+    pages = {}
+    for p in sorted(site.rglob("*.html")):
+        rel = p.relative_to(site).as_posix()
+        if rel.split("/", 1)[0] == downloads.DOWNLOADS_DIR or rel == "404.html":
+            continue
+        pages[rel] = page_scripts(p)
+    onefile = {}
+    for rel in downloads.chapter_pages(site):
+        data = downloads.build_onefile(site, rel, warnings=[]).encode("utf-8")
+        onefile[rel] = {"bytes": len(data), "gzip": len(gzip.compress(data, 6, mtime=0)),
+                        "partsBytes": pages[rel]["partsBytes"] if rel in pages else 0}
+    return {"site": str(site), "pages": pages, "onefile": onefile}
+
+
+def weights_report(w: dict) -> str:
+    lines = [f"what a page weighs — {w['site']}"]
+    if not w["pages"]:
+        return lines[0] + ": no built pages"
+    worst = max(v["bytes"] for v in w["pages"].values())
+    lines.append(f"  script code per page (every <script src> + inline JS; trace parts not counted)"
+                 f"  [target <= {SCRIPT_TARGET / 1e6:.1f} MB: {'met' if worst <= SCRIPT_TARGET else 'MISSED'}, max {worst / 1e6:.2f} MB]")
+    for rel, v in w["pages"].items():
+        top = ", ".join(f"{n} {b / 1e3:.0f} kB" for n, b in sorted(v["files"].items(), key=lambda x: -x[1])[:3])
+        parts = f"; + {v['parts']} trace part(s), {v['partsBytes'] / 1e3:.0f} kB after first paint" if v["parts"] else ""
+        lines.append(f"    {rel}: {v['bytes'] / 1e6:.2f} MB ({v['gzip'] / 1e6:.2f} MB gzipped; {top}; inline {v['inline'] / 1e3:.1f} kB){parts}")
+    if w["onefile"]:
+        worst = max(v["bytes"] for v in w["onefile"].values())
+        lines.append(f"  one-file chapters  [target <= {ONEFILE_TARGET / 1e6:.1f} MB: {'met' if worst <= ONEFILE_TARGET else 'MISSED'},"
+                     f" max {worst / 1e6:.2f} MB]")
+        for rel, v in w["onefile"].items():
+            lines.append(f"    downloads/{rel.replace('/', '-')}: {v['bytes'] / 1e6:.2f} MB ({v['gzip'] / 1e6:.2f} MB gzipped;"
+                         f" of which trace parts {v['partsBytes'] / 1e6:.2f} MB)")
+    return "\n".join(lines)
+
+
+def plotly_bundle_of(page: Path) -> Path | None:
+    """The Plotly bundle a page loads (the first <script src> named plotly*.js)."""
+    for m in SRC_RE.finditer(page.read_text(encoding="utf-8")):
+        path = _local(page, m.group(1))
+        if path is not None and re.match(r"plotly[^/]*\.js$", path.name) and path.is_file():
+            return path
+    return None
+
+
+def blank_page(out: Path, bundle: Path) -> Path:
+    p = out / "plotly-floor.html"
+    p.write_text(BLANK_HTML.format(bundle=bundle.resolve().as_uri()), encoding="utf-8")
+    return p
+
+
 def _harness_page(out: Path, plotly: Path | None) -> Path:
     spec = importlib.util.spec_from_file_location("course_harness", REPO / "tests" / "browser" / "harness.py")
     mod = importlib.util.module_from_spec(spec)
@@ -84,10 +222,13 @@ def find_page(site: Path) -> Path | None:
     return None
 
 
-def run(page: Path, runs: int = 5, switches: int = 20) -> dict:
+def run(page: Path, runs: int = 5, switches: int = 20, blank: Path | None = None) -> dict:
+    """Cold and warm first paint of `page` (and of `blank`, Plotly's floor, when given: cold in a
+    browser of its own, warm reloads interleaved with the page's), then head switches."""
     from playwright.sync_api import sync_playwright
 
     url = page.resolve().as_uri()
+    blank_url = blank.resolve().as_uri() if blank else None
     external: list[str] = []
 
     def route(r):
@@ -97,7 +238,24 @@ def run(page: Path, runs: int = 5, switches: int = 20) -> dict:
             external.append(r.request.url)
             r.abort()
 
+    floor: list[float] = []
+
+    def floor_load(tab) -> float:
+        tab.goto("about:blank")
+        tab.goto(blank_url, wait_until="commit")
+        tab.wait_for_function("window.floorPaintedAt !== undefined && window.floorPaintedAt !== null", timeout=120000)
+        return tab.evaluate("window.floorPaintedAt")
+
     with sync_playwright() as pw:
+        if blank_url:  # the floor's cold load, in a fresh browser of its own
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                ctx = browser.new_context(viewport={"width": 1100, "height": 900})
+                ctx.route("**/*", route)
+                ctx.set_default_timeout(120000)
+                floor.append(floor_load(ctx.new_page()))
+            finally:
+                browser.close()
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             ctx = browser.new_context(viewport={"width": 1100, "height": 900})
@@ -111,7 +269,9 @@ def run(page: Path, runs: int = 5, switches: int = 20) -> dict:
                 return {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}["ThreadTime"]
 
             loads = []
-            for _ in range(runs + 1):
+            for i in range(runs + 1):
+                if blank_url and i > 0:  # warm: floor, page, floor, page, ... (the tab ends on the page)
+                    floor.append(floor_load(tab))
                 tab.goto("about:blank")
                 c0 = cpu()
                 tab.goto(url, wait_until="commit")
@@ -126,9 +286,14 @@ def run(page: Path, runs: int = 5, switches: int = 20) -> dict:
         finally:
             browser.close()
     warm = loads[1:]
+    w = {k: statistics.median(x[k] for x in warm) for k in ("painted", "init", "newplot", "cpu")}
+    fl = None
+    if floor:
+        fl = {"bundle": None, "cold": floor[0], "warm": statistics.median(floor[1:]) if len(floor) > 1 else None}
+        fl["coldRatio"] = loads[0]["painted"] / fl["cold"]
+        fl["warmRatio"] = w["painted"] / fl["warm"] if fl["warm"] else None
     return {
-        "page": str(page), "cold": loads[0],
-        "warm": {k: statistics.median(x[k] for x in warm) for k in ("painted", "init", "newplot", "cpu")},
+        "page": str(page), "cold": loads[0], "warm": w, "floor": fl,
         "switch": switch, "external": external, "runs": runs, "switches": switches,
         "loadavg": " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a",
     }
@@ -140,10 +305,21 @@ def report(r: dict) -> str:
         f"course.js in Chromium from file:// — {r['page']}",
         f"  first heatmap painted: cold {c['painted']:.0f} ms, warm {w['painted']:.0f} ms (median of {r['runs']} reloads)"
         f"  [target < 300 ms]",
-        f"    scripts ready (plotly.min.js + course.js evaluated): cold {c['init']:.0f} ms, warm {w['init']:.0f} ms",
+        f"    scripts ready (Plotly + course.js evaluated): cold {c['init']:.0f} ms, warm {w['init']:.0f} ms",
         f"    first Plotly.newPlot: cold {c['newplot']:.0f} ms, warm {w['newplot']:.0f} ms",
         f"    main-thread CPU until painted: cold {c['cpu']:.0f} ms, warm {w['cpu']:.0f} ms"
         f" (wall minus CPU is time lost to other processes on a shared machine)",
+    ]
+    fl = r.get("floor")
+    if fl:
+        ok = fl["warmRatio"] is not None and fl["warmRatio"] <= RATIO_TARGET
+        lines += [
+            f"  Plotly's floor (a blank page: {fl.get('bundle') or 'the same bundle'} + one 6x6 heatmap), side by side:"
+            f" cold {fl['cold']:.0f} ms, warm {fl['warm']:.0f} ms",
+            f"    ratio first heatmap / floor: warm {fl['warmRatio']:.2f}, cold {fl['coldRatio']:.2f}"
+            f"  [target <= {RATIO_TARGET}: {'met' if ok else 'MISSED'} (warm)]",
+        ]
+    lines += [
         f"  head switch on #{s['id']} ({s['tokens']} tokens, {s['heads']} heads), median of {r['switches']}:"
         f" {s['script']:.1f} ms to redraw, {s['painted']:.1f} ms to the next frame (max {s['max']:.1f} ms)"
         f"  [target < 50 ms]",
@@ -161,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--site", default=str(REPO / "build" / "site"), help="where to look for a built page")
     ap.add_argument("--harness", action="store_true", help="always use the synthetic harness page")
     ap.add_argument("--plotly", help="with the harness: use this Plotly bundle instead of the plotly package's")
+    ap.add_argument("--no-floor", action="store_true", help="skip the blank-page Plotly floor")
+    ap.add_argument("--no-weights", action="store_true", help="skip script bytes and one-file chapter sizes")
+    ap.add_argument("--json", help="also write every figure to this JSON file")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--switches", type=int, default=20)
     args = ap.parse_args(argv)
@@ -173,7 +352,20 @@ def main(argv: list[str] | None = None) -> int:
             page = find_page(Path(args.site))
         if page is None:
             page = _harness_page(Path(tmp), args.plotly)
-        print(report(run(page, args.runs, args.switches)))
+        out: dict = {}
+        site = Path(args.site)
+        if not args.no_weights and (site / "index.html").is_file():
+            out["weights"] = site_weights(site)
+            print(weights_report(out["weights"]), flush=True)
+        bundle = None if args.no_floor else plotly_bundle_of(page)
+        blank = blank_page(Path(tmp), bundle) if bundle else None
+        r = run(page, args.runs, args.switches, blank=blank)
+        if r.get("floor"):
+            r["floor"]["bundle"] = f"{bundle.name}, {bundle.stat().st_size / 1e6:.2f} MB"
+        out["timings"] = r
+        print(report(r))
+        if args.json:
+            Path(args.json).write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
     return 0
 
 
