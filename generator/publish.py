@@ -2,7 +2,7 @@
 
 `assets` writes content/assets/generated/ (CONTRACT.md, "Files in the built site"):
 plotly-cartesian.min.js (Plotly's cartesian partial bundle, vendored in generator/assets/vendor/
-and checked against its sha256 there; `make vendor` refreshes it), colorscale.js (figures.CIVIDIS as COURSE_COLORSCALE),
+and checked against its sha256 there; `make vendor` refreshes it), colorscale.js (render.format.CIVIDIS as COURSE_COLORSCALE),
 course.js and course.css (copied from generator/assets/), and for every trace the lessons use a
 download copy `traces/<model>/<key>.json` and its heavy fields `traces/<model>/<key>.js`. A file
 is rewritten only when its bytes change, so `mkdocs serve` does not rebuild in a loop.
@@ -23,14 +23,18 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import directives, figures, schema
+from . import downloads, heads, schema
+from .lessons import pages
+from .lessons.errors import LessonError
+from .lessons.source import GENERATED, iter_markdown
+from .render import format as fmt
+from .store import TraceStore
 
 PACKAGE_ASSETS = Path(__file__).resolve().parent / "assets"
 COPIED = ("course.js", "course.css")
 VENDOR = PACKAGE_ASSETS / "vendor"
 PLOTLY_JS = "plotly-cartesian.min.js"  # its name in the site
 STALE = ("plotly.min.js",)  # generated files of older builds, removed so the site never ships them
-GENERATED = Path("assets") / "generated"
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:
@@ -63,8 +67,7 @@ def heavy_part_js(trace: dict) -> bytes:
         {"heads": [{f: h[f] for f in heavy if f in h} for h in layer["heads"]], "attnConcat": layer.get("attnConcat")}
         for layer in trace["layers"]
     ]
-    body = json.dumps({"layers": layers}, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    body = fmt.json_for_script({"layers": layers}, separators=(",", ":"))
     key = json.dumps(str(trace["key"]))
     return (
         "window.courseTraceParts = window.courseTraceParts || {};\n"
@@ -99,7 +102,7 @@ def write_trace_assets(trace: dict, generated: Path, traces_dir: Path | None = N
 
 
 def static_assets() -> dict[str, bytes]:
-    files = {PLOTLY_JS: plotly_js(), "colorscale.js": figures.colorscale_js().encode("utf-8")}
+    files = {PLOTLY_JS: plotly_js(), "colorscale.js": fmt.colorscale_js().encode("utf-8")}
     for name in COPIED:
         src = PACKAGE_ASSETS / name
         if src.is_file():
@@ -125,23 +128,17 @@ def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tup
     example traces that heads.json names for each scoreboard's model (ids for random tokens).
     A page with a broken block is skipped here: the site build reports the mistake with its file
     and line."""
-    from . import heads
-
     seen: dict[tuple, None] = {}
     boards: dict[str, None] = {}
-    if not content_dir.is_dir():
-        return []
-    for path in directives.iter_markdown(content_dir):
-        if GENERATED.parts[0] in path.relative_to(content_dir).parts[:1]:
-            continue
+    for path in iter_markdown(content_dir):
         try:
-            found = directives.parse_file(path)
-        except (directives.DirectiveError, OSError, UnicodeDecodeError):
+            found = pages.parse_file(path)
+        except (LessonError, OSError, UnicodeDecodeError):
             continue
         for d in found:
-            for model, text in directives.directive_sentences(d):
+            for model, text in pages.directive_sentences(d):
                 seen.setdefault((model, text, None), None)
-            if isinstance(d, directives.Scoreboard):
+            if d.kind == "scoreboard":
                 boards.setdefault(d.model, None)
     for model in boards:
         for r in heads.example_requests(traces_dir, model):
@@ -151,8 +148,6 @@ def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tup
 
 def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "traces", out=None) -> list[Path]:
     """Everything under content_dir/assets/generated/. Returns the files written."""
-    from .store import TraceStore
-
     content_dir, traces_dir = Path(content_dir), Path(traces_dir)
     generated = content_dir / GENERATED
     written = write_static_assets(generated)
@@ -184,7 +179,7 @@ def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "
 
 
 def _mdx_option(cfg, name: str, default: str) -> str:
-    conf = (cfg.get("mdx_configs") or {}).get("generator.markdown_ext") or {}
+    conf = (cfg.get("mdx_configs") or {}).get("generator.markdown.course") or {}
     return conf.get(name, default)
 
 
@@ -199,7 +194,7 @@ def _setup_logging() -> None:
         logger.setLevel(logging.INFO)
 
 
-def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: str | None = None, downloads: bool = True) -> int:
+def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: str | None = None, with_downloads: bool = True) -> int:
     """assets + `mkdocs build` (+ the offline downloads, generator/downloads.py) into a temporary
     folder, moved over site_dir on success. Returns an exit status; on failure the previous
     site_dir is left as it was."""
@@ -213,7 +208,7 @@ def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: 
     docs = Path(cfg["docs_dir"])
     try:
         write_assets(docs, _mdx_option(cfg, "traces_dir", "traces"))
-    except directives.DirectiveError as exc:
+    except LessonError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
@@ -229,18 +224,13 @@ def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: 
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if downloads:
+    if with_downloads:
         try:
-            from . import downloads as dl
-        except ImportError:  # pragma: no cover - the downloads step is optional
-            dl = None
-        if dl is not None and hasattr(dl, "build_downloads"):
-            try:
-                dl.build_downloads(tmp, final.parent / "downloads")
-            except Exception as exc:
-                shutil.rmtree(tmp, ignore_errors=True)
-                print(f"error: the offline downloads failed ({exc}); {final} is unchanged", file=sys.stderr)
-                return 1
+            downloads.build_downloads(tmp, final.parent / "downloads")
+        except Exception as exc:  # whatever fails, the old site must stay and the reason be said
+            shutil.rmtree(tmp, ignore_errors=True)
+            print(f"error: the offline downloads failed ({exc}); {final} is unchanged", file=sys.stderr)
+            return 1
     old = final.with_name(f".{final.name}.old-{os.getpid()}")
     if final.exists():
         os.replace(final, old)
@@ -270,7 +260,7 @@ def add_parsers(sub) -> None:
 def _cmd_assets(args) -> int:
     try:
         written = write_assets(args.content, args.traces)
-    except directives.DirectiveError as exc:
+    except LessonError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"assets: {len(written)} file(s) written under {Path(args.content) / GENERATED}", file=sys.stderr)
@@ -278,4 +268,4 @@ def _cmd_assets(args) -> int:
 
 
 def _cmd_site(args) -> int:
-    return build_site(args.config_file, strict=args.strict, site_dir=args.site_dir, downloads=not args.no_downloads)
+    return build_site(args.config_file, strict=args.strict, site_dir=args.site_dir, with_downloads=not args.no_downloads)

@@ -150,7 +150,7 @@ def test_mkdocs_yml(traces_dir: str = "traces", training_log: str | None = None)
     glossary page)."""
     text = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     text = text.replace("custom_dir: overrides", f"custom_dir: {json.dumps(str(REPO / 'overrides'))}")
-    text = re.sub(r"^  - generator\.lesson_ext\n", "", text, flags=re.M)
+    text = re.sub(r"^  - generator\.markdown\.lesson\n", "", text, flags=re.M)
     text = re.sub(r"^nav:\n(?:[ \t]+.*\n)+", "", text, flags=re.M)  # the course's pages are not here
     opts = f"      traces_dir: {traces_dir}\n"
     if training_log:

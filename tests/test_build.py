@@ -210,7 +210,7 @@ def test_stand_in_trace_fails_the_build_unless_allowed(tmp_path):
 SITE_SCRIPT = """
 import os, sys
 from generator import publish
-rc = publish.build_site("mkdocs.yml", strict=True, downloads=False)
+rc = publish.build_site("mkdocs.yml", strict=True, with_downloads=False)
 print("torch imported:", "torch" in sys.modules, "transformers imported:", "transformers" in sys.modules)
 sys.exit(rc)
 """
@@ -281,7 +281,7 @@ def test_zensical_builds_the_same_config(tmp_path):
 def test_mkdocs_yml_wires_every_directive_and_no_cdn():
     import yaml
 
-    from generator import directives as D
+    from generator.lessons import directives as D
 
     class Loose(yaml.SafeLoader):
         pass
@@ -291,9 +291,9 @@ def test_mkdocs_yml_wires_every_directive_and_no_cdn():
     exts = {next(iter(e)) if isinstance(e, dict) else e: (e[next(iter(e))] if isinstance(e, dict) else {}) for e in cfg["markdown_extensions"]}
     fences = exts["pymdownx.superfences"]["custom_fences"]
     assert sorted(f["name"] for f in fences) == sorted(D.DIRECTIVE_KINDS)
-    assert {f["format"] for f in fences} == {"generator.markdown_ext.fence_format"}
-    assert {f["validator"] for f in fences} == {"generator.markdown_ext.fence_validator"}
-    assert "generator.markdown_ext" in exts and exts["pymdownx.tabbed"]["alternate_style"] is True
+    assert {f["format"] for f in fences} == {"generator.markdown.course.fence_format"}
+    assert {f["validator"] for f in fences} == {"generator.markdown.course.fence_validator"}
+    assert "generator.markdown.course" in exts and exts["pymdownx.tabbed"]["alternate_style"] is True
     assert cfg["theme"]["font"] is False and cfg["use_directory_urls"] is False
     assert cfg["plugins"] == ["search", "offline"]
     assert all(not re.match(r"(https?:)?//", u) for u in cfg["extra_javascript"] + cfg["extra_css"] + cfg["extra"]["polyfills"])

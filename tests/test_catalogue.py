@@ -95,7 +95,7 @@ softmax:
   definition: A rule that turns scores into weights that add up to 1.
 """
 
-MKDOCS_EXTRA_LESSON_EXT = """  - generator.lesson_ext:
+MKDOCS_EXTRA_LESSON_EXT = """  - generator.markdown.lesson:
       glossary: content/glossary.yml
       content_dir: content
 """
@@ -107,7 +107,7 @@ def mkdocs_yml() -> str:
     text = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     text = re.sub(r"(?m)^(\s*custom_dir:\s*)overrides\s*$", lambda m: f"{m.group(1)}{REPO / 'overrides'}", text)
     text = re.sub(r"(?m)^nav:\n(?:[ \t]+[^\n]*\n)*", "", text)
-    text = re.sub(r"(?m)^  - generator\.lesson_ext\n", MKDOCS_EXTRA_LESSON_EXT, text)
+    text = re.sub(r"(?m)^  - generator\.markdown\.lesson\n", MKDOCS_EXTRA_LESSON_EXT, text)
     text = text.replace("      traces_dir: traces\n", "      traces_dir: traces\n      training_log: no-training-log.json\n")
     return text
 

@@ -6,18 +6,21 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from generator import registry
+from generator.lessons import directives as D
+from generator.lessons import pages, refs
+from generator.lessons.errors import LessonError
 
-from generator import directives as d
 
 WHERE = "content/lesson.md:7"
 
 
 def parse(kind: str, body: str):
-    return d.parse_directive(kind, textwrap.dedent(body), WHERE)
+    return D.parse_directive(kind, textwrap.dedent(body), WHERE)
 
 
 def error_of(kind: str, body: str) -> str:
-    with pytest.raises(d.DirectiveError) as info:
+    with pytest.raises(LessonError) as info:
         parse(kind, body)
     message = str(info.value)
     assert "\n" not in message, "errors are one line"
@@ -37,7 +40,7 @@ def test_attention_with_fixed_head_counts_from_one():
     """)
     assert (a.model, a.sentence, a.id) == ("tiny", "Lily wanted to play with her", "lily")
     assert (a.pick.rule, a.pick.layer, a.pick.head) == ("fixed", 3, 2)
-    assert a.token == d.TokenRef(text="her")
+    assert a.token == D.TokenRef(text="her")
 
 
 def test_attention_pick_rule_and_positional_tokens():
@@ -47,8 +50,8 @@ def test_attention_pick_rule_and_positional_tokens():
         pick: {rule: max-weight, from: "#6", to: animal}
     """)
     assert a.pick.rule == "max-weight"
-    assert a.pick.source == d.TokenRef(index=6)
-    assert a.pick.target == d.TokenRef(text="animal")
+    assert a.pick.source == D.TokenRef(index=6)
+    assert a.pick.target == D.TokenRef(text="animal")
     assert "largest weight from #6 to 'animal'" in a.pick.describe()
 
 
@@ -69,7 +72,7 @@ def test_compare_stepper_softmax_scoreboard_training_predictions_parse():
     sm = parse("softmax", "scores: [1, 0, 0]")
     assert sm.labels == ("a", "b", "c")
     sb = parse("scoreboard", "model: tiny")
-    assert sb.scores == d.SCORE_KINDS
+    assert sb.scores == registry.KINDS
     assert parse("training", "model: tiny").model == "tiny"
     p = parse("predictions", 'model: tiny\nsentences: "Lily wanted to play with her"')
     assert p.sentences == ("Lily wanted to play with her",)
@@ -170,14 +173,14 @@ def test_bad_directive_gives_the_exact_one_line_error(kind, body, expected):
 
 
 def test_unknown_directive_kind():
-    with pytest.raises(d.DirectiveError, match=r"^content/lesson.md:7: unknown directive 'heatmap'\. Fix: use one of: attention, "):
-        d.parse_directive("heatmap", "model: tiny", WHERE)
+    with pytest.raises(LessonError, match=r"^content/lesson.md:7: unknown directive 'heatmap'\. Fix: use one of: attention, "):
+        D.parse_directive("heatmap", "model: tiny", WHERE)
 
 
 def test_source_mark_sets_the_line_and_is_removed():
-    body, where = d.split_source_mark("# @source content/a.md:41\nmodel: tiny", "fallback:1")
+    body, where = refs.split_source_mark("# @source content/a.md:41\nmodel: tiny", "fallback:1")
     assert (body, where) == ("model: tiny", "content/a.md:41")
-    assert d.split_source_mark("model: tiny", "fallback:1") == ("model: tiny", "fallback:1")
+    assert refs.split_source_mark("model: tiny", "fallback:1") == ("model: tiny", "fallback:1")
 
 
 def test_fences_found_at_any_indent_with_line_numbers(tmp_path: Path):
@@ -205,9 +208,9 @@ def test_fences_found_at_any_indent_with_line_numbers(tmp_path: Path):
         pick: self
         ~~~
     """), encoding="utf-8")
-    found = d.parse_file(page, "content/p.md")
+    found = pages.parse_file(page, "content/p.md")
     assert [(x.kind, x.where) for x in found] == [("attention", "content/p.md:5"), ("compare", "content/p.md:16")]
-    requested = d.collect(tmp_path / "content")
+    requested = pages.collect(tmp_path / "content")
     assert [(r.model, r.text, r.source) for r in requested] == [
         ("tiny", "Lily wanted to play with her", "content/p.md:5"),
         ("tiny", "Ben wanted to play with her", "content/p.md:16"),
@@ -218,16 +221,16 @@ def test_duplicate_ids_on_one_page(tmp_path: Path):
     page = tmp_path / "p.md"
     block = "```softmax\nscores: [1, 0]\nid: sm\n```\n"
     page.write_text("intro\n\n" + block + "\n" + block, encoding="utf-8")
-    with pytest.raises(d.DirectiveError) as info:
-        d.parse_file(page, "p.md")
+    with pytest.raises(LessonError) as info:
+        pages.parse_file(page, "p.md")
     assert str(info.value) == "p.md:8: softmax: id 'sm' is used twice on this page (first at p.md:3). Fix: give each figure its own id"
 
 
 def test_a_bad_block_deep_in_a_file_names_its_own_line(tmp_path: Path):
     page = tmp_path / "p.md"
     page.write_text("a\n\nb\n\n    ```attention\n    model: tiny\n    sentence: hi\n    layer: 9\n    head: 1\n    ```\n", encoding="utf-8")
-    with pytest.raises(d.DirectiveError, match=r"^p\.md:5: attention: layer 9 is out of range"):
-        d.parse_file(page, "p.md")
+    with pytest.raises(LessonError, match=r"^p\.md:5: attention: layer 9 is out of range"):
+        pages.parse_file(page, "p.md")
 
 
 @pytest.mark.parametrize("body,target,name,args", [
@@ -237,12 +240,12 @@ def test_a_bad_block_deep_in_a_file_names_its_own_line(tmp_path: Path):
     ("toy.score(she, Lily) @12", "toy", "score", ("she", "Lily")),
 ])
 def test_references_parse(body, target, name, args):
-    ref = d.parse_ref(body, "content/a.md:3")
+    ref = refs.parse_ref(body, "content/a.md:3")
     assert (ref.target, ref.name, ref.args) == (target, name, args)
 
 
 def test_reference_line_mark_overrides_the_line():
-    assert d.parse_ref("toy.sqrtd @12", "content/a.md:3").where == "content/a.md:12"
+    assert refs.parse_ref("toy.sqrtd @12", "content/a.md:3").where == "content/a.md:12"
 
 
 @pytest.mark.parametrize("body,problem", [
@@ -252,8 +255,8 @@ def test_reference_line_mark_overrides_the_line():
     ("Lily.weight(a, b)", "reference {{ Lily.weight(a, b) }} cannot be read"),
 ])
 def test_bad_references(body, problem):
-    with pytest.raises(d.DirectiveError) as info:
-        d.parse_ref(body, "content/a.md:3")
+    with pytest.raises(LessonError) as info:
+        refs.parse_ref(body, "content/a.md:3")
     assert str(info.value).startswith(f"content/a.md:3: {problem}. Fix: ")
 
 
@@ -261,15 +264,15 @@ def test_references_in_code_count_but_not_inside_directive_bodies():
     text = ("Use `x[{{ a.layer0 }}]` in code, not `{{ other.x }}`.\n\n```js\nx = trace.layers[{{ b.layer0 }}];\n"
             "y = '{{ template }}'\n```\n\nBut {{ c.one }} counts.\n\n```attention\nsentence: '{{ not.aref }}'\nid: a\n```\n\n"
             "```softmax\nscores: [1, 0]\nid: b\n```\n")
-    refs = sorted((r.target, r.name, r.where) for r in d.iter_refs(text, "p.md"))
-    assert refs == [("a", "layer0", "p.md:1"), ("b", "layer0", "p.md:4"), ("c", "one", "p.md:8")]
+    found = sorted((r.target, r.name, r.where) for r in refs.iter_refs(text, "p.md"))
+    assert found == [("a", "layer0", "p.md:1"), ("b", "layer0", "p.md:4"), ("c", "one", "p.md:8")]
 
 
 def test_references_in_code_become_placeholders():
     code_refs: list = []
     page = ["```js", "trace.layers[{{ lily.layer0 }}] // {{ jinja }} {{ other.x }}", "```", "see `{{ lily.head0 }}`",
             "", "```attention", "model: tiny", "sentence: hi", "pick: self", "id: lily", "```"]
-    lines = d.annotate_source(page, "p.md", 10, code_refs)
+    lines = refs.annotate_source(page, "p.md", 10, code_refs)
     assert lines[1] == "trace.layers[__course_ref_0__] // {{ jinja }} {{ other.x }}"
     assert lines[3] == "see `__course_ref_1__`"
     assert [(p, r.name, r.where) for p, r in code_refs] == [

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_build
-from generator import directives, heads
+from generator import heads
+from generator.lessons import pages
 from generator.store import TraceStore
 
 pytestmark = pytest.mark.slow
@@ -34,7 +35,7 @@ def trace_chapter(lm, content: Path, store: TraceStore) -> list:
     """Trace every gpt2 sentence of the lessons plus the scoring texts, then the head scores."""
     from generator import tracing
 
-    reqs = [it.request for it in directives.collect_requests(content) if it.request.model == "gpt2"]
+    reqs = [it.request for it in pages.collect(content) if it.request.model == "gpt2"]
     reqs += heads.scoring_requests("gpt2", lm.meta, **SCORING)
     reqs = list(dict.fromkeys(reqs))
     for r in reqs:

@@ -1,4 +1,4 @@
-"""lesson_ext: glossary pop-ups, the glossary page, reading time and its one-line errors."""
+"""generator.markdown.lesson: glossary pop-ups, the glossary page, reading time and its one-line errors."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import markdown
 import pytest
+from generator.markdown import lesson
+from generator.lessons.errors import LessonError
 
-from generator import lesson_ext
-from generator.directives import DirectiveError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,7 +35,7 @@ def convert(text: str, tmp_path: Path, glossary: str = GLOSSARY, name: str = "pa
     (content / "glossary.yml").write_text(glossary, encoding="utf-8")
     (content / name).write_text(text, encoding="utf-8")
     md = markdown.Markdown(extensions=[
-        lesson_ext.LessonExtension(glossary=str(content / "glossary.yml"), content_dir=str(content)),
+        lesson.LessonExtension(glossary=str(content / "glossary.yml"), content_dir=str(content)),
         "pymdownx.superfences", "tables",
     ])
     return md.convert(text)
@@ -109,7 +109,7 @@ def test_glossary_page_lists_every_term_sorted_with_anchors(tmp_path):
 
 
 def test_the_real_glossary_loads_and_has_the_course_terms():
-    terms = {t.name for t in lesson_ext.load_glossary(REPO / "content" / "glossary.yml")}
+    terms = {t.name for t in lesson.load_glossary(REPO / "content" / "glossary.yml")}
     for needed in ("attention", "token", "query", "key", "value", "dot product", "softmax", "causal mask",
                    "attention head", "transformer", "induction head", "attention sink", "causal attention", "GPT-2"):
         assert needed in terms
@@ -128,7 +128,7 @@ def test_reading_time_follows_the_words(tmp_path):
 
 
 def test_reading_time_counts_figures_and_skips_markup():
-    rt = lesson_ext.reading_time(textwrap.dedent("""\
+    rt = lesson.reading_time(textwrap.dedent("""\
         One two [three](https://example.com/a-long-url) {{ lily.weight(her, Lily) }} $x_i^2$ <b>four</b>
 
         ```attention
@@ -150,7 +150,7 @@ def test_page_references_in_code_are_left_alone(tmp_path):
 
 
 def test_unknown_page_reference_is_one_line_with_file_and_line(tmp_path):
-    with pytest.raises(DirectiveError) as e:
+    with pytest.raises(LessonError) as e:
         convert("# T\n\nx\n\n{{ page.hours }}\n", tmp_path)
     assert str(e.value).startswith("content/page.md:5: unknown page reference {{ page.hours }}") or \
         re.match(r".*page\.md:5: unknown page reference \{\{ page\.hours \}\}\. Fix: use one of", str(e.value))
@@ -169,7 +169,7 @@ def test_unknown_page_reference_is_one_line_with_file_and_line(tmp_path):
     ("", 1, "the glossary is empty"),
 ])
 def test_bad_glossary_is_one_line_naming_file_and_line(tmp_path, glossary, line, problem):
-    with pytest.raises(DirectiveError) as e:
+    with pytest.raises(LessonError) as e:
         convert("A token.\n", tmp_path, glossary=glossary)
     msg = str(e.value)
     assert "\n" not in msg
@@ -180,10 +180,10 @@ def test_bad_glossary_is_one_line_naming_file_and_line(tmp_path, glossary, line,
 def test_front_matter_is_removed_or_reported(tmp_path):
     html = convert("---\ndescription: fine\n---\n\nA token.\n", tmp_path)
     assert "description" not in html and marked(html) == [("token", "token")]
-    with pytest.raises(DirectiveError) as e:
+    with pytest.raises(LessonError) as e:
         convert("---\ndescription: [unclosed\n---\n\nA token.\n", tmp_path)
     assert re.match(r"^.*content/page\.md:\d+: front matter: malformed YAML", str(e.value)), str(e.value)
-    with pytest.raises(DirectiveError) as e:
+    with pytest.raises(LessonError) as e:
         convert("---\ndescription: never closed\n\nA token.\n", tmp_path)
     assert re.match(r"^.*content/page\.md:1: the front matter that starts here is never closed", str(e.value))
 
@@ -198,7 +198,7 @@ def test_a_broken_glossary_fails_mkdocs_build(tmp_path):
         docs_dir: docs
         site_dir: {tmp_path / 'site'}
         markdown_extensions:
-          - generator.lesson_ext:
+          - generator.markdown.lesson:
               glossary: {docs / 'glossary.yml'}
               content_dir: {docs}
         """), encoding="utf-8")

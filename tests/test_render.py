@@ -14,23 +14,30 @@ import numpy as np
 import pytest
 
 from conftest import GOLDEN, LILY, REPO, lily_trace, synthetic_trace, training_log_doc, write_traces
-from generator import directives as D
-from generator import figures
-from generator.directives import DirectiveError
 from generator.store import TraceStore
+from generator import render
+from generator.lessons import directives as D
+from generator.lessons import refs
+from generator.lessons.errors import LessonError
+from generator.render import context, grid, training
+from generator.render import format as fmt
+from generator.render.context import Ctx, Missing
+from generator.render.pick import pick_head
+from generator.render.refs import PENDING_REF
+from generator.render.tokens import resolve_token
 
 
-def ctx_for(root: Path, traces=(), **kw) -> figures.Ctx:
+def ctx_for(root: Path, traces=(), **kw) -> Ctx:
     write_traces(root, list(traces))
-    return figures.Ctx(store=TraceStore(root), page="content/page.md", **kw)
+    return Ctx(store=TraceStore(root), page="content/page.md", **kw)
 
 
 def directive(kind: str, body: str, where: str = "content/page.md:3") -> D.Directive:
     return D.parse_directive(kind, textwrap.dedent(body), where)
 
 
-def ref(text: str, ctx: figures.Ctx, where: str = "content/page.md:20") -> str:
-    return figures.render_ref(D.parse_ref(text, where), ctx)
+def ref(text: str, ctx: Ctx, where: str = "content/page.md:20") -> str:
+    return render.render_ref(refs.parse_ref(text, where), ctx)
 
 
 def text_of(fragment: str) -> str:
@@ -66,15 +73,15 @@ def check_golden(name: str, fragment: str, update: bool) -> None:
 
 def test_golden_attention(tmp_path, update_golden):
     ctx = ctx_for(tmp_path, [lily_trace()])
-    check_golden("attention", figures.render(directive("attention", LILY_BLOCK), ctx), update_golden)
+    check_golden("attention", render.render(directive("attention", LILY_BLOCK), ctx), update_golden)
 
 
 def test_golden_pending_gpt2(tmp_path, update_golden):
     ctx = ctx_for(tmp_path)
     d = directive("attention", 'model: gpt2\nsentence: "The cat sat"\nlayer: 5\nhead: 1\n')
-    out = figures.render(d, ctx)
+    out = render.render(d, ctx)
     check_golden("pending", out, update_golden)
-    assert ctx.missing == {("gpt2", "The cat sat"): ["content/page.md:3"]}
+    assert ctx.missing == {Missing("gpt2", Missing.TRACE, "The cat sat"): ["content/page.md:3"]}
     words = text_of(out)
     assert "Traces pending" in words and "The cat sat" in words and "make traces" in words and "gpt2" in words
     from generator.models import GPT2_REVISION
@@ -84,19 +91,19 @@ def test_golden_pending_gpt2(tmp_path, update_golden):
 
 
 def test_golden_stepper(tmp_path, update_golden):
-    check_golden("stepper", figures.render(stepper_directive(), ctx_for(tmp_path)), update_golden)
+    check_golden("stepper", render.render(stepper_directive(), ctx_for(tmp_path)), update_golden)
 
 
 def test_golden_softmax(tmp_path, update_golden):
     d = directive("softmax", "scores: [1, 0, 0]\nlabels: [Lily, ran, she]\nid: sm\n")
-    check_golden("softmax", figures.render(d, ctx_for(tmp_path)), update_golden)
+    check_golden("softmax", render.render(d, ctx_for(tmp_path)), update_golden)
 
 
 def test_golden_compare(tmp_path, update_golden):
     ben = synthetic_trace("Ben wanted to play with her", plant={(2, 2, 5): {0: 0.5, 5: 0.5}})
     ctx = ctx_for(tmp_path, [lily_trace(), ben])
     d = directive("compare", 'model: tiny\nsentences: ["Lily wanted to play with her", "Ben wanted to play with her"]\nlayer: 3\nhead: 3\nid: pair\n')
-    out = figures.render(d, ctx)
+    out = render.render(d, ctx)
     check_golden("compare", out, update_golden)
     assert [len(p["tokens"]) for p in course_data(out)["panels"]] == [6, 6]
     assert out.count('class="course-controls"') == 1
@@ -110,20 +117,20 @@ def test_golden_scoreboard(tmp_path, update_golden):
     from heads_helpers import store_with_scores
 
     store = store_with_scores(tmp_path, n_random=1, random_length=4)
-    ctx = figures.Ctx(store=store, page="content/page.md")
+    ctx = Ctx(store=store, page="content/page.md")
     d = directive("scoreboard", "model: tiny\nscores: [previous-token, induction]\nid: sb\n")
-    check_golden("scoreboard", figures.render(d, ctx), update_golden)
+    check_golden("scoreboard", render.render(d, ctx), update_golden)
 
 
 def test_golden_training(tmp_path, update_golden):
     ctx = ctx_for(tmp_path, training_log=training_log_doc())
-    check_golden("training", figures.render(directive("training", "model: tiny\nid: tr\n"), ctx), update_golden)
+    check_golden("training", render.render(directive("training", "model: tiny\nid: tr\n"), ctx), update_golden)
 
 
 def test_golden_predictions(tmp_path, update_golden):
     ctx = ctx_for(tmp_path, [lily_trace()])
     d = directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\nid: guess\n')
-    check_golden("predictions", figures.render(d, ctx), update_golden)
+    check_golden("predictions", render.render(d, ctx), update_golden)
 
 
 # ---------------------------------------------------------------- attention figure details
@@ -131,7 +138,7 @@ def test_golden_predictions(tmp_path, update_golden):
 
 def test_attention_summary_top3_table(tmp_path):
     ctx = ctx_for(tmp_path, [lily_trace()])
-    out = figures.render(directive("attention", LILY_BLOCK), ctx)
+    out = render.render(directive("attention", LILY_BLOCK), ctx)
     assert 'id="fig-1"' in out and 'data-kind="attention"' in out
     assert 'data-layer="2" data-head="2" data-token="5"' in out  # 0-based in attributes
     summary = re.search(r'<p class="course-summary"[^>]*>(.*?)</p>', out).group(1)
@@ -156,29 +163,29 @@ def test_attention_summary_top3_table(tmp_path):
 def test_summary_drops_zero_entries_after_first(tmp_path):
     t = synthetic_trace("a b c", plant={(0, 0, 2): {0: 0.999, 1: 0.001, 2: 0.0}})
     ctx = ctx_for(tmp_path, [t])
-    out = figures.render(directive("attention", 'model: tiny\nsentence: "a b c"\nlayer: 1\nhead: 1\n'), ctx)
+    out = render.render(directive("attention", 'model: tiny\nsentence: "a b c"\nlayer: 1\nhead: 1\n'), ctx)
     assert text_of(re.search(r'<p class="course-summary"[^>]*>.*?</p>', out).group(0)) == "In layer 1, head 1, ·c looks most at a 1.00."
 
 
 def test_ties_rank_by_position_and_two_decimals_like_python(tmp_path):
     row = [0.125, 0.375, 0.125, 0.375]
-    assert figures.ranked(row, 3) == [1, 3, 0, 2]
-    assert figures.f2(0.125) == "0.12" and figures.f2(0.625) == "0.62"  # half to even, as CONTRACT.md says
-    assert figures.diff2(-0.001) == "0.00" and figures.diff2(0.2) == "+0.20"
+    assert grid.ranked(row, 3) == [1, 3, 0, 2]
+    assert fmt.f2(0.125) == "0.12" and fmt.f2(0.625) == "0.62"  # half to even, as CONTRACT.md says
+    assert fmt.diff2(-0.001) == "0.00" and fmt.diff2(0.2) == "+0.20"
 
 
 def test_colour_scale_is_plotly_cividis_and_text_is_readable():
     from plotly.colors import sequential
 
-    assert list(figures.CIVIDIS) == [c.lower() for c in sequential.Cividis]
-    assert figures.colorscale()[0] == [0.0, "#00224e"] and figures.colorscale()[-1] == [1.0, "#fee838"]
-    assert figures.cell_rgb(0) == (0, 34, 78) and figures.cell_rgb(1) == (254, 232, 56)
+    assert list(fmt.CIVIDIS) == [c.lower() for c in sequential.Cividis]
+    assert fmt.colorscale()[0] == [0.0, "#00224e"] and fmt.colorscale()[-1] == [1.0, "#fee838"]
+    assert fmt.cell_rgb(0) == (0, 34, 78) and fmt.cell_rgb(1) == (254, 232, 56)
     worst = min(
-        figures.contrast_ratio(figures.cell_rgb(w), (0, 0, 0) if w >= figures.TEXT_DARK_FROM else (255, 255, 255))
+        fmt.contrast_ratio(fmt.cell_rgb(w), (0, 0, 0) if w >= fmt.TEXT_DARK_FROM else (255, 255, 255))
         for w in np.linspace(0, 1, 2001)
     )
     assert worst >= 4.5
-    js = figures.colorscale_js()
+    js = fmt.colorscale_js()
     assert js.startswith("/*") and "window.COURSE_COLORSCALE = [[0.0, \"#00224e\"]" in js
 
 
@@ -189,7 +196,7 @@ def test_course_js_uses_the_same_stops():
     m = re.search(r"var CIVIDIS = \[([^\]]*)\]", js.read_text(encoding="utf-8"))
     if not m:
         pytest.skip("course.js does not carry its own stops (it reads COURSE_COLORSCALE)")
-    assert re.findall(r"#[0-9a-fA-F]{6}", m.group(1)) == list(figures.CIVIDIS)
+    assert re.findall(r"#[0-9a-fA-F]{6}", m.group(1)) == list(fmt.CIVIDIS)
 
 
 # ---------------------------------------------------------------- pick rules and token names
@@ -200,32 +207,32 @@ def test_pick_rules(tmp_path):
     plant |= {(3, 0, r): {0: 0.95, r: 0.05} for r in range(1, 6)}  # layer 4 head 1: first token
     plant |= {(0, 1, r): {r: 0.97, 0: 0.03} for r in range(1, 6)}  # layer 1 head 2: itself
     t = synthetic_trace(LILY, plant=plant)
-    panel = figures.Panel(t, figures.trace_weights(t))
+    panel = context.Panel(t, context.trace_weights(t))
     for rule, want in (("previous-token", (1, 3)), ("first-token", (3, 0)), ("self", (0, 1))):
-        assert figures.pick_head(D.Pick(rule), panel, "x:1", "attention") == want
-    assert figures.pick_head(D.Pick("fixed", 2, 3), panel, "x:1", "attention") == (1, 2)
+        assert pick_head(D.Pick(rule), panel, "x:1", "attention") == want
+    assert pick_head(D.Pick("fixed", 2, 3), panel, "x:1", "attention") == (1, 2)
     lily = lily_trace()
-    assert figures.pick_head(D.Pick("max-weight", source=D.TokenRef("her"), target=D.TokenRef("Lily")), figures.Panel(lily, figures.trace_weights(lily)), "x:1", "attention") == (2, 2)
+    assert pick_head(D.Pick("max-weight", source=D.TokenRef("her"), target=D.TokenRef("Lily")), context.Panel(lily, context.trace_weights(lily)), "x:1", "attention") == (2, 2)
 
 
 @pytest.mark.parametrize("name, index", [("her", 5), ("·her", 5), (" her", 5), ("Lily", 0), ("#3", 2)])
 def test_token_names(name, index):
     toks = lily_trace()["tokens"]
-    assert figures.resolve_token(D.parse_token_ref(name, "x:1", "t"), toks, "x:1", "t") == index
+    assert resolve_token(D.parse_token_ref(name, "x:1", "t"), toks, "x:1", "t") == index
 
 
 def test_token_name_errors_list_the_tokens():
     toks = synthetic_trace("her dog saw her")["tokens"]
-    with pytest.raises(DirectiveError) as e:
-        figures.resolve_token(D.TokenRef("her"), toks, "content/a.md:7", "attention: 'token'")
+    with pytest.raises(LessonError) as e:
+        resolve_token(D.TokenRef("her"), toks, "content/a.md:7", "attention: 'token'")
     msg = str(e.value)
     assert msg.startswith("content/a.md:7: attention: 'token': token 'her' is ambiguous: it matches #1, #4")
     assert "#2 '·dog'" in msg and "Fix:" in msg
-    with pytest.raises(DirectiveError, match=r"^content/a.md:7: .*no token 'cat' in the sentence; its tokens are #1 'her'"):
-        figures.resolve_token(D.TokenRef("cat"), toks, "content/a.md:7", "t")
-    with pytest.raises(DirectiveError, match="#9 is out of range"):
-        figures.resolve_token(D.TokenRef(index=9), toks, "content/a.md:7", "t")
-    assert figures.resolve_token(D.TokenRef("·her"), toks, "x", "t") == 3
+    with pytest.raises(LessonError, match=r"^content/a.md:7: .*no token 'cat' in the sentence; its tokens are #1 'her'"):
+        resolve_token(D.TokenRef("cat"), toks, "content/a.md:7", "t")
+    with pytest.raises(LessonError, match="#9 is out of range"):
+        resolve_token(D.TokenRef(index=9), toks, "content/a.md:7", "t")
+    assert resolve_token(D.TokenRef("·her"), toks, "x", "t") == 3
 
 
 # ---------------------------------------------------------------- stepper and softmax
@@ -243,7 +250,7 @@ def stepper_directive() -> D.Stepper:
 
 def test_stepper_numbers(tmp_path):
     ctx = ctx_for(tmp_path)
-    out = figures.render(stepper_directive(), ctx)
+    out = render.render(stepper_directive(), ctx)
     steps = re.findall(r'<li class="course-step" data-step="(\d)">(.*?)</li>', out)
     assert [n for n, _ in steps] == ["1", "2", "3", "4", "5"]
     s1, s2, s3 = (text_of(body) for _, body in steps[:3])
@@ -256,13 +263,13 @@ def test_stepper_numbers(tmp_path):
     assert ref("toy.weight(she, Lily)", ctx) == "0.77"
     assert ref("toy.sqrtd", ctx) == "1.41"
     assert ref("toy.out(she)", ctx).startswith("(0.8")
-    with pytest.raises(DirectiveError, match="cannot look ahead"):
+    with pytest.raises(LessonError, match="cannot look ahead"):
         ref("toy.weight(Lily, she)", ctx)
 
 
 def test_softmax_widget(tmp_path):
     ctx = ctx_for(tmp_path)
-    out = figures.render(directive("softmax", "scores: [1, 0, 0]\nid: sm\n"), ctx)
+    out = render.render(directive("softmax", "scores: [1, 0, 0]\nid: sm\n"), ctx)
     assert re.findall(r'<output class="course-weight" data-i="\d" for="[^"]+">([^<]+)</output>', out) == ["0.576", "0.212", "0.212"]
     assert 'style="width:57.6%"' in out and '<input type="number" id="fig-1-s0" data-score="0" value="1" step="0.1">' in out
     assert [ref(f"sm.weight({i})", ctx) for i in (1, 2, 3)] == ["0.576", "0.212", "0.212"]
@@ -271,25 +278,25 @@ def test_softmax_widget(tmp_path):
 
 def test_training_and_predictions(tmp_path):
     ctx = ctx_for(tmp_path, [lily_trace()], training_log=training_log_doc())
-    out = figures.render(directive("training", "model: tiny\n"), ctx)
+    out = render.render(directive("training", "model: tiny\n"), ctx)
     data = course_data(out)
-    assert len(data["steps"]) <= figures.MAX_TRAINING_POINTS + 1 and data["steps"][-1]["step"] == 1200
+    assert len(data["steps"]) <= training.MAX_TRAINING_POINTS + 1 and data["steps"][-1]["step"] == 1200
     assert [p["step"] for p in data["validation"]] == [300, 600, 900, 1200]
     assert "1.23 bits per character" in text_of(out) and "<caption>" in out
     assert ref("model.tiny.training.bitsPerChar", ctx) == "1.23"
     assert ref("model.tiny.training.steps", ctx) == "1,200"
     assert ref("model.tiny.training.wallMinutes", ctx) == "30"
-    pred = figures.render(directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\n'), ctx)
+    pred = render.render(directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\n'), ctx)
     assert pred.count("<tr>") == 7 and "·ball</span> 0.10" in pred and "0.00" in pred
-    pending = figures.render(directive("training", "model: tiny\n"), ctx_for(tmp_path / "other"))
+    pending = render.render(directive("training", "model: tiny\n"), ctx_for(tmp_path / "other"))
     assert "course-pending" in pending and "make tiny-model" in pending
 
 
 def test_scoreboard_pending_when_no_scores(tmp_path):
     ctx = ctx_for(tmp_path, [lily_trace()])
-    out = figures.render(directive("scoreboard", "model: tiny\nid: board\n"), ctx)
+    out = render.render(directive("scoreboard", "model: tiny\nid: board\n"), ctx)
     assert 'data-pending="true"' in out and "Head scores pending" in out
-    assert ref("board.top(induction, 1)", ctx) == figures.PENDING_REF
+    assert ref("board.top(induction, 1)", ctx) == PENDING_REF
 
 
 # ---------------------------------------------------------------- references
@@ -297,7 +304,7 @@ def test_scoreboard_pending_when_no_scores(tmp_path):
 
 def test_refs_and_model_meta(tmp_path):
     ctx = ctx_for(tmp_path, [lily_trace()])
-    figures.render(directive("attention", LILY_BLOCK), ctx)
+    render.render(directive("attention", LILY_BLOCK), ctx)
     assert ref("lily.layer", ctx) == "3" and ref("lily.head", ctx) == "3"
     assert ref("lily.layer0", ctx) == "2" and ref("lily.tokens", ctx) == "6"
     assert text_of(ref("lily.top(her, 3)", ctx)) == "Lily 0.66, ·her 0.12, ·wanted 0.10"
@@ -308,8 +315,8 @@ def test_refs_and_model_meta(tmp_path):
     assert ref("lily.weight(·her, Lily)", ctx) == "0.66"
     assert ref("model.tiny.nLayer", ctx) == "4" and ref("model.tiny.nHeads", ctx) == "16"
     assert ref("model.tiny.sqrtHeadDim", ctx) == "2.00" and ref("model.tiny.nParams", ctx) == "123,456"
-    assert ref("model.gpt2.nLayer", ctx) == figures.PENDING_REF  # no gpt2 traces in this store
-    assert ctx.missing_models == {"gpt2": ["content/page.md:20"]}
+    assert ref("model.gpt2.nLayer", ctx) == PENDING_REF  # no gpt2 traces in this store
+    assert ctx.missing == {Missing("gpt2", Missing.MODEL): ["content/page.md:20"]}
 
 
 @pytest.mark.parametrize(
@@ -326,8 +333,8 @@ def test_refs_and_model_meta(tmp_path):
 )
 def test_ref_errors_are_one_line_with_file_and_line(tmp_path, text, message):
     ctx = ctx_for(tmp_path, [lily_trace()])
-    figures.render(directive("attention", LILY_BLOCK), ctx)
-    with pytest.raises(DirectiveError) as e:
+    render.render(directive("attention", LILY_BLOCK), ctx)
+    with pytest.raises(LessonError) as e:
         ref(text, ctx, where="content/page.md:20")
     assert str(e.value).startswith("content/page.md:20: ") and message in str(e.value) and "Fix: " in str(e.value)
     assert "\n" not in str(e.value)
@@ -335,19 +342,19 @@ def test_ref_errors_are_one_line_with_file_and_line(tmp_path, text, message):
 
 def test_pending_figure_refs_say_pending(tmp_path):
     ctx = ctx_for(tmp_path)
-    figures.render(directive("attention", LILY_BLOCK), ctx)
+    render.render(directive("attention", LILY_BLOCK), ctx)
     assert ref("lily.weight(her, Lily)", ctx) == '<span class="course-pending-ref">pending</span>'
-    with pytest.raises(DirectiveError, match="has no 'colour'"):
+    with pytest.raises(LessonError, match="has no 'colour'"):
         ref("lily.colour", ctx)
 
 
 def test_stand_in_traces_are_refused(tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_ALLOW_STANDIN", raising=False)
     ctx = ctx_for(tmp_path, [lily_trace(stand_in=True)])
-    with pytest.raises(DirectiveError, match=r"^content/page.md:3: attention: .*stand-in"):
-        figures.render(directive("attention", LILY_BLOCK), ctx)
+    with pytest.raises(LessonError, match=r"^content/page.md:3: attention: .*stand-in"):
+        render.render(directive("attention", LILY_BLOCK), ctx)
     monkeypatch.setenv("COURSE_ALLOW_STANDIN", "1")
-    assert "course-summary" in figures.render(directive("attention", LILY_BLOCK), figures.Ctx(store=TraceStore(tmp_path)))
+    assert "course-summary" in render.render(directive("attention", LILY_BLOCK), Ctx(store=TraceStore(tmp_path)))
 
 
 # ---------------------------------------------------------------- escaping
@@ -360,9 +367,9 @@ def test_every_output_escapes_token_text(tmp_path):
     t["text"] = "".join(NASTY)
     ctx = ctx_for(tmp_path, [t])
     body = 'model: tiny\nsentence: ' + json.dumps(t["text"], ensure_ascii=False) + '\nlayer: 1\nhead: 1\nid: bad\ncaption: "<i>cap</i>"\n'
-    outs = [figures.render(directive("attention", body), ctx)]
-    outs.append(figures.render(directive("predictions", "model: tiny\nsentences: [" + json.dumps(t["text"], ensure_ascii=False) + "]\n"), ctx))
-    outs.append(figures.render(directive("softmax", 'scores: [1, 2]\nlabels: ["<x>", "\\"q\\""]\n'), ctx))
+    outs = [render.render(directive("attention", body), ctx)]
+    outs.append(render.render(directive("predictions", "model: tiny\nsentences: [" + json.dumps(t["text"], ensure_ascii=False) + "]\n"), ctx))
+    outs.append(render.render(directive("softmax", 'scores: [1, 2]\nlabels: ["<x>", "\\"q\\""]\n'), ctx))
     outs.append(ref("bad.top(#6, 3)", ctx))
     outs.append(ref("bad.argmax(#6)", ctx))
     for out in outs:
@@ -399,18 +406,18 @@ def md_convert(tmp_path: Path, page: str, traces=(), name: str = "page.md") -> s
     content.mkdir(exist_ok=True)
     (content / name).write_text(page, encoding="utf-8")
     write_traces(tmp_path / "traces", list(traces))
-    from generator import markdown_ext
+    from generator.markdown import course as markdown_ext
 
     fences = [
         {"name": k, "class": "course", "format": markdown_ext.fence_format, "validator": markdown_ext.fence_validator}
         for k in D.DIRECTIVE_KINDS
     ]
     md = markdown.Markdown(
-        extensions=["attr_list", "md_in_html", "admonition", "tables", "toc", "pymdownx.details", "pymdownx.tabbed", "pymdownx.superfences", "generator.markdown_ext"],
+        extensions=["attr_list", "md_in_html", "admonition", "tables", "toc", "pymdownx.details", "pymdownx.tabbed", "pymdownx.superfences", "generator.markdown.course"],
         extension_configs={
             "pymdownx.tabbed": {"alternate_style": True},
             "pymdownx.superfences": {"custom_fences": fences},
-            "generator.markdown_ext": {"traces_dir": str(tmp_path / "traces"), "docs_dir": str(content), "training_log": str(tmp_path / "none.json")},
+            "generator.markdown.course": {"traces_dir": str(tmp_path / "traces"), "docs_dir": str(content), "training_log": str(tmp_path / "none.json")},
         },
     )
     body = page.split("---\n", 2)[2] if page.startswith("---\n") else page
@@ -505,7 +512,7 @@ def test_bad_refs_name_their_line(tmp_path, monkeypatch):
 
 
 def test_find_source_skips_front_matter(tmp_path):
-    from generator.markdown_ext import find_source
+    from generator.lessons.source import find_source
 
     (tmp_path / "a.md").write_text("---\ntitle: A\n---\n\nbody line\nmore\n", encoding="utf-8")
     (tmp_path / "b.md").write_text("other\n", encoding="utf-8")
@@ -516,8 +523,8 @@ def test_find_source_skips_front_matter(tmp_path):
 
 def test_annotate_source_marks_fences_and_refs():
     lines = ["x {{ a.b }} `{{ c.d }}`", "    ```attention", "    model: tiny", "    ```", "{{ e.f }}"]
-    out = D.annotate_source(lines, "content/p.md", 10)
+    out = refs.annotate_source(lines, "content/p.md", 10)
     assert out[0] == "x {{ a.b  @10}} `{{ c.d }}`"
     assert out[2] == "    # @source content/p.md:11"
     assert out[-1] == "{{ e.f  @14}}"
-    assert D.parse_ref("a.b  @10", "content/p.md").where == "content/p.md:10"
+    assert refs.parse_ref("a.b  @10", "content/p.md").where == "content/p.md:10"

@@ -11,11 +11,16 @@ import numpy as np
 import pytest
 
 from conftest import run_build, synthetic_trace, write_project
-from generator import directives as D
-from generator import figures as F
 from generator import heads
 from generator.store import TraceStore
 from heads_helpers import store_with_scores
+from generator import render
+from generator.lessons import directives as D
+from generator.lessons import refs
+from generator.lessons.errors import LessonError
+from generator.render import format as fmt
+from generator.render.context import Ctx, Missing
+from generator.render.refs import PENDING_REF
 
 SMALL = dict(n_random=1, random_length=4)  # few, short scoring texts for GPT-2-shaped synthetic traces
 
@@ -70,47 +75,47 @@ def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_pat
     # references
     text = re.sub(r"<[^>]+>", "", html)
     assert "Top previous-token head: layer 1, head 1 (0.9" in text
-    chance = F.f2(heads.load_scores(tmp_path / "traces", "tiny").chance("induction"))
+    chance = fmt.f2(heads.load_scores(tmp_path / "traces", "tiny").chance("induction"))
     assert re.search(rf"Induction 1\.1 scores\s+0\.9\d, rank 1; chance is {chance}\.", text)
     assert f"would score {chance}." in text
 
 
 def test_scoreboard_without_scores_is_a_pending_box(tmp_path):
     store = TraceStore(tmp_path)
-    ctx = F.Ctx(store=store, page="p.md")
+    ctx = Ctx(store=store, page="p.md")
     d = D.parse_directive("scoreboard", "model: gpt2\nid: sb\n", "p.md:1")
-    html = F.render(d, ctx)
+    html = render.render(d, ctx)
     assert 'data-pending="true"' in html and "Head scores pending" in html and "make traces" in html
     assert "course-data" not in html and "<td" not in html
-    assert ctx.missing == {("gpt2", "(head scores)"): ["p.md:1"]}
-    assert F.render_ref(D.Ref("sb", "top", ("induction", "1"), "p.md:3", "sb.top(induction, 1)"), ctx) == F.PENDING_REF
+    assert ctx.missing == {Missing("gpt2", Missing.HEAD_SCORES): ["p.md:1"]}
+    assert render.render_ref(refs.Ref("sb", "top", ("induction", "1"), "p.md:3", "sb.top(induction, 1)"), ctx) == PENDING_REF
 
 
 def test_scoreboard_of_stale_scores_is_pending(tmp_path):
     store = store_with_scores(tmp_path)
     store.write(synthetic_trace("A retrained model", revision="synthetic-0002"))  # new revision, old heads.json
-    ctx = F.Ctx(store=store, page="p.md")
-    html = F.render(D.parse_directive("scoreboard", "model: tiny\n", "p.md:1"), ctx)
+    ctx = Ctx(store=store, page="p.md")
+    html = render.render(D.parse_directive("scoreboard", "model: tiny\n", "p.md:1"), ctx)
     assert "Head scores pending" in html
 
 
 def test_scoreboard_reference_mistakes_are_one_line_errors(tmp_path):
     store = store_with_scores(tmp_path)
-    ctx = F.Ctx(store=store, page="p.md")
-    F.render(D.parse_directive("scoreboard", "model: tiny\nscores: [sink]\nid: sb\n", "p.md:1"), ctx)
-    with pytest.raises(D.DirectiveError, match="no score 'induction'"):
-        F.render_ref(D.Ref("sb", "top", ("induction",), "p.md:4", "sb.top(induction)"), ctx)
-    with pytest.raises(D.DirectiveError, match="layer '5' is not a number from 1 to 4"):
-        F.render_ref(D.Ref("sb", "score", ("sink", "5", "1"), "p.md:4", "sb.score(sink, 5, 1)"), ctx)
+    ctx = Ctx(store=store, page="p.md")
+    render.render(D.parse_directive("scoreboard", "model: tiny\nscores: [sink]\nid: sb\n", "p.md:1"), ctx)
+    with pytest.raises(LessonError, match="no score 'induction'"):
+        render.render_ref(refs.Ref("sb", "top", ("induction",), "p.md:4", "sb.top(induction)"), ctx)
+    with pytest.raises(LessonError, match="layer '5' is not a number from 1 to 4"):
+        render.render_ref(refs.Ref("sb", "score", ("sink", "5", "1"), "p.md:4", "sb.score(sink, 5, 1)"), ctx)
 
 
 def test_heatmap_colours_are_the_figures_scale(tmp_path):
     store = store_with_scores(tmp_path)
-    ctx = F.Ctx(store=store, page="p.md")
-    html = F.render(D.parse_directive("scoreboard", "model: tiny\nscores: [induction]\n", "p.md:1"), ctx)
+    ctx = Ctx(store=store, page="p.md")
+    html = render.render(D.parse_directive("scoreboard", "model: tiny\nscores: [induction]\n", "p.md:1"), ctx)
     m = heads.load_scores(tmp_path, "tiny").matrix("induction")
     cell = re.search(r'<td data-layer="0" data-head="0" style="([^"]+)">([\d.]+)</td>', html)
-    assert cell.group(1) == F.cell_style(float(m[0, 0])) and cell.group(2) == F.f2(float(m[0, 0]))
+    assert cell.group(1) == fmt.cell_style(float(m[0, 0])) and cell.group(2) == fmt.f2(float(m[0, 0]))
     assert np.isclose(m[0, 0], 0.97, atol=0.01)
 
 
@@ -148,6 +153,6 @@ def test_stand_in_scores_alone_are_refused_too():
 
     with tempfile.TemporaryDirectory() as tmp:
         store_with_scores(Path(tmp), model="gpt2", stand_in=True, revision="stand-in-random-init", **SMALL)
-        ctx = F.Ctx(store=TraceStore(tmp), page="p.md", allow_standin=False)
-        with pytest.raises(D.DirectiveError, match="stand-in"):
-            F.render(D.parse_directive("scoreboard", "model: gpt2\n", "p.md:1"), ctx)
+        ctx = Ctx(store=TraceStore(tmp), page="p.md", allow_standin=False)
+        with pytest.raises(LessonError, match="stand-in"):
+            render.render(D.parse_directive("scoreboard", "model: gpt2\n", "p.md:1"), ctx)

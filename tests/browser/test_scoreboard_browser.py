@@ -7,13 +7,15 @@ import shutil
 
 import pytest
 
-from generator import directives as D
-from generator import figures as F
 from generator import heads, publish
 from generator.store import TraceStore
 from heads_helpers import store_with_scores
 
 from . import harness
+from generator import render
+from generator.lessons import directives as D
+from generator.render import format as fmt
+from generator.render.context import Ctx
 
 pytestmark = pytest.mark.browser
 
@@ -25,9 +27,9 @@ def board_page(tmp_path_factory):
     store_with_scores(root / "store")
     store = TraceStore(root / "store")
     used: list[dict] = []
-    ctx = F.Ctx(store=store, page="heads.md", assets_url="", on_trace=used.append)
+    ctx = Ctx(store=store, page="heads.md", assets_url="", on_trace=used.append)
     d = D.parse_directive("scoreboard", "model: tiny\nscores: [previous-token, induction]\nid: sb\n", "heads.md:1")
-    body = F.render(d, ctx)
+    body = render.render(d, ctx)
     (root / "assets").mkdir()
     shutil.copyfile(harness.plotly_js(), root / "assets" / "plotly.min.js")
     for name in ("course.js", "course.css"):
@@ -56,7 +58,7 @@ def test_scoreboard_tables_sort(open_page, board_page):
     w = open_page()
     page = w.goto(url, wait_painted=False)
     page.wait_for_function("document.documentElement.classList.contains('course-js')")
-    ranked = [F.f2(s) for _, _, s in scores.ranked("induction")]
+    ranked = [fmt.f2(s) for _, _, s in scores.ranked("induction")]
     assert column(page, "induction", 2) == ranked  # as rendered: highest first
     assert aria(page, "induction", "score") == "descending"
 
@@ -69,7 +71,7 @@ def test_scoreboard_tables_sort(open_page, board_page):
     assert layers == sorted(layers, key=int) and aria(page, "induction", "layer") == "ascending"
     assert aria(page, "induction", "score") == "none"
     # the other kind's table is untouched
-    assert column(page, "previous-token", 2) == [F.f2(s) for _, _, s in scores.ranked("previous-token")]
+    assert column(page, "previous-token", 2) == [fmt.f2(s) for _, _, s in scores.ranked("previous-token")]
     assert w.errors == []
 
 

@@ -1,0 +1,369 @@
+"""Directive parsing: one dataclass and one validator per kind of fenced block.
+
+A lesson writes a fenced block whose info string names the directive and whose body is YAML:
+
+    ```attention
+    model: tiny
+    sentence: "Lily wanted to play with her"
+    pick: {rule: max-weight, from: her, to: Lily}
+    id: lily
+    ```
+
+The body is read with yaml.safe_load, then validated here. Everything is pure parsing (no traces,
+no torch): `make traces` uses it to find sentences, and the Markdown extension uses it to render.
+Every error is a LessonError, one line: `path:line: what is wrong. Fix: how`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from ..registry import KINDS as SCORE_KINDS
+from ..registry import MODELS
+from .errors import fail as _fail
+
+# Rough upper bound on tokens per character, to reject absurd sentences before tracing; the exact
+# token count is checked against the context by the tracer.
+MAX_SENTENCE_CHARS = 2000
+
+# ---------------------------------------------------------------- shared value types
+
+
+@dataclass(frozen=True)
+class TokenRef:
+    """A token named by its text ('her', '·her', ' her') or by its 1-based position ('#6')."""
+
+    text: str | None = None
+    index: int | None = None  # 1-based
+
+    def describe(self) -> str:
+        return f"#{self.index}" if self.index is not None else repr(self.text)
+
+
+@dataclass(frozen=True)
+class Pick:
+    """How a figure chooses its head: fixed, or by a rule evaluated on the trace at build time."""
+
+    rule: str  # "fixed" | "max-weight" | "previous-token" | "first-token" | "self"
+    layer: int | None = None  # 1-based, for fixed
+    head: int | None = None  # 1-based, for fixed
+    source: TokenRef | None = None  # for max-weight: the token that looks ...
+    target: TokenRef | None = None  # ... and the token it looks at
+
+    def describe(self) -> str:
+        if self.rule == "fixed":
+            return f"layer {self.layer}, head {self.head}"
+        if self.rule == "max-weight":
+            return f"the head with the largest weight from {self.source.describe()} to {self.target.describe()}"
+        return {
+            "previous-token": "the head that looks most at the previous token",
+            "first-token": "the head that looks most at the first token",
+            "self": "the head that looks most at the token itself",
+        }[self.rule]
+
+
+PICK_RULES = ("max-weight", "previous-token", "first-token", "self")
+
+
+# ---------------------------------------------------------------- directives
+
+
+@dataclass(frozen=True)
+class Directive:
+    kind: str
+    where: str  # "path:line" of the fence's opening line
+    id: str | None
+    options: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Attention(Directive):
+    model: str = ""
+    sentence: str = ""
+    pick: Pick = Pick("fixed", 1, 1)
+    token: TokenRef | None = None  # focus token; default: the last
+    show_heads: bool = False
+    caption: str | None = None
+
+
+@dataclass(frozen=True)
+class Compare(Directive):
+    model: str = ""
+    sentences: tuple[str, str] = ("", "")
+    pick: Pick = Pick("fixed", 1, 1)
+    token: TokenRef | None = None
+    caption: str | None = None
+
+
+@dataclass(frozen=True)
+class Stepper(Directive):
+    tokens: tuple[str, ...] = ()
+    query: tuple[tuple[float, ...], ...] = ()
+    key: tuple[tuple[float, ...], ...] = ()
+    value: tuple[tuple[float, ...], ...] = ()
+    focus: int = 0  # 0-based index of the token whose row the numbers follow
+
+
+@dataclass(frozen=True)
+class Softmax(Directive):
+    scores: tuple[float, ...] = ()
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Scoreboard(Directive):
+    model: str = ""
+    scores: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Training(Directive):
+    model: str = "tiny"
+
+
+@dataclass(frozen=True)
+class Predictions(Directive):
+    model: str = ""
+    sentences: tuple[str, ...] = ()
+
+
+
+# kind -> (allowed keys, required keys)
+SPECS: dict[str, tuple[set[str], set[str]]] = {
+    "attention": ({"model", "sentence", "layer", "head", "pick", "token", "id", "show_heads", "caption"}, {"model", "sentence"}),
+    "compare": ({"model", "sentences", "layer", "head", "pick", "token", "id", "caption"}, {"model", "sentences"}),
+    "stepper": ({"tokens", "query", "key", "value", "focus", "id"}, {"tokens", "query", "key", "value"}),
+    "softmax": ({"scores", "labels", "id"}, {"scores"}),
+    "scoreboard": ({"model", "scores", "id"}, {"model"}),
+    "training": ({"model", "id"}, set()),
+    "predictions": ({"model", "sentences", "id"}, {"model", "sentences"}),
+}
+DIRECTIVE_KINDS = tuple(SPECS)
+
+ID_RE = re.compile(r"^[a-z][a-z0-9_-]*$")
+RESERVED_IDS = {"model", "page"}
+
+def parse_directive(kind: str, body: str, where: str) -> Directive:
+    """Parse and validate one fence body. `where` is "path:line" of the opening fence."""
+    if kind not in SPECS:
+        _fail(where, f"unknown directive '{kind}'", f"use one of: {', '.join(DIRECTIVE_KINDS)}")
+    try:
+        data = yaml.safe_load(body) if body.strip() else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (body line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or "cannot be read"
+        _fail(where, f"{kind}: malformed YAML{at}: {problem}", "write the options as `key: value` lines; quote sentences that contain ':' or '#'")
+    if data is None:
+        _fail(where, f"{kind}: the block is empty", f"give at least: {', '.join(sorted(SPECS[kind][1])) or 'model'}")
+    if not isinstance(data, dict):
+        _fail(where, f"{kind}: the body must be a mapping of options, not a {type(data).__name__}", "write the options as `key: value` lines")
+    allowed, required = SPECS[kind]
+    unknown = sorted(set(map(str, data)) - allowed)
+    if unknown:
+        _fail(where, f"{kind}: unknown option {', '.join(repr(u) for u in unknown)}", f"allowed options are: {', '.join(sorted(allowed))}")
+    missing = sorted(required - set(data))
+    if missing:
+        _fail(where, f"{kind}: missing option {', '.join(repr(m) for m in missing)}", f"add `{missing[0]}: ...` to the block")
+    ident = _ident(data.get("id"), where, kind)
+    common = dict(kind=kind, where=where, id=ident, options=data)
+
+    if kind == "attention":
+        model = _model(data["model"], where, kind)
+        return Attention(
+            **common,
+            model=model,
+            sentence=_sentence(data["sentence"], where, kind),
+            pick=_pick(data, model, where, kind),
+            token=_token_ref(data.get("token"), where, kind, "token") if "token" in data else None,
+            show_heads=_bool(data.get("show_heads", False), where, kind, "show_heads"),
+            caption=_opt_str(data.get("caption"), where, kind, "caption"),
+        )
+    if kind == "compare":
+        model = _model(data["model"], where, kind)
+        sentences = data["sentences"]
+        if not isinstance(sentences, list) or len(sentences) != 2:
+            _fail(where, "compare: 'sentences' must be a list of exactly two sentences", 'write `sentences: ["first sentence", "second sentence"]`')
+        return Compare(
+            **common,
+            model=model,
+            sentences=tuple(_sentence(s, where, kind) for s in sentences),
+            pick=_pick(data, model, where, kind),
+            token=_token_ref(data.get("token"), where, kind, "token") if "token" in data else None,
+            caption=_opt_str(data.get("caption"), where, kind, "caption"),
+        )
+    if kind == "stepper":
+        return _stepper(data, common, where)
+    if kind == "softmax":
+        scores = _vector(data["scores"], where, kind, "scores")
+        if not 2 <= len(scores) <= 8:
+            _fail(where, f"softmax: 'scores' has {len(scores)} numbers", "give between 2 and 8 scores")
+        labels = data.get("labels", [chr(ord("a") + i) for i in range(len(scores))])
+        if not isinstance(labels, list) or len(labels) != len(scores) or not all(isinstance(x, (str, int)) for x in labels):
+            _fail(where, "softmax: 'labels' must be a list with one label per score", f"give {len(scores)} labels")
+        return Softmax(**common, scores=scores, labels=tuple(str(x) for x in labels))
+    if kind == "scoreboard":
+        scores = data.get("scores", list(SCORE_KINDS))
+        if not isinstance(scores, list) or not scores:
+            _fail(where, "scoreboard: 'scores' must be a non-empty list", f"choose from: {', '.join(SCORE_KINDS)}")
+        for s in scores:
+            if s not in SCORE_KINDS:
+                _fail(where, f"scoreboard: unknown score '{s}'", f"choose from: {', '.join(SCORE_KINDS)}")
+        return Scoreboard(**common, model=_model(data["model"], where, kind), scores=tuple(scores))
+    if kind == "training":
+        model = _model(data.get("model", "tiny"), where, kind)
+        if model != "tiny":
+            _fail(where, f"training: only the tiny model has a training log in this course, not '{model}'", "write `model: tiny`")
+        return Training(**common, model=model)
+    if kind == "predictions":
+        sentences = data["sentences"]
+        if isinstance(sentences, str):
+            sentences = [sentences]
+        if not isinstance(sentences, list) or not sentences:
+            _fail(where, "predictions: 'sentences' must be a list of sentences", 'write `sentences: ["a sentence"]`')
+        return Predictions(
+            **common,
+            model=_model(data["model"], where, kind),
+            sentences=tuple(_sentence(s, where, kind) for s in sentences),
+        )
+    raise AssertionError(kind)  # SPECS and the branches above cover every kind
+
+
+def _ident(value: Any, where: str, kind: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not ID_RE.match(value) or value in RESERVED_IDS:
+        _fail(where, f"{kind}: id {value!r} is not a valid name", "use lowercase letters, digits, '-' or '_', starting with a letter (not 'model' or 'page')")
+    return value
+
+
+def _model(value: Any, where: str, kind: str) -> str:
+    if value not in MODELS:
+        _fail(where, f"{kind}: unknown model {value!r}", f"use one of: {', '.join(sorted(MODELS))}")
+    return value
+
+
+def _sentence(value: Any, where: str, kind: str) -> str:
+    if not isinstance(value, str):
+        _fail(where, f"{kind}: a sentence must be text, not {type(value).__name__} {value!r}", "quote the sentence")
+    if not value.strip():
+        _fail(where, f"{kind}: the sentence is empty", "write the sentence to trace")
+    if len(value) > MAX_SENTENCE_CHARS:
+        _fail(where, f"{kind}: the sentence has {len(value)} characters, more than the {MAX_SENTENCE_CHARS} this course traces", "shorten the sentence")
+    return value
+
+
+def _int(value: Any, where: str, kind: str, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        _fail(where, f"{kind}: '{name}' must be a whole number, not {value!r}", f"write `{name}: 1` (counting from 1)")
+    return value
+
+
+def _bool(value: Any, where: str, kind: str, name: str) -> bool:
+    if not isinstance(value, bool):
+        _fail(where, f"{kind}: '{name}' must be true or false, not {value!r}", f"write `{name}: true`")
+    return value
+
+
+def _opt_str(value: Any, where: str, kind: str, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        _fail(where, f"{kind}: '{name}' must be text", f"quote the {name}")
+    return value
+
+
+def _token_ref(value: Any, where: str, kind: str, name: str) -> TokenRef:
+    if isinstance(value, bool):
+        value = None
+    if isinstance(value, int):
+        if value < 1:
+            _fail(where, f"{kind}: '{name}' position {value} is out of range", "count tokens from 1")
+        return TokenRef(index=value)
+    if isinstance(value, str) and value.strip():
+        return parse_token_ref(value.strip(), where, f"{kind}: '{name}'")
+    _fail(where, f"{kind}: '{name}' must name a token (its text, like her) or its position (like 6)", f"write `{name}: her`")
+
+
+def parse_token_ref(text: str, where: str, what: str) -> TokenRef:
+    if re.fullmatch(r"#\d+", text):
+        index = int(text[1:])
+        if index < 1:
+            _fail(where, f"{what}: token position {text} is out of range", "count tokens from #1")
+        return TokenRef(index=index)
+    return TokenRef(text=text)
+
+
+def _pick(data: dict, model: str, where: str, kind: str) -> Pick:
+    has_fixed = "layer" in data or "head" in data
+    if "pick" in data:
+        if has_fixed:
+            _fail(where, f"{kind}: give either 'pick' or 'layer' and 'head', not both", "remove one of them")
+        return _pick_rule(data["pick"], where, kind)
+    if not ("layer" in data and "head" in data):
+        _fail(where, f"{kind}: no head chosen", "add `layer:` and `head:` (counting from 1), or a `pick:` rule")
+    layer = _int(data["layer"], where, kind, "layer")
+    head = _int(data["head"], where, kind, "head")
+    spec = MODELS[model]
+    if not 1 <= layer <= spec.n_layer:
+        _fail(where, f"{kind}: layer {layer} is out of range for {model}, which has layers 1 to {spec.n_layer}", f"use a layer from 1 to {spec.n_layer} (counting from 1)")
+    if not 1 <= head <= spec.n_head:
+        _fail(where, f"{kind}: head {head} is out of range for {model}, which has heads 1 to {spec.n_head}", f"use a head from 1 to {spec.n_head} (counting from 1)")
+    return Pick("fixed", layer, head)
+
+
+def _pick_rule(value: Any, where: str, kind: str) -> Pick:
+    if isinstance(value, str):
+        value = {"rule": value}
+    if not isinstance(value, dict) or "rule" not in value:
+        _fail(where, f"{kind}: 'pick' must give a rule", f"write `pick: {{rule: max-weight, from: her, to: Lily}}` or one of: {', '.join(PICK_RULES)}")
+    rule = value["rule"]
+    if rule not in PICK_RULES:
+        _fail(where, f"{kind}: unknown pick rule {rule!r}", f"use one of: {', '.join(PICK_RULES)}")
+    extra = sorted(set(value) - {"rule", "from", "to"})
+    if extra:
+        _fail(where, f"{kind}: unknown pick option {', '.join(map(repr, extra))}", "a pick takes rule, and for max-weight, from and to")
+    if rule == "max-weight":
+        if "from" not in value or "to" not in value:
+            _fail(where, f"{kind}: pick rule max-weight needs 'from' and 'to' tokens", "write `pick: {rule: max-weight, from: her, to: Lily}`")
+        return Pick(rule, source=_token_ref(value["from"], where, kind, "pick.from"), target=_token_ref(value["to"], where, kind, "pick.to"))
+    if "from" in value or "to" in value:
+        _fail(where, f"{kind}: pick rule {rule} takes no 'from' or 'to'", "remove them, or use rule max-weight")
+    return Pick(rule)
+
+
+def _vector(value: Any, where: str, kind: str, name: str) -> tuple[float, ...]:
+    if not isinstance(value, list) or not value:
+        _fail(where, f"{kind}: '{name}' must be a list of numbers", f"write `{name}: [1, 0]`")
+    out = []
+    for x in value:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            _fail(where, f"{kind}: '{name}' holds {x!r}, which is not a finite number", f"write `{name}` with numbers only")
+        out.append(float(x))
+    return tuple(out)
+
+
+def _stepper(data: dict, common: dict, where: str) -> Stepper:
+    kind = "stepper"
+    tokens = data["tokens"]
+    if not isinstance(tokens, list) or not 2 <= len(tokens) <= 6 or not all(isinstance(t, str) and t.strip() for t in tokens):
+        _fail(where, "stepper: 'tokens' must be a list of 2 to 6 words", "write `tokens: [Lily, ran, she]`")
+    n = len(tokens)
+    mats = {}
+    for name in ("query", "key", "value"):
+        rows = data[name]
+        if not isinstance(rows, list) or len(rows) != n:
+            _fail(where, f"stepper: '{name}' must have one vector per token ({n})", f"give {n} vectors, like `{name}: [[1, 0], ...]`")
+        mats[name] = tuple(_vector(r, where, kind, name) for r in rows)
+    dims = {len(r) for m in (mats["query"], mats["key"]) for r in m}
+    if len(dims) != 1:
+        _fail(where, "stepper: queries and keys must all have the same length", "give every query and key the same number of entries")
+    if len({len(r) for r in mats["value"]}) != 1:
+        _fail(where, "stepper: the values must all have the same length", "give every value the same number of entries")
+    focus = data.get("focus", tokens[-1])
+    if focus not in tokens:
+        _fail(where, f"stepper: focus {focus!r} is not one of the tokens", f"use one of: {', '.join(tokens)}")
+    return Stepper(**common, tokens=tuple(tokens), focus=tokens.index(focus), **mats)

@@ -1,0 +1,69 @@
+"""Whole lesson files: every directive of a file, validated, and every (model, sentence) the
+lessons need traced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store import TraceRequest
+from .directives import SPECS, Attention, Compare, Directive, Predictions, parse_directive
+from .errors import fail as _fail
+from .refs import iter_refs
+from .source import iter_fences, iter_markdown
+
+
+def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
+    """Every course directive in one Markdown file, validated."""
+    shown = display_path or str(path)
+    text = path.read_text(encoding="utf-8")
+    found = []
+    for block in iter_fences(text):
+        if block.kind in SPECS:
+            found.append(parse_directive(block.kind, block.body, f"{shown}:{block.line}"))
+    check_ids(found)
+    list(iter_refs(text, shown))  # syntax only; what a reference means is checked against traces
+    return found
+
+
+def check_ids(directives: list[Directive]) -> None:
+    seen: dict[str, str] = {}
+    for d in directives:
+        if d.id is None:
+            continue
+        if d.id in seen:
+            _fail(d.where, f"{d.kind}: id '{d.id}' is used twice on this page (first at {seen[d.id]})", "give each figure its own id")
+        seen[d.id] = d.where
+
+
+@dataclass(frozen=True)
+class Requested:
+    """One (model, sentence) a lesson needs traced, and where the lesson asks for it."""
+
+    model: str
+    text: str
+    source: str  # "path:line"
+
+    @property
+    def request(self) -> TraceRequest:
+        """What the trace step asks the store for."""
+        return TraceRequest(self.model, self.text)
+
+
+def collect(content_dir: Path) -> list[Requested]:
+    """Every (model, sentence) pair the lessons use, first use first, each once."""
+    seen: dict[tuple[str, str], Requested] = {}
+    for path in iter_markdown(content_dir):
+        shown = path.relative_to(content_dir.parent).as_posix() if content_dir.parent in path.parents else str(path)
+        for d in parse_file(path, shown):
+            for model, text in directive_sentences(d):
+                seen.setdefault((model, text), Requested(model, text, d.where))
+    return list(seen.values())
+
+
+def directive_sentences(d: Directive) -> list[tuple[str, str]]:
+    if isinstance(d, Attention):
+        return [(d.model, d.sentence)]
+    if isinstance(d, (Compare, Predictions)):
+        return [(d.model, s) for s in d.sentences]
+    return []

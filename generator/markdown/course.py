@@ -1,0 +1,335 @@
+r"""The course's figures and prose references as one Python-Markdown extension.
+
+mkdocs.yml::
+
+    markdown_extensions:
+      - pymdownx.superfences:
+          custom_fences:
+            - name: attention            # one entry per kind in lessons.directives.DIRECTIVE_KINDS
+              class: course
+              format: !!python/name:generator.markdown.course.fence_format
+              validator: !!python/name:generator.markdown.course.fence_validator
+      - generator.markdown.course:
+          traces_dir: traces             # relative to the working directory (the mkdocs.yml folder)
+          docs_dir: content
+
+Parts:
+
+1. A preprocessor that finds which file of docs_dir the page comes from and marks every
+   directive fence (`# @source path:line`) and every `{{ ... }}` reference (` @line`), so that
+   errors name the lesson's file and line (lessons.refs.annotate_source).
+2. :func:`fence_format` / :func:`fence_validator` for SuperFences: parse the block
+   (lessons.directives), render it (render). Every error leaves as a CourseBuildError.
+3. An inline processor for `{{ figure-id.weight(her, Lily) }}` and the other references
+   (render.render_ref), and a postprocessor for the references inside code.
+4. Missing traces: one warning per missing thing per page on the `mkdocs.plugins.generator`
+   logger, so `mkdocs build --strict` fails on them; the page shows a "traces pending" box.
+5. Math (math.py).
+
+References (tokens by text, `her` / `·her` / `' her'`, or by position `#6`; layers and heads
+count from 1; weights have 2 decimals, the softmax widget's 3):
+
+    attention   {{ id.layer }} {{ id.head }} {{ id.layer0 }} {{ id.head0 }} (0-based, for Code views)
+                {{ id.weight(her, Lily) }} {{ id.score(her, Lily) }} {{ id.scaled(her, Lily) }}
+                {{ id.top(her, 3) }} {{ id.argmax(her) }} {{ id.tokens }} {{ id.token(6) }}
+                {{ id.rule }} {{ id.sentence }}
+    compare     the same, with the sentence (1 or 2) as an extra last argument, default 1:
+                {{ id.weight(her, Ben, 2) }} {{ id.top(her, 3, 2) }}
+    stepper     {{ id.score(she, Lily) }} {{ id.scaled(she, Lily) }} {{ id.weight(she, Lily) }}
+                {{ id.out(she) }} (a vector) {{ id.out(1) }} (entry 1 of the focus output)
+                {{ id.sqrtd }} {{ id.tokens }}
+    softmax     {{ id.weight(1) }} {{ id.exp(1) }} (by position or label) {{ id.total }}
+    scoreboard  {{ id.top(induction, 3) }} {{ id.score(induction, 6, 6) }} {{ id.rank(induction, 6, 6) }}
+                {{ id.chance(induction) }} (the score of a head spreading its attention evenly)
+    predictions {{ id.tokens }}
+    models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
+                nHeads (layers × heads) sqrtHeadDim (2 decimals)
+    training    {{ model.tiny.training.bitsPerChar }} natsPerToken steps tokensSeen finalLoss
+                validationLoss wallMinutes nParams trainStories validationStories source
+    page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
+
+A reference to a figure whose trace is pending renders `<span class="course-pending-ref">pending</span>`.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markdown import Extension
+from markdown.inlinepatterns import InlineProcessor
+from markdown.postprocessors import Postprocessor
+from markdown.preprocessors import Preprocessor
+
+from .. import render
+from ..lessons import directives as D
+from ..lessons import refs
+from ..lessons.errors import LessonError
+from ..lessons.source import GENERATED, find_source, shown_path
+from ..render import training
+from ..render.context import Ctx
+from ..store import TraceStore
+from . import math
+from .errors import CourseBuildError, reraise
+
+log = logging.getLogger("mkdocs.plugins.generator")
+TAG_RE = re.compile(r"<[^>]+>")
+
+
+@dataclass
+class PageState:
+    shown: str = "<page>"
+    rel: Path | None = None  # path relative to docs_dir
+    first_line: int = 1
+    ctx: Ctx = field(default_factory=Ctx)
+    code_refs: list = field(default_factory=list)  # (placeholder, Ref) for references inside code
+
+
+_STORES: dict[Path, TraceStore] = {}
+_ASSETS_CHECKED: set[Path] = set()
+
+
+def _store(root: Path) -> TraceStore:
+    """One store per traces folder for the whole build (it caches what it has read)."""
+    root = root.resolve()
+    if root not in _STORES:
+        _STORES[root] = TraceStore(root)
+    return _STORES[root]
+
+
+class CourseExtension(Extension):
+    def __init__(self, **kwargs):
+        self.config = {
+            "traces_dir": ["traces", "the trace store, relative to the working directory (the mkdocs.yml folder)"],
+            "docs_dir": ["content", "the lessons' folder (MkDocs' docs_dir), relative to the working directory"],
+            "training_log": ["", "the tiny model's training_log.json (default: generator/tiny_model/training_log.json)"],
+            "directory_urls": [False, "MkDocs' use_directory_urls (for the relative asset links)"],
+        }
+        super().__init__(**kwargs)
+        self.state = PageState()
+
+    def docs_dir(self) -> Path:
+        return Path(self.getConfig("docs_dir"))
+
+    def traces_dir(self) -> Path:
+        return Path(self.getConfig("traces_dir"))
+
+    def training_log_path(self) -> Path:
+        p = self.getConfig("training_log")
+        return Path(p) if p else Path(__file__).resolve().parents[1] / "tiny_model" / "training_log.json"
+
+    def extendMarkdown(self, md):
+        md.registerExtension(self)
+        md.course_ext = self
+        self.md = md
+        self.reset()
+        # Find the page's file before any extension edits the text (lesson.py, at 120, fills in
+        # `{{ page.* }}`); mark fences and references after those edits, before SuperFences (25).
+        md.preprocessors.register(SourceFinder(md, self), "course_find_source", 125)
+        md.preprocessors.register(SourcePreprocessor(md, self), "course_source", 35)
+        md.inlinePatterns.register(RefProcessor(r"\{\{(.*?)\}\}", md, self), "course_ref", 185)
+        math.register(md, self)
+        # after raw_html (30) has put the highlighted code back into the page
+        md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
+        md.postprocessors.register(WarnPostprocessor(md, self), "course_warn", 0)
+
+    def reset(self):
+        self.state = self.new_state("<page>", None, 1)
+
+    def new_state(self, shown: str, rel: Path | None, first_line: int) -> PageState:
+        depth = 0
+        if rel is not None:
+            depth = len(rel.parts) - 1
+            if self.getConfig("directory_urls") and rel.name not in ("index.md", "README.md"):
+                depth += 1
+        log_path = self.training_log_path()
+        ctx = Ctx(
+            store=_store(self.traces_dir()),
+            page=shown,
+            assets_url="../" * depth + GENERATED.as_posix() + "/",
+            training_log=training.load_log(log_path),
+            training_log_path=shown_path(log_path),
+            on_trace=self.ensure_trace_assets,
+        )
+        return PageState(shown, rel, first_line, ctx)
+
+    def ensure_trace_assets(self, trace: dict) -> None:
+        """Write a trace's download copy and heavy part if they are missing (for `mkdocs serve`
+        without `make assets`); `python -m generator assets` writes everything."""
+        from .. import publish  # publish imports this module's callers' stage; only needed here
+
+        generated = self.docs_dir() / GENERATED
+        try:
+            publish.write_trace_assets(trace, generated, self.traces_dir(), only_missing=True)
+            if generated.resolve() not in _ASSETS_CHECKED:
+                _ASSETS_CHECKED.add(generated.resolve())
+                publish.write_static_assets(generated, only_missing=True)
+        except OSError as exc:  # a read-only checkout still builds; the links will 404
+            log.info(f"could not write assets into {generated}: {exc}")
+
+
+def makeExtension(**kwargs):
+    return CourseExtension(**kwargs)
+
+
+def _ext(md) -> CourseExtension:
+    ext = getattr(md, "course_ext", None)
+    if ext is None:
+        raise CourseBuildError("<page>", "a course fence was found but generator.markdown.course is not loaded", "add `- generator.markdown.course` under markdown_extensions in mkdocs.yml")
+    return ext
+
+
+# ---------------------------------------------------------------- 1. source marks
+
+
+class SourceFinder(Preprocessor):
+    """Which file is this page, and which line of it is the page's first? (Changes nothing.)"""
+
+    def __init__(self, md, ext: CourseExtension):
+        super().__init__(md)
+        self.ext = ext
+
+    def run(self, lines: list[str]) -> list[str]:
+        self.ext.found = (self.find(lines), len(lines))
+        return lines
+
+    def find(self, lines: list[str]):
+        hint = None
+        context = sys.modules.get("zensical.extensions.context")  # loaded only under Zensical
+        if context is not None:  # Zensical registers the page being rendered
+            try:
+                cp = context.ContextPreprocessor.from_markdown(self.md)
+                hint = getattr(getattr(cp, "page", None), "path", None)
+            except Exception:  # Zensical's internals change between versions; the text search still works
+                hint = None
+        return find_source("\n".join(lines), self.ext.docs_dir(), hint)
+
+
+class SourcePreprocessor(Preprocessor):
+    """Marks fences and references with their file and line (lessons.refs.annotate_source)."""
+
+    def __init__(self, md, ext: CourseExtension):
+        super().__init__(md)
+        self.ext = ext
+
+    def run(self, lines: list[str]) -> list[str]:
+        found, n_before = getattr(self.ext, "found", (None, 0))
+        self.ext.found = (None, 0)
+        if found is None:
+            self.ext.state = self.ext.new_state("<page>", None, 1)
+            return refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs)
+        path, first = found
+        if len(lines) < n_before:  # an earlier preprocessor removed lines at the top (front matter)
+            first += n_before - len(lines)
+        docs = self.ext.docs_dir()
+        try:
+            rel = path.resolve().relative_to(docs.resolve())
+        except ValueError:
+            rel = Path(path.name)
+        shown = shown_path(path)
+        self.ext.state = self.ext.new_state(shown, rel, first)
+        try:
+            return refs.annotate_source(lines, shown, first, self.ext.state.code_refs)
+        except LessonError as exc:
+            reraise(exc)
+
+
+# ---------------------------------------------------------------- 2. fences
+
+
+def fence_validator(language, inputs, options, attrs, md) -> bool:
+    """Accept every course fence; options on the fence line are reported by fence_format."""
+    if inputs:
+        options["_inputs"] = dict(inputs)
+    return True
+
+
+def fence_format(src, language, class_name, options, md, **kwargs) -> str:
+    """SuperFences formatter: the figure's HTML, or CourseBuildError with `path:line: ...`."""
+    state = _ext(md).state
+    body, where = refs.split_source_mark(src, state.shown)
+    try:
+        if options and options.get("_inputs"):
+            names = ", ".join(sorted(options["_inputs"]))
+            raise LessonError(where, f"{language}: options on the fence line ({names}) are not read", "write every option in the block body as `key: value`")
+        directive = D.parse_directive(language, body, where)
+        return render.render(directive, state.ctx)
+    except CourseBuildError:
+        raise
+    except LessonError as exc:
+        reraise(exc)
+    except Exception as exc:  # a bug; never let SuperFences turn it into a silent code block
+        raise CourseBuildError(where, f"{language}: internal error while rendering: {exc!r}", "report it with this block") from exc
+
+
+# ---------------------------------------------------------------- 3. prose references
+
+
+class RefProcessor(InlineProcessor):
+    def __init__(self, pattern, md, ext: CourseExtension):
+        super().__init__(pattern, md)
+        self.ext = ext
+
+    def handleMatch(self, m, data):
+        state = self.ext.state
+        try:
+            out = render.render_ref(refs.parse_ref(m.group(1), state.shown), state.ctx)
+        except LessonError as exc:
+            reraise(exc)
+        return self.md.htmlStash.store(out), m.start(0), m.end(0)
+
+
+class CodeRefPostprocessor(Postprocessor):
+    """Fills in references that stood inside code (lessons.refs.annotate_source) as plain text,
+    so a Code view reads `trace.layers[2]` and runs as written in the console."""
+
+    def __init__(self, md, ext: CourseExtension):
+        super().__init__(md)
+        self.ext = ext
+
+    def run(self, text: str) -> str:
+        state = self.ext.state
+        for placeholder, ref in state.code_refs:
+            if placeholder not in text:
+                continue
+            try:
+                rendered = render.render_ref(ref, state.ctx)
+            except LessonError as exc:
+                reraise(exc)
+            plain = html.unescape(TAG_RE.sub("", rendered))
+            text = text.replace(placeholder, html.escape(plain, quote=False))
+        # No clearing: toc runs the postprocessors on each heading before the page itself.
+        return text
+
+
+# ---------------------------------------------------------------- 4. warnings
+
+
+def where_list(wheres: list[str]) -> str:
+    """'content/a.md:3, 9, 12' from ['content/a.md:9', 'content/a.md:3', ...], file by file."""
+    by_file: dict[str, list[str]] = {}
+    for w in wheres:
+        path, _, line = w.rpartition(":") if w.rpartition(":")[2].isdigit() else (w, "", "")
+        by_file.setdefault(path, [])
+        if line and line not in by_file[path]:
+            by_file[path].append(line)
+    return "; ".join(f"{p}:{', '.join(sorted(ls, key=int))}" if ls else p for p, ls in by_file.items())
+
+
+class WarnPostprocessor(Postprocessor):
+    def __init__(self, md, ext: CourseExtension):
+        super().__init__(md)
+        self.ext = ext
+
+    def run(self, text: str) -> str:
+        ctx = self.ext.state.ctx
+        # traces and head scores first, then model references, as the build has always listed them
+        ordered = sorted(ctx.missing.items(), key=lambda kv: kv[0].what == kv[0].MODEL)
+        for missing, wheres in ordered:
+            log.warning(missing.warning(where_list(wheres), ctx.training_log_path))
+        ctx.missing.clear()
+        return text

@@ -1,0 +1,49 @@
+"""The rendering stage: a parsed directive and the traces it names -> HTML (CONTRACT.md).
+
+One module per figure kind, each with ``render(directive, ctx)``, the references it answers
+(``REFS``: name -> (fewest, most) arguments) and ``ref(ref, figure)``; its HTML comes from
+``templates/<kind>.html``. :data:`KINDS` is the registry. Nothing here reads Markdown or writes
+files, and nothing imports torch. Every lesson mistake raises
+:class:`generator.lessons.errors.LessonError` (one line: ``path:line: problem. Fix: remedy``).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from ..lessons import directives as D
+from ..lessons.refs import Ref
+from . import attention, compare, models, predictions, scoreboard, softmax, stepper, training
+from .context import Ctx
+from .refs import PENDING_REF, check_arity, ref_fail
+
+KINDS: dict[str, ModuleType] = {
+    "attention": attention,
+    "compare": compare,
+    "stepper": stepper,
+    "softmax": softmax,
+    "scoreboard": scoreboard,
+    "training": training,
+    "predictions": predictions,
+}
+assert set(KINDS) == set(D.DIRECTIVE_KINDS), "every directive kind has one renderer"
+
+
+def render(d: D.Directive, ctx: Ctx) -> str:
+    """HTML of one directive. Raises LessonError on lesson mistakes."""
+    return KINDS[d.kind].render(d, ctx)
+
+
+def render_ref(ref: Ref, ctx: Ctx) -> str:
+    """HTML for one `{{ ... }}` reference, from the figures already rendered on the page."""
+    if ref.target == "model":
+        return models.ref(ref, ctx)
+    fig = ctx.figures.get(ref.target)
+    if fig is None:
+        known = ", ".join(sorted(ctx.figures)) or "none"
+        ref_fail(ref, f"no figure with id '{ref.target}' on this page (ids here: {known})", "give the figure `id: " + ref.target + "` or use one of the ids above")
+    module = KINDS[fig.kind]
+    check_arity(ref, fig.kind, module.REFS)
+    if fig.pending:
+        return PENDING_REF
+    return module.ref(ref, fig)

@@ -1,0 +1,91 @@
+"""`attention` figures: one head on one sentence, and the references to it (shared by compare)."""
+
+from __future__ import annotations
+
+from ..lessons import directives as D
+from ..lessons.refs import Ref
+from . import templating
+from .context import Ctx, Figure, load_panel
+from .format import esc, f2, tok
+from .grid import Grid, entries_html, light_data, provenance, ranked, trace_url
+from .pending import traces_pending
+from .pick import pick_head, rule_words
+from .refs import int_arg, ref_fail, token_arg
+from .tokens import resolve_token
+
+REFS: dict[str, tuple[int, int]] = {
+    "layer": (0, 0), "head": (0, 0), "layer0": (0, 0), "head0": (0, 0), "weight": (2, 2), "score": (2, 2),
+    "scaled": (2, 2), "top": (1, 2), "argmax": (1, 1), "tokens": (0, 0), "token": (1, 1), "rule": (0, 0),
+    "sentence": (0, 0),
+}
+
+
+def focus_of(d, tokens: list[dict], kind: str) -> int:
+    """The focus row: the directive's `token`, or the last token."""
+    return len(tokens) - 1 if d.token is None else resolve_token(d.token, tokens, d.where, f"{kind}: 'token'")
+
+
+def render(d: D.Attention, ctx: Ctx, ids=None) -> str:
+    panel = load_panel(d, d.model, d.sentence, ctx, ids)
+    if panel is None:
+        return traces_pending(d, ctx, d.model, [d.sentence])
+    layer, head = pick_head(d.pick, panel, d.where, d.kind)
+    focus = focus_of(d, panel.tokens, "attention")
+    attrs = {
+        "data-trace-key": panel.key,
+        "data-model": panel.model,
+        "data-parts": trace_url(ctx, panel, "js"),
+        "data-layer": layer,
+        "data-head": head,
+        "data-token": focus,
+        "data-show-heads": "true" if d.show_heads else "false",
+    }
+    n = ctx.next_number()
+    out = templating.render(
+        "attention.html", n=n, fid=f"fig-{n}", attrs=attrs, g=Grid(panel, layer, head, focus),
+        prov=provenance(ctx, [panel], d.caption), payload=light_data(panel),
+    )
+    ctx.register(d, Figure("attention", n, d, panels=[panel], layer=layer, head=head, focus=focus))
+    return out
+
+
+def ref(ref: Ref, fig: Figure, panel=None) -> str:
+    """An attention reference on `panel` (default: the figure's only one)."""
+    panel = panel or fig.panels[0]
+    args, name = ref.args, ref.name
+    toks = panel.tokens
+    w = panel.weights[fig.layer, fig.head]  # (query, key)
+
+    def pair() -> tuple[int, int]:
+        q, k = token_arg(ref, panel, args[0], "from"), token_arg(ref, panel, args[1], "to")
+        if k > q:
+            ref_fail(ref, f"#{k + 1} comes after #{q + 1}, and a token cannot look ahead", "name an earlier token second")
+        return q, k
+
+    if name in ("layer", "head"):
+        return str((fig.layer if name == "layer" else fig.head) + 1)
+    if name in ("layer0", "head0"):  # for the Code views, which count from 0
+        return str(fig.layer if name == "layer0" else fig.head)
+    if name in ("score", "scaled"):
+        q, k = pair()
+        h = panel.trace["layers"][fig.layer]["heads"][fig.head]
+        return f2(h["scores" if name == "score" else "scaledMasked"][q][k])
+    if name == "tokens":
+        return str(len(toks))
+    if name == "sentence":
+        return esc(panel.trace["text"])
+    if name == "token":
+        return tok(toks[int_arg(ref, args[0].lstrip("#"), "position", 1, len(toks)) - 1])
+    if name == "rule":
+        return rule_words(fig.directive.pick, fig.panels[0], fig.directive.where)
+    if name == "weight":
+        q, k = pair()
+        return f2(w[q, k])
+    if name == "top":
+        q = token_arg(ref, panel, args[0], "token")
+        k = int_arg(ref, args[1], "count", 1, q + 1) if len(args) > 1 else 3
+        return entries_html(w[q], q, toks, k)
+    if name == "argmax":
+        q = token_arg(ref, panel, args[0], "token")
+        return tok(toks[ranked(w[q], q)[0]])
+    raise AssertionError(name)

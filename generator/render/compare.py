@@ -1,0 +1,62 @@
+"""`compare` figures: one head on two sentences side by side, with the focus row's differences.
+Its references are attention's, with the sentence (1 or 2) as an extra last argument."""
+
+from __future__ import annotations
+
+from ..lessons import directives as D
+from ..lessons.errors import LessonError
+from ..lessons.refs import Ref
+from . import attention, templating
+from .context import Ctx, Figure, Panel, load_panel
+from .format import diff2, f2, tok
+from .grid import Grid, light_data, provenance, trace_url
+from .pending import traces_pending
+from .pick import pick_head
+from .refs import int_arg
+
+REFS = {k: (lo, hi + 1) for k, (lo, hi) in attention.REFS.items() if k != "sentence"} | {"sentence": (0, 1)}
+
+
+def diff_rows(a: Panel, b: Panel, layer: int, head: int, focus: int) -> list[list[str]]:
+    """Rows of the compare difference table: position, token A, weight A, token B, weight B, B − A."""
+    ia, ib = min(focus, len(a.tokens) - 1), min(focus, len(b.tokens) - 1)
+    wa, wb = a.weights[layer, head, ia], b.weights[layer, head, ib]  # (key,) each
+    rows = []
+    for j in range(max(ia, ib) + 1):
+        cells = [str(j + 1)]
+        for p, i, w in ((a, ia, wa), (b, ib, wb)):
+            cells += [tok(p.tokens[j]), f2(w[j])] if j <= i else ["–", "–"]
+        cells.append(diff2(wb[j] - wa[j]) if j <= ia and j <= ib else "–")
+        rows.append(cells)
+    return rows
+
+
+def render(d: D.Compare, ctx: Ctx) -> str:
+    panels = [load_panel(d, d.model, s, ctx) for s in d.sentences]
+    if any(p is None for p in panels):
+        return traces_pending(d, ctx, d.model, [s for s, p in zip(d.sentences, panels) if p is None])
+    a, b = panels
+    if a.weights.shape[:2] != b.weights.shape[:2]:
+        raise LessonError(d.where, "compare: the two traces come from models of different shapes", "retrace both sentences with `make traces`")
+    layer, head = pick_head(d.pick, a, d.where, d.kind)  # rules are evaluated on the first sentence
+    focus = attention.focus_of(d, a.tokens, "compare")
+    n = ctx.next_number()
+    out = templating.render(
+        "compare.html", n=n, fid=f"fig-{n}",
+        attrs={"data-model": a.model, "data-layer": layer, "data-head": head, "data-token": focus},
+        grids=[Grid(p, layer, head, min(focus, len(p.tokens) - 1)) for p in panels],
+        parts=[trace_url(ctx, p, "js") for p in panels],
+        diff=diff_rows(a, b, layer, head, focus),
+        prov=provenance(ctx, panels, d.caption),
+        payload={"panels": [light_data(p) for p in panels]},
+    )
+    ctx.register(d, Figure("compare", n, d, panels=list(panels), layer=layer, head=head, focus=focus))
+    return out
+
+
+def ref(ref: Ref, fig: Figure) -> str:
+    panel = fig.panels[0]
+    if len(ref.args) > attention.REFS[ref.name][1]:
+        panel = fig.panels[int_arg(ref, ref.args[-1], "sentence", 1, 2) - 1]
+        ref = Ref(ref.target, ref.name, ref.args[:-1], ref.where, ref.raw)
+    return attention.ref(ref, fig, panel)

@@ -1,0 +1,161 @@
+"""What rendering one page carries from figure to figure: the Ctx, each rendered Figure (for the
+prose references), each traced sentence as a Panel, and what is Missing (for the warnings)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import heads
+from ..lessons import directives as D
+from ..lessons.errors import LessonError
+
+WEIGHT_DECIMALS = 4  # weights in a page's JSON; every displayed weight is derived from these
+STANDIN_ENV = "COURSE_ALLOW_STANDIN"
+
+
+@dataclass
+class Panel:
+    """One traced sentence as a figure uses it."""
+
+    trace: dict
+    weights: np.ndarray  # (layer, head, query, key), rounded to WEIGHT_DECIMALS, masked cells 0
+
+    @property
+    def tokens(self) -> list[dict]:
+        return self.trace["tokens"]
+
+    @property
+    def key(self) -> str:
+        return self.trace["key"]
+
+    @property
+    def model(self) -> str:
+        return self.trace["model"]
+
+    @property
+    def meta(self) -> dict:
+        return self.trace["meta"]
+
+
+@dataclass
+class Figure:
+    """What prose references need to know about one rendered figure."""
+
+    kind: str
+    number: int
+    directive: D.Directive
+    pending: bool = False
+    panels: list[Panel] = field(default_factory=list)
+    layer: int | None = None  # 0-based
+    head: int | None = None  # 0-based
+    focus: int | None = None  # 0-based (compare: the shared index, clamped per panel)
+    numbers: dict = field(default_factory=dict)  # stepper / softmax / scoreboard numbers
+
+
+@dataclass(frozen=True)
+class Missing:
+    """Something a page needs that the store does not have yet; the build warns once per page."""
+
+    model: str
+    what: str  # one of the kinds below
+    text: str | None = None  # the sentence, for TRACE
+
+    TRACE = "trace"
+    HEAD_SCORES = "head scores"
+    TRAINING_LOG = "training log"
+    MODEL = "model traces"  # a model reference ({{ model.gpt2.nLayer }}) with no trace at all
+
+    def warning(self, at: str, training_log_path: str) -> str:
+        if self.what == Missing.TRAINING_LOG:
+            return f"{at}: the tiny model's training log {training_log_path} is missing; the page shows 'pending'. Run `make tiny-model`."
+        if self.what == Missing.HEAD_SCORES:
+            return f"{at}: no head scores for model {self.model} (traces/{self.model}/heads.json); the page shows a pending box. Run `make traces` on a machine with the model."
+        if self.what == Missing.MODEL:
+            return f"{at}: no traces of model {self.model}, so its numbers show 'pending'. Run `make traces` on a machine with the model."
+        return f"{at}: no trace of {self.text!r} for model {self.model}; the page shows a 'traces pending' box. Run `make traces` on a machine with the model."
+
+
+@dataclass
+class Ctx:
+    """Everything rendering one page needs. `store` is a generator.store.TraceStore (or None)."""
+
+    store: Any = None
+    page: str = "page.md"  # the page's path as authors see it, for messages
+    assets_url: str = "assets/generated/"  # relative URL from the page to content/assets/generated/
+    training_log: dict | None = None
+    training_log_path: str = "generator/tiny_model/training_log.json"
+    allow_standin: bool | None = None  # None: the COURSE_ALLOW_STANDIN environment variable
+    figures: dict[str, Figure] = field(default_factory=dict)  # by directive id
+    count: int = 0
+    missing: dict[Missing, list[str]] = field(default_factory=dict)  # -> wheres
+    on_trace: Callable[[dict], None] | None = None  # called with every trace a figure uses
+    head_scores: dict = field(default_factory=dict)  # model -> heads.HeadScores | None, read once
+
+    def standin_ok(self) -> bool:
+        if self.allow_standin is not None:
+            return self.allow_standin
+        return os.environ.get(STANDIN_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+    def note_missing(self, missing: Missing, where: str) -> None:
+        self.missing.setdefault(missing, []).append(where)
+
+    def next_number(self) -> int:
+        self.count += 1
+        return self.count
+
+    def register(self, d: D.Directive, fig: Figure) -> None:
+        if d.id is None:
+            return
+        if d.id in self.figures:
+            first = self.figures[d.id].directive.where
+            raise LessonError(d.where, f"{d.kind}: id '{d.id}' is used twice on this page (first at {first})", "give each figure its own id")
+        self.figures[d.id] = fig
+
+
+# Keyed by the trace object itself (held, so its id stays unique): two traces that share a key
+# (the same sentence and revision with other numbers, as in tests) never share weights.
+_WEIGHTS_CACHE: dict[int, tuple[dict, np.ndarray]] = {}
+
+
+def trace_weights(trace: dict) -> np.ndarray:
+    """(layer, head, query, key) weights rounded to WEIGHT_DECIMALS, None -> 0."""
+    hit = _WEIGHTS_CACHE.get(id(trace))
+    if hit is not None and hit[0] is trace:
+        return hit[1]
+    w = np.round(heads.trace_weights(trace), WEIGHT_DECIMALS) + 0.0  # (layer, head, query, key)
+    if len(_WEIGHTS_CACHE) > 64:
+        _WEIGHTS_CACHE.clear()
+    _WEIGHTS_CACHE[id(trace)] = (trace, w)
+    return w
+
+
+def standin_refused(where: str, problem: str) -> LessonError:
+    """The error for numbers of the random-init stand-in on a page."""
+    return LessonError(
+        where,
+        problem,
+        f"run `make traces` on a machine with the model (the stand-in is for tests: {STANDIN_ENV}=1)",
+    )
+
+
+def load_panel(d: D.Directive, model: str, text: str, ctx: Ctx, ids=None) -> Panel | None:
+    """The trace of (model, text) as a Panel, or None (noted in ctx.missing) when not traced.
+    `ids` picks a trace given by token ids (the scoring texts of random tokens)."""
+    trace = None
+    if ctx.store is not None:
+        try:
+            trace = ctx.store.load(model, text, ids)
+        except LookupError:  # store.MissingTrace
+            trace = None
+    if trace is None:
+        ctx.note_missing(Missing(model, Missing.TRACE, text), d.where)
+        return None
+    if trace.get("meta", {}).get("standIn") and not ctx.standin_ok():
+        raise standin_refused(d.where, f"{d.kind}: the trace of {text!r} for model {model} comes from the random-init stand-in, not the real model")
+    if ctx.on_trace is not None:
+        ctx.on_trace(trace)
+    return Panel(trace, trace_weights(trace))

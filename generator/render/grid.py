@@ -1,0 +1,91 @@
+"""One head's attention on one traced sentence, as attention and compare figures draw it: the
+ranking behind the summary and the top-3 list, the pickers, the page's JSON and the provenance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from markupsafe import Markup
+
+from .. import schema
+from .context import Ctx, Panel
+from .format import compact, f2, page_tokens, tok
+
+
+def ranked(row, i: int) -> list[int]:
+    """Keys j <= i by weight descending, ties by position ascending."""
+    return sorted(range(i + 1), key=lambda j: -row[j])
+
+
+def top_entries(row, i: int, k: int = 3) -> list[int]:
+    """The first k of ranked(); entries after the first whose 2-decimal text is 0.00 are dropped."""
+    order = ranked(row, i)[:k]
+    return order[:1] + [j for j in order[1:] if f2(row[j]) != "0.00"]
+
+
+def entries_html(row, i: int, tokens: list[dict], k: int = 3) -> Markup:
+    """'Lily 0.66, ·her 0.12, ·wanted 0.10' (tokens as spans)."""
+    return Markup(", ").join(Markup(f"{tok(tokens[j])} {f2(row[j])}") for j in top_entries(row, i, k))
+
+
+@dataclass
+class Grid:
+    """What the _grid.html macros draw: `panel` in (layer, head), focus row `focus` (0-based)."""
+
+    panel: Panel
+    layer: int
+    head: int
+    focus: int
+
+    @property
+    def tokens(self) -> list[dict]:
+        return self.panel.tokens
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.panel.weights[self.layer, self.head]  # (query, key)
+
+    def rows(self) -> list:
+        return self.weights.tolist()
+
+    def entries(self, i: int) -> Markup:
+        return entries_html(self.weights[i], i, self.tokens)
+
+    def selects(self) -> list[tuple[str, str, list[tuple[int, str]], int]]:
+        """(control, label, [(value, text)], chosen) for the token, layer and head pickers."""
+        n_layer, n_head = self.panel.weights.shape[:2]
+        return [
+            ("token", "Token", [(j, f"{j + 1}: {t['display']}") for j, t in enumerate(self.tokens)], self.focus),
+            ("layer", "Layer", [(j, f"Layer {j + 1}") for j in range(n_layer)], self.layer),
+            ("head", "Head", [(j, f"Head {j + 1}") for j in range(n_head)], self.head),
+        ]
+
+
+def light_data(panel: Panel) -> dict:
+    """The course-data JSON of one attention panel (everything the first paint needs)."""
+    t = panel.trace
+    return {
+        "key": t["key"],
+        "model": t["model"],
+        "text": t["text"],
+        "meta": t["meta"],
+        "tokens": page_tokens(t["tokens"]),
+        "weights": [[[[compact(v) for v in row] for row in h] for h in layer] for layer in panel.weights.tolist()],
+    }
+
+
+def trace_url(ctx: Ctx, panel: Panel, ext: str = "json") -> str:
+    return f"{ctx.assets_url}traces/{panel.model}/{panel.key}.{ext}"
+
+
+def provenance(ctx: Ctx, panels: list[Panel], caption: str | None) -> dict:
+    """What _parts.html's provenance macro writes: model, revision, the trace download links."""
+    meta = panels[0].meta
+    return {
+        "caption": caption,
+        "model": panels[0].model,
+        "hf_name": meta.get("hfName"),
+        "revision": schema.short_revision(meta.get("revision") or "unknown"),
+        "urls": [trace_url(ctx, p) for p in panels],
+    }

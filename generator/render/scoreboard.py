@@ -1,0 +1,129 @@
+"""`scoreboard` figures: head-type scores from traces/<model>/heads.json (CONTRACT.md).
+
+For each score kind the figure holds a section with the score's definition, a layer × head heatmap
+table (the attention grids' fixed 0–1 colour scale) and a sortable table of every head; each row
+links to ``#fig-M:layer=..,head=..`` (1-based) of an example figure rendered right after the
+scoreboard: an ordinary attention figure of the scoring trace that heads.json names for that kind
+(the repeated random tokens for duplicate-token and induction, a natural sentence for
+previous-token and sink), opened on the kind's top head. Kinds that share a scoring trace share
+one example figure.
+
+Missing or stale heads.json: the pending box, never invented numbers. Stand-in scores are refused
+unless the build allows the stand-in (COURSE_ALLOW_STANDIN).
+"""
+
+from __future__ import annotations
+
+from .. import heads, schema
+from ..lessons import directives as D
+from ..lessons.errors import LessonError
+from ..lessons.refs import Ref
+from ..registry import DEFINITIONS, MODELS, NAMES, TITLES
+from . import attention, templating
+from .context import Ctx, Figure, Missing, standin_refused
+from .format import f2
+from .refs import int_arg, ref_fail
+
+REFS = {"top": (1, 2), "score": (3, 3), "rank": (3, 3), "chance": (1, 1)}
+SCROLL_STYLE = "max-height:24em;overflow-y:auto"  # the full list of a big model's heads scrolls
+# When kinds share an example figure, it opens on the top head of the first of these.
+OPENS_ON = ("induction", "previous-token", "duplicate-token", "sink")
+
+
+def head_scores(model: str, ctx: Ctx, where: str) -> heads.HeadScores | None:
+    """The model's heads.json from the page's store (read once per page), or None."""
+    if model not in ctx.head_scores:
+        try:
+            ctx.head_scores[model] = None if ctx.store is None else heads.load_scores(ctx.store, model, allow_stand_in=ctx.standin_ok())
+        except heads.StandInRefused as exc:
+            raise standin_refused(where, f"scoreboard: {exc}, not the real model") from None
+    return ctx.head_scores[model]
+
+
+def pending(d: D.Scoreboard, ctx: Ctx) -> str:
+    n = ctx.next_number()
+    ctx.note_missing(Missing(d.model, Missing.HEAD_SCORES), d.where)
+    ctx.register(d, Figure("scoreboard", n, d, pending=True))
+    return templating.render("scoreboard_pending.html", n=n, model=d.model, kinds=", ".join(d.scores), pinned=MODELS[d.model].hf_name)
+
+
+def example_figures(d: D.Scoreboard, scores: heads.HeadScores, ctx: Ctx) -> tuple[dict[str, int], list[str]]:
+    """Render one attention figure per distinct scoring trace; returns ({kind: figure number},
+    [html of each figure in order])."""
+    by_trace: dict[tuple, list[str]] = {}
+    for kind in d.scores:
+        ex = scores.example(kind)
+        by_trace.setdefault((ex["text"], tuple(ex["ids"]) if ex["ids"] is not None else None), []).append(kind)
+    numbers, html = {}, []
+    for (text, ids), kinds in by_trace.items():
+        lead = min(kinds, key=OPENS_ON.index)  # the kind whose top head the figure opens on
+        layer, head, _ = scores.top(lead, 1)[0]
+        names = " and ".join(TITLES[k].lower() for k in kinds)
+        caption = (
+            f"The scoring text for {names}, opened on the strongest {NAMES[lead]} "
+            "(the links in the scoreboard's tables open other heads here)."
+        )
+        example = D.Attention(
+            kind="attention", where=d.where, id=None, model=d.model, sentence=text,
+            pick=D.Pick("fixed", layer + 1, head + 1), caption=caption,
+        )
+        html.append(attention.render(example, ctx, ids))
+        for k in kinds:
+            numbers[k] = ctx.count
+    return numbers, html
+
+
+def section(kind: str, scores: heads.HeadScores, figure: int) -> dict:
+    used = scores.doc.get("scoredOn", {}).get(kind, {})
+    return {
+        "kind": kind, "title": TITLES[kind], "definition": DEFINITIONS[kind], "figure": figure,
+        "queries": used.get("queries"), "n_traces": len(used.get("traces", [])),
+        "top": scores.top(kind, 1)[0], "chance": scores.chance(kind),
+        "matrix": scores.matrix(kind).tolist(), "ranked": scores.ranked(kind),
+    }
+
+
+def render(d: D.Scoreboard, ctx: Ctx) -> str:
+    scores = head_scores(d.model, ctx, d.where)
+    if scores is None:
+        return pending(d, ctx)
+    for kind in d.scores:
+        if kind not in scores.doc["scores"]:
+            raise LessonError(d.where, f"scoreboard: {scores.path} has no '{kind}' scores", "run `make traces` to recompute the head scores")
+    n = ctx.next_number()
+    numbers, examples = example_figures(d, scores, ctx)
+    payload = {
+        "model": d.model,
+        "revision": scores.revision,
+        "scores": {k: scores.matrix(k).tolist() for k in d.scores},
+        "chance": {k: scores.chance(k) for k in d.scores},
+        "examples": {k: f"fig-{numbers[k]}" for k in d.scores},
+    }
+    ctx.register(d, Figure("scoreboard", n, d, numbers={"scores": scores, "examples": numbers}))
+    board = templating.render(
+        "scoreboard.html", n=n, model=d.model, n_layer=scores.n_layer, n_head=scores.n_head,
+        sections=[section(k, scores, numbers[k]) for k in d.scores], scroll_style=SCROLL_STYLE,
+        revision=schema.short_revision(scores.revision), payload=payload,
+    )
+    return board + "".join(examples)
+
+
+def ref(ref: Ref, fig: Figure) -> str:
+    """`top(kind, n)`: "layer 5, head 1 (0.93)", n of them joined by ", "; `score(kind, layer,
+    head)`: that head's score; `rank(kind, layer, head)`: its place, 1 = highest (heads.ranked);
+    `chance(kind)`: the score of a head spreading its attention evenly (heads.chance)."""
+    scores = fig.numbers["scores"]
+    kind = ref.args[0]
+    if kind not in fig.directive.scores:  # type: ignore[attr-defined]
+        ref_fail(ref, f"this scoreboard has no score '{kind}'", f"use one of: {', '.join(fig.directive.scores)}")  # type: ignore[attr-defined]
+    if ref.name == "chance":
+        return f2(scores.chance(kind))
+    ranked_heads = scores.ranked(kind)
+    if ref.name == "top":
+        n = int_arg(ref, ref.args[1], "count", 1, len(ranked_heads)) if len(ref.args) > 1 else 1
+        return ", ".join(f"layer {l + 1}, head {h + 1} ({f2(v)})" for l, h, v in ranked_heads[:n])
+    layer = int_arg(ref, ref.args[1], "layer", 1, scores.n_layer) - 1
+    head = int_arg(ref, ref.args[2], "head", 1, scores.n_head) - 1
+    if ref.name == "score":
+        return f2(float(scores.matrix(kind)[layer, head]))
+    return str(1 + [(l, h) for l, h, _ in ranked_heads].index((layer, head)))

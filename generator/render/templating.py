@@ -1,0 +1,58 @@
+"""The Jinja2 environment of the figure templates (generator/render/templates/).
+
+Autoescape is on, with the course's own escaping (format.esc: HTML escaping plus invisible bidi
+and zero-width characters as character references), and undefined names raise (StrictUndefined).
+Templates are written one element per line, indented for reading; the loader joins each template's
+lines without their indentation, so a figure is one line of HTML (`{#- -#}` is not needed). Keep a
+sentence on one line: a line break is not a space.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from . import format as fmt
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+class _JoinedLines(FileSystemLoader):
+    def get_source(self, environment, template):
+        source, filename, uptodate = super().get_source(environment, template)
+        return "".join(line.strip() for line in source.splitlines()), filename, uptodate
+
+
+def _finalize(value):
+    return value if isinstance(value, Markup) else Markup(fmt.esc(value))
+
+
+ENV = Environment(
+    loader=_JoinedLines(TEMPLATES),
+    autoescape=True,
+    undefined=StrictUndefined,
+    finalize=_finalize,
+    keep_trailing_newline=False,
+)
+ENV.globals.update(
+    tok=fmt.tok,
+    f2=fmt.f2,
+    f3=fmt.f3,
+    diff2=fmt.diff2,
+    vec2=fmt.vec2,
+    whole=fmt.whole,
+    cell_style=fmt.cell_style,
+    script_json=fmt.script_json,
+)
+
+
+def render(name: str, **values) -> str:
+    """The HTML of template `name` with `values`."""
+    return ENV.get_template(name).render(**values)
+
+
+def html(fragment: str) -> Markup:
+    """Mark HTML made by another template or helper as safe to insert as it is."""
+    return Markup(fragment)
