@@ -34,24 +34,11 @@ class ModelSpec:
 
 
 MODELS: dict[str, ModelSpec] = {
-    "tiny": ModelSpec(
-        name="tiny",
-        hf_name=None,
-        revision=None,
-        description="the course's tiny GPT-2 (4 layers × 4 heads × width 128), trained on TinyStories",
-        n_layer=4,
-        n_head=4,
-        n_ctx=256,
-    ),
-    "gpt2": ModelSpec(
-        name="gpt2",
-        hf_name=GPT2_HF_NAME,
-        revision=GPT2_REVISION,
-        description="GPT-2 small (12 layers × 12 heads × width 768), OpenAI's weights",
-        n_layer=12,
-        n_head=12,
-        n_ctx=1024,
-    ),
+    spec.name: spec
+    for spec in (
+        ModelSpec("tiny", None, None, "the course's tiny GPT-2 (4 layers × 4 heads × width 128), trained on TinyStories", 4, 4, 256),
+        ModelSpec("gpt2", GPT2_HF_NAME, GPT2_REVISION, "GPT-2 small (12 layers × 12 heads × width 768), OpenAI's weights", 12, 12, 1024),
+    )
 }
 
 

@@ -24,21 +24,11 @@ class Panel:
     trace: dict
     weights: np.ndarray  # (layer, head, query, key), rounded to WEIGHT_DECIMALS, masked cells 0
 
-    @property
-    def tokens(self) -> list[dict]:
-        return self.trace["tokens"]
-
-    @property
-    def key(self) -> str:
-        return self.trace["key"]
-
-    @property
-    def model(self) -> str:
-        return self.trace["model"]
-
-    @property
-    def meta(self) -> dict:
-        return self.trace["meta"]
+    # the trace's own fields, by the names the renderers use
+    tokens = property(lambda self: self.trace["tokens"])
+    key = property(lambda self: self.trace["key"])
+    model = property(lambda self: self.trace["model"])
+    meta = property(lambda self: self.trace["meta"])
 
 
 @dataclass

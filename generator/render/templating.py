@@ -36,16 +36,8 @@ ENV = Environment(
     finalize=_finalize,
     keep_trailing_newline=False,
 )
-ENV.globals.update(
-    tok=fmt.tok,
-    f2=fmt.f2,
-    f3=fmt.f3,
-    diff2=fmt.diff2,
-    vec2=fmt.vec2,
-    whole=fmt.whole,
-    cell_style=fmt.cell_style,
-    script_json=fmt.script_json,
-)
+# The helpers templates call; each writes numbers and tokens exactly as course.js does.
+ENV.globals.update({name: getattr(fmt, name) for name in ("tok", "f2", "f3", "diff2", "vec2", "whole", "cell_style", "script_json")})
 
 
 def render(name: str, **values) -> str:
