@@ -49,21 +49,26 @@ class TrainConfig:
     n_layer: int = 4  # transformer blocks
     n_head: int = 4  # heads per block
     n_embd: int = 128  # residual width; head size = n_embd / n_head = 32
-    n_positions: int = 256  # context length, and the length of every training window
+    n_positions: int = 256  # context length, and the length of the training windows once grown
     dropout: float = 0.0  # residual, embedding and attention dropout (3.4 M tokens overfit little)
     seed: int = 1234  # one seed drives the split, the init and the batches
     val_fraction: float = 0.05  # share of stories held out for validation
-    batch_size: int = 24  # windows per step
-    steps: int = 7000  # optimiser steps (fixed, so the run is reproducible)
+    batch_tokens: int = 4096  # tokens per step; windows per step = batch_tokens / window length
+    # (from step, window length): short windows first. A query at position i starts out spreading
+    # its attention over i tokens, so the gradient that would single out the token before it is
+    # diluted i times; in 32-token windows it is 8 times stronger than in 256-token ones, and
+    # previous-token heads form sooner (measured: 0.27 against 0.15 after 250 steps).
+    window_schedule: tuple = ((0, 32), (1500, 64), (3000, 128), (4500, 256))
+    steps: int = 9000  # optimiser steps (fixed, so the run is reproducible)
     lr: float = 3e-3  # peak learning rate
     min_lr: float = 1e-4  # cosine floor
     warmup: int = 200  # linear warm-up steps
     weight_decay: float = 0.1  # AdamW, on matrices only
     grad_clip: float = 1.0  # global norm
-    repeat_share: float = 0.25  # share of windows holding a repeated stretch (see the module doc)
-    repeat_random: float = 0.5  # of those, the share whose stretch is random tokens, not the window's text
-    repeat_min: int = 8  # shortest repeated stretch, tokens
-    repeat_max: int = 48  # longest repeated stretch, tokens
+    repeat_share: float = 0.75  # share of windows holding a repeated stretch (see the module doc)
+    repeat_random: float = 0.6  # of those, the share whose stretch is random tokens, not the window's text
+    repeat_min: int = 4  # shortest repeated stretch, tokens (and at least window / 16)
+    repeat_max: int = 80  # longest repeated stretch, tokens (and at most window / 3)
     sinusoidal_positions: bool = True  # start the position embeddings as scaled sinusoids
     eval_every: int = 250  # steps between validation estimates
     eval_batches: int = 8  # batches per validation estimate
@@ -163,11 +168,18 @@ def encode_corpus(tok, stories: list[str]) -> tuple[list[int], list[int]]:
 
 
 def sinusoids(n_positions: int, width: int, scale: float):
-    """(position, width) sin/cos table of Vaswani et al. (2017), times `scale`."""
+    """(position, width) sin/cos table at width/2 evenly spaced frequencies in (0, π), times `scale`.
+
+    Evenly spaced, not the geometric ladder of Vaswani et al. (2017), whose many slow waves make
+    neighbouring positions look alike: here any two positions closer than width apart are
+    orthogonal (width apart, they point opposite ways), so a head can single out the one token
+    before, and the step from one position to the next is still one fixed rotation, the same
+    everywhere. The half-step offset makes the table repeat only after 2 × width positions."""
     import torch
 
     pos = torch.arange(n_positions, dtype=torch.float32)[:, None]  # (position, 1)
-    freq = torch.exp(torch.arange(0, width, 2, dtype=torch.float32) * (-math.log(10000.0) / width))  # (width/2,)
+    half = width // 2
+    freq = math.pi * (torch.arange(half, dtype=torch.float32) + 0.5) / half  # (width/2,)
     table = torch.zeros(n_positions, width)  # (position, width)
     table[:, 0::2] = torch.sin(pos * freq)
     table[:, 1::2] = torch.cos(pos * freq)
@@ -201,6 +213,11 @@ def build_model(cfg: TrainConfig, eot_id: int):
     return model
 
 
+def window_at(step: int, cfg: TrainConfig) -> int:
+    """The training window length at `step` (see TrainConfig.window_schedule)."""
+    return max(T for start, T in cfg.window_schedule if start <= step)
+
+
 def lr_at(step: int, cfg: TrainConfig) -> float:
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
@@ -209,8 +226,8 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 
 class Batches:
-    """Training windows: each starts at a story's EOT and runs on for n_positions tokens; a share
-    of them gets a repeated stretch. All randomness comes from one torch.Generator, whose state is
+    """Training windows: each starts at a story's EOT and runs on for `window` tokens; a share of
+    them gets a repeated stretch. All randomness comes from one torch.Generator, whose state is
     saved with the run."""
 
     def __init__(self, ids, starts, cfg: TrainConfig, gen):
@@ -231,8 +248,8 @@ class Batches:
         first copy's targets are masked, since nothing can predict them."""
         import torch
 
-        cfg, T = self.cfg, self.cfg.n_positions
-        L = self._int(cfg.repeat_min, cfg.repeat_max + 1)
+        cfg, T = self.cfg, len(targets)
+        L = self._int(max(cfg.repeat_min, T // 16), min(cfg.repeat_max, T // 3) + 1)
         src = self._int(1, T // 2 - L)
         dst = self._int(src + L, T + 1 - L)
         if float(torch.rand(1, generator=self.gen)) < cfg.repeat_random:
@@ -240,11 +257,12 @@ class Batches:
             targets[src - 1 : src + L - 1] = -100
         seq[dst : dst + L] = seq[src : src + L]
 
-    def __call__(self, repeats: bool = True):
+    def __call__(self, window: int | None = None, repeats: bool = True):
         import torch
 
-        cfg, T = self.cfg, self.cfg.n_positions
-        pick = torch.randint(0, len(self.starts), (cfg.batch_size,), generator=self.gen)  # (batch,)
+        cfg = self.cfg
+        T = window or cfg.n_positions
+        pick = torch.randint(0, len(self.starts), (cfg.batch_tokens // T,), generator=self.gen)  # (batch,)
         xs, ys = [], []
         for s in self.starts[pick].tolist():
             seq = self.ids[s : s + T + 1].clone()  # (token + 1,)
@@ -405,7 +423,7 @@ def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source, run_dir: 
         with torch.no_grad():
             losses = []
             for _ in range(cfg.eval_batches):
-                x, y = vb(repeats=False)
+                x, y = vb(cfg.n_positions, repeats=False)
                 logits = model(x).logits  # (batch, token, vocab)
                 losses.append(float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())))
         model.train()
@@ -427,7 +445,7 @@ def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source, run_dir: 
     for step in bar:
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
-        x, y = batches()
+        x, y = batches(window_at(step, cfg))
         logits = model(x).logits  # (batch, token, vocab)
         loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
         opt.zero_grad(set_to_none=True)
@@ -436,7 +454,7 @@ def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source, run_dir: 
         opt.step()
         value = float(loss)
         running = value if running is None else 0.95 * running + 0.05 * value
-        tokens_seen = (step + 1) * cfg.batch_size * cfg.n_positions
+        tokens_seen = (step + 1) * cfg.batch_tokens
         log["steps"].append({"step": step + 1, "loss": round(value, 4), "tokens": tokens_seen})
         done = step + 1 == cfg.steps
         if (step + 1) % cfg.eval_every == 0 or done:
