@@ -144,6 +144,26 @@ def test_axe_every_one_file_chapter_from_file(course, browser, capsys):
     judge({f"downloads/{n}": v for n, v in results.items()}, text)
 
 
+@pytest.mark.parametrize("viewport,scheme", [(375, "light"), (1280, "dark")], ids=["375px", "dark"])
+def test_axe_every_built_page_at_375px_and_in_dark_mode(course, server, open_site, capsys, viewport, scheme):
+    """At 375 px wide tables, the comparison and long formulas scroll sideways (each must then be
+    a keyboard stop: scrollable-region-focusable); in dark mode (prefers-color-scheme: dark, the
+    slate palette) every text keeps its contrast."""
+    w = open_site(viewport={"width": viewport, "height": 900}, color_scheme=scheme)
+    results = {}
+    for rel in built_pages(course):
+        if rel == "404.html":
+            continue
+        w.page.goto(f"{server.base}/{rel}")
+        settle(w.page)
+        results[rel] = axe(w.page)
+    text = "\n".join(report(rel, v) for rel, v in results.items())
+    with capsys.disabled():
+        print(f"\naxe at {viewport} px, {scheme}:\n" + text)
+    assert not w.errors, w.errors
+    judge(results, text)
+
+
 # ---------------------------------------------------------------- keyboard and visible focus
 
 FOCUS_STYLE = """() => {
