@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,10 +27,98 @@ import yaml
 from ..registry import KINDS as SCORE_KINDS
 from ..registry import MODELS
 from .errors import fail as _fail
+from .source import bad_char
 
 # Rough upper bound on tokens per character, to reject absurd sentences before tracing; the exact
 # token count is checked against the context by the tracer.
 MAX_SENTENCE_CHARS = 2000
+MAX_BODY_CHARS = 20_000  # a figure's options; far more than any figure needs
+MAX_DEPTH = 8  # nesting of lists and mappings in a body (a stepper needs 2)
+
+_SHOW = reprlib.Repr()
+_SHOW.maxlevel, _SHOW.maxdict, _SHOW.maxlist, _SHOW.maxstring, _SHOW.maxother = 2, 4, 4, 60, 60
+
+
+def _show(value: Any) -> str:
+    """A parsed value as a message shows it: repr, bounded in length and depth (reprlib never
+    builds the full repr of a large value)."""
+    return _SHOW.repr(value)
+
+
+# ---------------------------------------------------------------- reading a body
+
+
+class _Refused(Exception):
+    def __init__(self, mark, problem: str, fix: str):
+        self.line = mark.line + 1 if mark is not None else None
+        self.problem, self.fix = problem, fix
+
+
+class _BodyLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses anchors and aliases (`&a`/`*a`: an alias bomb expands a few
+    lines into gigabytes), nesting deeper than MAX_DEPTH, and a key given twice in one mapping
+    (plain YAML keeps the last one silently)."""
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _Refused(event.start_mark, "uses a YAML anchor or alias (&name, *name)", "write each value out in full; a figure's options take no anchors or aliases")
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Refused(event.start_mark, f"nests lists or mappings more than {MAX_DEPTH} levels deep", "write the options as `key: value` lines with plain lists")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[tuple[str, str], int] = {}
+        for key_node, _value in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                k = (key_node.tag, key_node.value)
+                line = key_node.start_mark.line + 1
+                if k in seen:
+                    raise _Refused(None, f"gives the option {_show(key_node.value)} twice (body lines {seen[k]} and {line})", "keep one of them")
+                seen[k] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_strings(value: Any, where: str, kind: str, name: str) -> None:
+    """No control character or lone surrogate in any text of the body (keys included)."""
+    if isinstance(value, str):
+        bad = bad_char(value)
+        if bad:
+            _fail(where, f"{kind}: '{name}' holds {bad[1]} at character {bad[0] + 1}", "remove it; a figure's text is plain, printable text")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_strings(k, where, kind, name)
+            _check_strings(v, where, kind, name)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _check_strings(v, where, kind, name)
+
+
+def load_body(body: str, where: str, kind: str) -> Any:
+    """The YAML of a fence body, parsed by _BodyLoader; every problem is a LessonError."""
+    if len(body) > MAX_BODY_CHARS:
+        _fail(where, f"{kind}: the block has {len(body):,} characters, more than the {MAX_BODY_CHARS:,} a figure may have", "shorten the block")
+    bad = bad_char(body)
+    if bad:
+        line = body.count("\n", 0, bad[0]) + 1
+        _fail(where, f"{kind}: body line {line} holds {bad[1]}", "remove it; a figure's text is plain, printable text")
+    loader = _BodyLoader(body)
+    try:
+        return loader.get_single_data()
+    except _Refused as exc:
+        at = f" (body line {exc.line})" if exc.line else ""
+        _fail(where, f"{kind}: the block {exc.problem}{at}", exc.fix)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (body line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or "cannot be read"
+        _fail(where, f"{kind}: malformed YAML{at}: {problem}", "write the options as `key: value` lines; quote sentences that contain ':' or '#'")
+    finally:
+        loader.dispose()
 
 # ---------------------------------------------------------------- shared value types
 
@@ -152,13 +241,7 @@ def parse_directive(kind: str, body: str, where: str) -> Directive:
     """Parse and validate one fence body. `where` is "path:line" of the opening fence."""
     if kind not in SPECS:
         _fail(where, f"unknown directive '{kind}'", f"use one of: {', '.join(DIRECTIVE_KINDS)}")
-    try:
-        data = yaml.safe_load(body) if body.strip() else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (body line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or "cannot be read"
-        _fail(where, f"{kind}: malformed YAML{at}: {problem}", "write the options as `key: value` lines; quote sentences that contain ':' or '#'")
+    data = load_body(body, where, kind) if body.strip() else None
     if data is None:
         _fail(where, f"{kind}: the block is empty", f"give at least: {', '.join(sorted(SPECS[kind][1])) or 'model'}")
     if not isinstance(data, dict):
@@ -166,7 +249,9 @@ def parse_directive(kind: str, body: str, where: str) -> Directive:
     allowed, required = SPECS[kind]
     unknown = sorted(set(map(str, data)) - allowed)
     if unknown:
-        _fail(where, f"{kind}: unknown option {', '.join(repr(u) for u in unknown)}", f"allowed options are: {', '.join(sorted(allowed))}")
+        _fail(where, f"{kind}: unknown option {', '.join(_show(u) for u in unknown[:3])}", f"allowed options are: {', '.join(sorted(allowed))}")
+    for name, value in data.items():
+        _check_strings(value, where, kind, name)
     missing = sorted(required - set(data))
     if missing:
         _fail(where, f"{kind}: missing option {', '.join(repr(m) for m in missing)}", f"add `{missing[0]}: ...` to the block")
@@ -238,19 +323,19 @@ def _ident(value: Any, where: str, kind: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not ID_RE.match(value) or value in RESERVED_IDS:
-        _fail(where, f"{kind}: id {value!r} is not a valid name", "use lowercase letters, digits, '-' or '_', starting with a letter (not 'model' or 'page')")
+        _fail(where, f"{kind}: id {_show(value)} is not a valid name", "use lowercase letters, digits, '-' or '_', starting with a letter (not 'model' or 'page')")
     return value
 
 
 def _model(value: Any, where: str, kind: str) -> str:
-    if value not in MODELS:
-        _fail(where, f"{kind}: unknown model {value!r}", f"use one of: {', '.join(sorted(MODELS))}")
+    if not isinstance(value, str) or value not in MODELS:
+        _fail(where, f"{kind}: unknown model {_show(value)}", f"use one of: {', '.join(sorted(MODELS))}")
     return value
 
 
 def _sentence(value: Any, where: str, kind: str) -> str:
     if not isinstance(value, str):
-        _fail(where, f"{kind}: a sentence must be text, not {type(value).__name__} {value!r}", "quote the sentence")
+        _fail(where, f"{kind}: a sentence must be text, not {type(value).__name__} {_show(value)}", "quote the sentence")
     if not value.strip():
         _fail(where, f"{kind}: the sentence is empty", "write the sentence to trace")
     if len(value) > MAX_SENTENCE_CHARS:
@@ -260,13 +345,13 @@ def _sentence(value: Any, where: str, kind: str) -> str:
 
 def _int(value: Any, where: str, kind: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        _fail(where, f"{kind}: '{name}' must be a whole number, not {value!r}", f"write `{name}: 1` (counting from 1)")
+        _fail(where, f"{kind}: '{name}' must be a whole number, not {_show(value)}", f"write `{name}: 1` (counting from 1)")
     return value
 
 
 def _bool(value: Any, where: str, kind: str, name: str) -> bool:
     if not isinstance(value, bool):
-        _fail(where, f"{kind}: '{name}' must be true or false, not {value!r}", f"write `{name}: true`")
+        _fail(where, f"{kind}: '{name}' must be true or false, not {_show(value)}", f"write `{name}: true`")
     return value
 
 
@@ -321,8 +406,8 @@ def _pick_rule(value: Any, where: str, kind: str) -> Pick:
     if not isinstance(value, dict) or "rule" not in value:
         _fail(where, f"{kind}: 'pick' must give a rule", f"write `pick: {{rule: max-weight, from: her, to: Lily}}` or one of: {', '.join(PICK_RULES)}")
     rule = value["rule"]
-    if rule not in PICK_RULES:
-        _fail(where, f"{kind}: unknown pick rule {rule!r}", f"use one of: {', '.join(PICK_RULES)}")
+    if not isinstance(rule, str) or rule not in PICK_RULES:
+        _fail(where, f"{kind}: unknown pick rule {_show(rule)}", f"use one of: {', '.join(PICK_RULES)}")
     extra = sorted(set(value) - {"rule", "from", "to"})
     if extra:
         _fail(where, f"{kind}: unknown pick option {', '.join(map(repr, extra))}", "a pick takes rule, and for max-weight, from and to")
@@ -335,13 +420,20 @@ def _pick_rule(value: Any, where: str, kind: str) -> Pick:
     return Pick(rule)
 
 
+# YAML 1.1 reads `1e3` and `1.0e3` as text (its floats need a dot and a signed exponent, `1.0e+3`);
+# a figure's numbers accept them as the numbers they look like.
+SCIENTIFIC_RE = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
+
+
 def _vector(value: Any, where: str, kind: str, name: str) -> tuple[float, ...]:
     if not isinstance(value, list) or not value:
         _fail(where, f"{kind}: '{name}' must be a list of numbers", f"write `{name}: [1, 0]`")
     out = []
     for x in value:
+        if isinstance(x, str) and SCIENTIFIC_RE.fullmatch(x.strip()):
+            x = float(x)
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            _fail(where, f"{kind}: '{name}' holds {x!r}, which is not a finite number", f"write `{name}` with numbers only")
+            _fail(where, f"{kind}: '{name}' holds {_show(x)}, which is not a finite number", f"write `{name}` with numbers only")
         out.append(float(x))
     return tuple(out)
 
@@ -363,7 +455,22 @@ def _stepper(data: dict, common: dict, where: str) -> Stepper:
         _fail(where, "stepper: queries and keys must all have the same length", "give every query and key the same number of entries")
     if len({len(r) for r in mats["value"]}) != 1:
         _fail(where, "stepper: the values must all have the same length", "give every value the same number of entries")
-    focus = data.get("focus", tokens[-1])
-    if focus not in tokens:
-        _fail(where, f"stepper: focus {focus!r} is not one of the tokens", f"use one of: {', '.join(tokens)}")
-    return Stepper(**common, tokens=tuple(tokens), focus=tokens.index(focus), **mats)
+    return Stepper(**common, tokens=tuple(tokens), focus=_focus(data, tokens, where), **mats)
+
+
+def _focus(data: dict, tokens: list[str], where: str) -> int:
+    """The 0-based focus row: `focus:` names a token by its text (which must be unique) or its
+    position counting from 1; without `focus`, the last token."""
+    if "focus" not in data:
+        return len(tokens) - 1
+    focus = data["focus"]
+    if isinstance(focus, int) and not isinstance(focus, bool):
+        if not 1 <= focus <= len(tokens):
+            _fail(where, f"stepper: focus position {focus} is out of range", f"give a position from 1 to {len(tokens)}, or a token's text")
+        return focus - 1
+    hits = [i for i, t in enumerate(tokens) if t == focus]
+    if not hits:
+        _fail(where, f"stepper: focus {_show(focus)} is not one of the tokens", f"use one of: {', '.join(tokens)}")
+    if len(hits) > 1:
+        _fail(where, f"stepper: focus {_show(focus)} is tokens {' and '.join(str(i + 1) for i in hits)}", f"give its position instead, like `focus: {hits[-1] + 1}`")
+    return hits[0]

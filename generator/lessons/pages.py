@@ -10,13 +10,16 @@ from ..store import TraceRequest
 from .directives import SPECS, Attention, Compare, Directive, Predictions, parse_directive
 from .errors import fail as _fail
 from .refs import iter_refs
-from .source import iter_fences, iter_markdown
+from .source import check_layout, decode, iter_fences, iter_markdown, shown_path, split_front_matter
 
 
 def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
-    """Every course directive in one Markdown file, validated."""
+    """Every course directive in one Markdown file, validated, after the file itself: UTF-8, its
+    front matter, and where Markdown would read it otherwise (source.check_layout)."""
     shown = display_path or str(path)
-    text = path.read_text(encoding="utf-8")
+    text = decode(path.read_bytes(), shown).replace("\r\n", "\n").replace("\r", "\n")
+    body, removed = split_front_matter(text, shown)
+    check_layout(body.split("\n"), shown, 1 + removed, SPECS)
     found = []
     for block in iter_fences(text):
         if block.kind in SPECS:
@@ -24,6 +27,12 @@ def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
     check_ids(found)
     list(iter_refs(text, shown))  # syntax only; what a reference means is checked against traces
     return found
+
+
+def check_lessons(content_dir: Path) -> int:
+    """Parse every lesson of a docs folder (parse_file); the first mistake is a LessonError.
+    Returns the number of figures."""
+    return sum(len(parse_file(path, shown_path(path))) for path in iter_markdown(content_dir))
 
 
 def check_ids(directives: list[Directive]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import unicodedata
 from dataclasses import dataclass
 
 import yaml
@@ -151,3 +152,40 @@ def annotate_source(lines: list[str], shown: str, first_line: int = 1, code_refs
                 line = f"{line[:end]} @{lineno}{line[end:]}"
         out.append(line)
     return out
+
+
+# ---------------------------------------------------------------- names that look alike
+
+# Letters of other scripts that are drawn like Latin ones (a few of Unicode's confusables.txt).
+_CONFUSABLE = str.maketrans("аеорсухіјѕԁһԛԝАВЕКМНОРСТХІЈЅαβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "aeopcyxijsdhqwABEKMHOPCTXIJSaBeikvoptuxABEZHIKMNOPTYX")
+
+
+def _skeleton(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text.lstrip(" ·"))
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Cf", "Zs") or c == " ")
+    return text.translate(_CONFUSABLE).casefold()
+
+
+def _code_point(c: str) -> str:
+    return f"U+{ord(c):04X} {unicodedata.name(c, 'UNNAMED')}"
+
+
+def lookalike_note(asked: str, candidates: list[tuple[str, str]]) -> str:
+    """For a name that matched nothing: when it looks like one of `candidates` ((label, text)
+    pairs, e.g. ("#6", "·her")) but differs in its code points (a Cyrillic е for a Latin e, a
+    zero-width space), '; ' and the characters that differ; otherwise ''."""
+    key = _skeleton(asked)
+    for label, text in candidates:
+        if text == asked or _skeleton(text) != key:
+            continue
+        a, b = asked.lstrip(" ·"), text.lstrip(" ·")
+        if len(a) == len(b):
+            diffs = [f"{_code_point(x)} where {label} has {_code_point(y)}" for x, y in zip(a, b) if x != y]
+        else:
+            extra_a = [c for c in a if c not in b]
+            extra_b = [c for c in b if c not in a]
+            diffs = [f"{_code_point(c)}, which {label} does not hold" for c in extra_a]
+            diffs += [f"no {_code_point(c)}, which {label} holds" for c in extra_b]
+        if diffs:
+            return f"; {asked!r} only looks like {label} {text!r}: it has {', '.join(diffs[:3])}"
+    return ""

@@ -13,6 +13,24 @@ from .errors import LessonError
 
 GENERATED = Path("assets") / "generated"  # under the docs folder; written by the build, not lessons
 
+# ---------------------------------------------------------------- characters a lesson cannot hold
+
+ALLOWED_CONTROLS = "\t\n"
+
+
+def bad_char(text: str) -> tuple[int, str] | None:
+    """(0-based index, description) of the first character a lesson may not hold, or None:
+    control characters (NUL, and STX/ETX, which Python-Markdown uses as placeholder markers)
+    other than tab and newline, and lone surrogates (halves of a UTF-16 pair, not characters)."""
+    for i, c in enumerate(text):
+        o = ord(c)
+        if (o < 0x20 or 0x7F <= o <= 0x9F) and c not in ALLOWED_CONTROLS:
+            return i, f"the control character U+{o:04X}"
+        if 0xD800 <= o <= 0xDFFF:
+            return i, f"the lone surrogate U+{o:04X} (half of a UTF-16 pair, not a character)"
+    return None
+
+
 # ---------------------------------------------------------------- fences
 
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w-]+)?[^\n`]*$")
@@ -61,6 +79,118 @@ def iter_fences(text: str):
     # an unclosed fence runs to the end of the text, as Markdown reads it
     if fence is not None and role != "close":
         yield FenceBlock(fence["lang"] or "", "\n".join(body), start + 1, fence["indent"])
+
+
+# ---------------------------------------------------------------- where Markdown would not see a figure
+
+# A line that opens a block whose content is indented by 4: a content tab, an admonition or a
+# collapsible, a list item.
+CONTAINER_RE = re.compile(r"^[ \t]*(?:===|!!!|\?\?\?\+?|[-*+][ \t]|\d+[.)][ \t])")
+QUOTED_FENCE_RE = re.compile(r"^[ \t]*>[ \t>]*(?:`{3,}|~{3,})[ \t]*(?P<lang>[\w-]+)")
+TAG_START_RE = re.compile(r"<(?:!--|/?[A-Za-z][A-Za-z0-9-]*(?=[\s/>]))")
+REF_START_RE = re.compile(r"\{\{(?P<body>.*?)\}\}")
+CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
+
+
+def width(indent: str) -> int:
+    """Columns of leading whitespace as Markdown counts them (a tab goes to the next multiple of 4)."""
+    w = 0
+    for c in indent:
+        w = (w // 4 + 1) * 4 if c == "\t" else w + 1
+    return w
+
+
+def _html_spans(line: str, in_comment: bool) -> tuple[list[tuple[int, int, str]], bool]:
+    """(start, end, 'comment' | 'tag') of the HTML comments and tags of one line (a comment may
+    go on from the line before and past the line's end; a tag counts only when it closes on
+    its line), and whether a comment is still open at the end."""
+    spans, i = [], 0
+    if in_comment:
+        end = line.find("-->")
+        if end < 0:
+            return [(0, len(line), "comment")], True
+        spans.append((0, end + 3, "comment"))
+        i = end + 3
+    while True:
+        m = TAG_START_RE.search(line, i)
+        if not m:
+            return spans, False
+        if m.group(0) == "<!--":
+            end = line.find("-->", m.end())
+            if end < 0:
+                spans.append((m.start(), len(line), "comment"))
+                return spans, True
+            spans.append((m.start(), end + 3, "comment"))
+            i = end + 3
+            continue
+        j, quote = m.end(), None
+        while j < len(line) and (quote or line[j] != ">"):
+            if line[j] in "\"'":
+                quote = None if quote == line[j] else (quote or line[j])
+            j += 1
+        if j < len(line):
+            spans.append((m.start(), j + 1, "tag"))
+        i = m.end() if j >= len(line) else j + 1
+
+
+def check_layout(lines: list[str], shown: str, first_line: int = 1, kinds=()) -> None:
+    """Refuse, with its line, what Markdown would not read the way the course does: a character a
+    lesson may not hold (bad_char), a fence never closed, a figure fence (`kinds`) that Markdown
+    reads as code (indented at the top level) or that sits in a blockquote, and a `{{ }}`
+    reference inside an HTML tag or comment, where it cannot be filled in."""
+    open_at = None
+    in_comment = False
+    earlier: list[tuple[int, str]] = []  # (width, line) of the non-blank lines so far
+    for i, line, role, fence in walk_lines(lines):
+        lineno = first_line + i
+        where = f"{shown}:{lineno}"
+        bad = bad_char(line)
+        if bad:
+            raise LessonError(where, f"the line holds {bad[1]} at column {bad[0] + 1}", "remove it; a lesson is plain, printable text")
+        if role == "open":
+            open_at = (lineno, fence)
+            lang = fence["lang"] or ""
+            w = width(fence["indent"])
+            if lang in kinds and w >= 4 and not _in_container(earlier, w):
+                raise LessonError(where, f"the ```{lang} fence is indented, so Markdown reads it as code", "start the fence at the left margin (indent it by 4 spaces only inside a content tab, an admonition or a list item)")
+        elif role == "close":
+            open_at = None
+        elif role == "prose":
+            quoted = QUOTED_FENCE_RE.match(line)
+            if quoted and quoted["lang"] in kinds:
+                raise LessonError(where, f"the ```{quoted['lang']} fence is inside a blockquote, where the course does not read figures", "move the figure out of the blockquote (a `!!! note` admonition with the fence indented by 4 spaces works)")
+            visible = CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
+            spans, in_comment = _html_spans(visible, in_comment)
+            for rm in REF_START_RE.finditer(visible):
+                inside = [kind for start, end, kind in spans if start <= rm.start() < end]
+                if inside:
+                    what = "an HTML comment" if inside[0] == "comment" else "an HTML tag (an attribute)"
+                    raise LessonError(where, f"the reference {{{{ {rm['body'].strip()} }}}} is inside {what}, where it cannot be filled in", "write it in the page's text, outside HTML tags and comments (or delete it if it is commented out)")
+        if line.strip():
+            earlier.append((width(line[: len(line) - len(line.lstrip())]), line))
+    if open_at is not None:
+        lineno, fence = open_at
+        lang = fence["lang"] or ""
+        raise LessonError(f"{shown}:{lineno}", f"the {fence['fence']}{lang} fence opened here is never closed", f"end it with a line {fence['fence']}")
+
+
+def _in_container(earlier: list[tuple[int, str]], w: int) -> bool:
+    """Whether a line indented by `w` belongs to a content tab, an admonition or a list item: the
+    nearest earlier line indented less opens one, and `w` is its content's indent (+0 to 3)."""
+    for ew, line in reversed(earlier):
+        if ew < w:
+            return bool(CONTAINER_RE.match(line)) and 4 <= w - ew <= 7
+    return False
+
+
+def decode(data: bytes, shown: str) -> str:
+    """A lesson file's text (UTF-8, a BOM allowed), or a LessonError naming the line and byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise LessonError(f"{shown}:{line}", f"the file is not UTF-8 text (byte 0x{data[exc.start]:02X} at column {column})", "save the file as UTF-8") from None
 
 
 # ---------------------------------------------------------------- files
@@ -148,6 +278,7 @@ def split_front_matter(text: str, shown: str) -> tuple[str, int]:
     m = FRONT_RE.match(text)
     if not m:
         raise LessonError(f"{shown}:1", "the front matter that starts here is never closed", "end it with a line `---`, or remove the first line if it is not front matter")
+    _check_front_matter_text(m.group(1) or "", shown)
     try:
         data = yaml.safe_load(m.group(1) or "")
     except yaml.YAMLError as exc:
@@ -161,3 +292,32 @@ def split_front_matter(text: str, shown: str) -> tuple[str, int]:
     body = text[m.end():]
     stripped = body.lstrip("\n")
     return stripped, removed.count("\n") + (len(body) - len(stripped))
+
+
+# The theme writes front matter values (description, title, author ...) into the page's HTML as
+# they are, in <meta content="..."> and <title>: front matter is data, so these may not appear.
+FRONT_MATTER_UNSAFE = '<>"'
+
+
+def _check_front_matter_text(block: str, shown: str) -> None:
+    """Every key and value of a front matter block is plain text: no anchors or aliases (MkDocs
+    would expand an alias bomb), no < > or " (written unescaped into <meta> and <title>)."""
+    try:
+        for event in yaml.parse(block, Loader=yaml.SafeLoader):
+            line = 1 + event.start_mark.line + 1
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise LessonError(f"{shown}:{line}", "front matter: YAML anchors and aliases (&name, *name) are not allowed", "write each value out in full")
+            if isinstance(event, yaml.ScalarEvent):
+                unsafe = [c for c in FRONT_MATTER_UNSAFE if c in event.value]
+                bad = bad_char(event.value)
+                if unsafe:
+                    raise LessonError(f"{shown}:{line}", f"front matter: {event.value[:40]!r} holds {unsafe[0]!r}, which the theme writes into the page's HTML as it is", "write plain text without < > or \" (front matter is data, not HTML)")
+                if bad:
+                    raise LessonError(f"{shown}:{line}", f"front matter: a value holds {bad[1]}", "remove it")
+    except yaml.YAMLError:
+        return  # split_front_matter reports malformed YAML with its line
+
+
+def check_front_matter(text: str, shown: str) -> None:
+    """The front matter of a whole lesson file (if any), checked as split_front_matter does."""
+    split_front_matter(text, shown)
