@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from ..registry import KINDS as SCORE_KINDS
-from ..registry import MODELS
+from ..registry import MODELS, NAMES
 from .errors import fail as _fail
 from .source import bad_char
 
@@ -125,10 +125,11 @@ def load_body(body: str, where: str, kind: str) -> Any:
 
 @dataclass(frozen=True)
 class TokenRef:
-    """A token named by its text ('her', '·her', ' her') or by its 1-based position ('#6')."""
+    """A token named by its text ('her', '·her', ' her') or by its position ('#6'). Positions
+    count from 0, which is the model's <|endoftext|>, so a sentence's first word is #1."""
 
     text: str | None = None
-    index: int | None = None  # 1-based
+    index: int | None = None  # 0-based: position 0 is <|endoftext|>
 
     def describe(self) -> str:
         return f"#{self.index}" if self.index is not None else repr(self.text)
@@ -138,20 +139,26 @@ class TokenRef:
 class Pick:
     """How a figure chooses its head: fixed, or by a rule evaluated on the trace at build time."""
 
-    rule: str  # "fixed" | "max-weight" | "previous-token" | "first-token" | "self"
+    rule: str  # "fixed" | "best" | "max-weight" | "previous-token" | "first-token" | "self"
     layer: int | None = None  # 1-based, for fixed
     head: int | None = None  # 1-based, for fixed
     source: TokenRef | None = None  # for max-weight: the token that looks ...
     target: TokenRef | None = None  # ... and the token it looks at
+    kind: str | None = None  # for best: the score kind, from the model's heads.json ...
+    rank: int = 1  # ... and which head of its ranking (1 = the highest score)
 
     def describe(self) -> str:
         if self.rule == "fixed":
             return f"layer {self.layer}, head {self.head}"
         if self.rule == "max-weight":
             return f"the head with the largest weight from {self.source.describe()} to {self.target.describe()}"
+        if self.rule == "best":
+            if self.rank == 1:
+                return f"the highest-scoring {NAMES[self.kind]} on the scoreboard"
+            return f"the {NAMES[self.kind]} ranked {self.rank} on the scoreboard"
         return {
             "previous-token": "the head that looks most at the previous token",
-            "first-token": "the head that looks most at the first token",
+            "first-token": "the head that looks most at position 0, <|endoftext|>",
             "self": "the head that looks most at the token itself",
         }[self.rule]
 
@@ -365,8 +372,8 @@ def _token_ref(value: Any, where: str, kind: str, name: str) -> TokenRef:
     if isinstance(value, bool):
         value = None
     if isinstance(value, int):
-        if value < 1:
-            _fail(where, f"{kind}: '{name}' position {value} is out of range", "count tokens from 1")
+        if value < 0:
+            _fail(where, f"{kind}: '{name}' position {value} is out of range", "count tokens from 0, which is <|endoftext|>")
         return TokenRef(index=value)
     if isinstance(value, str) and value.strip():
         return parse_token_ref(value.strip(), where, f"{kind}: '{name}'")
@@ -376,8 +383,6 @@ def _token_ref(value: Any, where: str, kind: str, name: str) -> TokenRef:
 def parse_token_ref(text: str, where: str, what: str) -> TokenRef:
     if re.fullmatch(r"#\d+", text):
         index = int(text[1:])
-        if index < 1:
-            _fail(where, f"{what}: token position {text} is out of range", "count tokens from #1")
         return TokenRef(index=index)
     return TokenRef(text=text)
 
@@ -400,9 +405,24 @@ def _pick(data: dict, model: str, where: str, kind: str) -> Pick:
     return Pick("fixed", layer, head)
 
 
+def _pick_best(value: dict, where: str, kind: str) -> Pick:
+    """`pick: {best: induction}` or `{best: induction, rank: 2}`: a head from heads.json."""
+    extra = sorted(set(value) - {"best", "rank"})
+    if extra:
+        _fail(where, f"{kind}: unknown pick option {', '.join(map(repr, extra))}", "a best-of-kind pick takes best and, optionally, rank")
+    if value["best"] not in SCORE_KINDS:
+        _fail(where, f"{kind}: unknown score kind {value['best']!r} in pick.best", f"use one of: {', '.join(SCORE_KINDS)}")
+    rank = value.get("rank", 1)
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
+        _fail(where, f"{kind}: pick.rank must be a whole number from 1, not {rank!r}", "write `rank: 2` for the second-highest head")
+    return Pick("best", kind=value["best"], rank=rank)
+
+
 def _pick_rule(value: Any, where: str, kind: str) -> Pick:
     if isinstance(value, str):
         value = {"rule": value}
+    if isinstance(value, dict) and "best" in value and "rule" not in value:
+        return _pick_best(value, where, kind)
     if not isinstance(value, dict) or "rule" not in value:
         _fail(where, f"{kind}: 'pick' must give a rule", f"write `pick: {{rule: max-weight, from: her, to: Lily}}` or one of: {', '.join(PICK_RULES)}")
     rule = value["rule"]

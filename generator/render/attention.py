@@ -9,7 +9,7 @@ from .context import Ctx, Figure, load_panel
 from .format import esc, f2, tok
 from .grid import Grid, entries_html, light_data, provenance, ranked, trace_url
 from .pending import traces_pending
-from .pick import pick_head, rule_words
+from .pick import check_shows, clearest_row, pick_head, rule_words
 from .refs import int_arg, ref_fail, token_arg
 from .tokens import resolve_token
 
@@ -25,12 +25,29 @@ def focus_of(d, tokens: list[dict], kind: str) -> int:
     return len(tokens) - 1 if d.token is None else resolve_token(d.token, tokens, d.where, f"{kind}: 'token'")
 
 
+def example_fix(kind: str) -> str:
+    return f"choose another head (`pick: {{best: {kind}, rank: 2}}`), another focus `token:` or another sentence"
+
+
+def chosen(d, panel, ctx: Ctx, kind: str) -> tuple[int, int, int]:
+    """(layer, head, focus) of a figure on `panel`. A best-of-kind pick is an example of its kind:
+    without a `token:` it opens on the row that shows the kind most clearly, and the build fails
+    unless the focus row's largest weight is where the kind looks."""
+    layer, head = pick_head(d.pick, panel, d.where, kind, ctx)
+    if d.pick.rule == "best" and d.token is None:
+        focus = clearest_row(d.pick.kind, panel, layer, head)
+    else:
+        focus = focus_of(d, panel.tokens, kind)
+    if d.pick.rule == "best":
+        check_shows(d.pick.kind, panel, layer, head, focus, d.where, example_fix(d.pick.kind))
+    return layer, head, focus
+
+
 def render(d: D.Attention, ctx: Ctx, ids=None) -> str:
     panel = load_panel(d, d.model, d.sentence, ctx, ids)
     if panel is None:
         return traces_pending(d, ctx, d.model, [d.sentence])
-    layer, head = pick_head(d.pick, panel, d.where, d.kind)
-    focus = focus_of(d, panel.tokens, "attention")
+    layer, head, focus = chosen(d, panel, ctx, "attention")
     attrs = {
         "data-trace-key": panel.key,
         "data-model": panel.model,
@@ -59,7 +76,7 @@ def ref(ref: Ref, fig: Figure, panel=None) -> str:
     def pair() -> tuple[int, int]:
         q, k = token_arg(ref, panel, args[0], "from"), token_arg(ref, panel, args[1], "to")
         if k > q:
-            ref_fail(ref, f"#{k + 1} comes after #{q + 1}, and a token cannot look ahead", "name an earlier token second")
+            ref_fail(ref, f"#{k} comes after #{q}, and a token cannot look ahead", "name an earlier token second")
         return q, k
 
     if name in ("layer", "head"):
@@ -75,7 +92,7 @@ def ref(ref: Ref, fig: Figure, panel=None) -> str:
     if name == "sentence":
         return esc(panel.trace["text"])
     if name == "token":
-        return tok(toks[int_arg(ref, args[0].lstrip("#"), "position", 1, len(toks)) - 1])
+        return tok(toks[int_arg(ref, args[0].lstrip("#"), "position", 0, len(toks) - 1)])
     if name == "rule":
         return rule_words(fig.directive.pick, fig.panels[0], fig.directive.where)
     if name == "weight":

@@ -11,7 +11,6 @@ from .context import Ctx, Figure, Panel, load_panel
 from .format import diff2, f2, tok
 from .grid import Grid, light_data, provenance, trace_url
 from .pending import traces_pending
-from .pick import pick_head
 from .refs import int_arg
 
 REFS = {k: (lo, hi + 1) for k, (lo, hi) in attention.REFS.items() if k != "sentence"} | {"sentence": (0, 1)}
@@ -23,7 +22,7 @@ def diff_rows(a: Panel, b: Panel, layer: int, head: int, focus: int) -> list[lis
     wa, wb = a.weights[layer, head, ia], b.weights[layer, head, ib]  # (key,) each
     rows = []
     for j in range(max(ia, ib) + 1):
-        cells = [str(j + 1)]
+        cells = [str(j)]  # positions count from 0, <|endoftext|>
         for p, i, w in ((a, ia, wa), (b, ib, wb)):
             cells += [tok(p.tokens[j]), f2(w[j])] if j <= i else ["–", "–"]
         cells.append(diff2(wb[j] - wa[j]) if j <= ia and j <= ib else "–")
@@ -38,8 +37,7 @@ def render(d: D.Compare, ctx: Ctx) -> str:
     a, b = panels
     if a.weights.shape[:2] != b.weights.shape[:2]:
         raise LessonError(d.where, "compare: the two traces come from models of different shapes", "retrace both sentences with `make traces`")
-    layer, head = pick_head(d.pick, a, d.where, d.kind)  # rules are evaluated on the first sentence
-    focus = attention.focus_of(d, a.tokens, "compare")
+    layer, head, focus = attention.chosen(d, a, ctx, "compare")  # rules are evaluated on the first sentence
     n = ctx.next_number()
     out = templating.render(
         "compare.html", n=n, fid=f"fig-{n}",

@@ -90,6 +90,15 @@ class Ctx:
             return self.allow_standin
         return os.environ.get(STANDIN_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
+    def scores(self, model: str, where: str, kind: str):
+        """The model's heads.json from the page's store (read once per page), or None."""
+        if model not in self.head_scores:
+            try:
+                self.head_scores[model] = None if self.store is None else heads.load_scores(self.store, model, allow_stand_in=self.standin_ok())
+            except heads.StandInRefused as exc:
+                raise standin_refused(where, f"{kind}: {exc}, not the real model") from None
+        return self.head_scores[model]
+
     def note_missing(self, missing: Missing, where: str) -> None:
         self.missing.setdefault(missing, []).append(where)
 

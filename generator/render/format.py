@@ -132,10 +132,14 @@ def compact(x: float):
 
 # ---------------------------------------------------------------- tokens
 
+EOT = "<|endoftext|>"  # position 0 of every trace (schema version 2)
+
 
 def tok(t: dict) -> Markup:
     """A token as the page shows it: <span class="course-tok" aria-label="space her">·her</span>."""
     spoken = t.get("spoken") or schema.spoken_token(t["text"])  # predictions carry no `spoken`
+    if t["text"] == EOT:  # position 0 of every trace: said as what it is, shown as written
+        spoken = "end of text, position 0"
     return Markup(f'<span class="course-tok" aria-label="{esc(spoken)}">{esc(t["display"])}</span>')
 
 

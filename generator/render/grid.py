@@ -56,7 +56,7 @@ class Grid:
         """(control, label, [(value, text)], chosen) for the token, layer and head pickers."""
         n_layer, n_head = self.panel.weights.shape[:2]
         return [
-            ("token", "Token", [(j, f"{j + 1}: {t['display']}") for j, t in enumerate(self.tokens)], self.focus),
+            ("token", "Token", [(j, f"{j}: {t['display']}") for j, t in enumerate(self.tokens)], self.focus),
             ("layer", "Layer", [(j, f"Layer {j + 1}") for j in range(n_layer)], self.layer),
             ("head", "Head", [(j, f"Head {j + 1}") for j in range(n_head)], self.head),
         ]

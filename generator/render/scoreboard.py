@@ -20,24 +20,13 @@ from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from ..registry import DEFINITIONS, MODELS, NAMES, TITLES
 from . import attention, templating
-from .context import Ctx, Figure, Missing, standin_refused
+from .context import Ctx, Figure, Missing, load_panel
+from .pick import clearest_row, shows
 from .format import f2
 from .refs import int_arg, ref_fail
 
 REFS = {"top": (1, 2), "score": (3, 3), "rank": (3, 3), "chance": (1, 1)}
 SCROLL_STYLE = "max-height:24em;overflow-y:auto"  # the full list of a big model's heads scrolls
-# When kinds share an example figure, it opens on the top head of the first of these.
-OPENS_ON = ("induction", "previous-token", "duplicate-token", "sink")
-
-
-def head_scores(model: str, ctx: Ctx, where: str) -> heads.HeadScores | None:
-    """The model's heads.json from the page's store (read once per page), or None."""
-    if model not in ctx.head_scores:
-        try:
-            ctx.head_scores[model] = None if ctx.store is None else heads.load_scores(ctx.store, model, allow_stand_in=ctx.standin_ok())
-        except heads.StandInRefused as exc:
-            raise standin_refused(where, f"scoreboard: {exc}, not the real model") from None
-    return ctx.head_scores[model]
 
 
 def pending(d: D.Scoreboard, ctx: Ctx) -> str:
@@ -47,29 +36,31 @@ def pending(d: D.Scoreboard, ctx: Ctx) -> str:
     return templating.render("scoreboard_pending.html", n=n, model=d.model, kinds=", ".join(d.scores), pinned=MODELS[d.model].hf_name)
 
 
-def example_figures(d: D.Scoreboard, scores: heads.HeadScores, ctx: Ctx) -> tuple[dict[str, int], list[str]]:
-    """Render one attention figure per distinct scoring trace; returns ({kind: figure number},
-    [html of each figure in order])."""
-    by_trace: dict[tuple, list[str]] = {}
+def example_figures(d: D.Scoreboard, scores: heads.HeadScores, ctx: Ctx) -> tuple[dict[str, int | None], list[str]]:
+    """One attention figure per kind: the scoring text heads.json names for it, opened on the
+    kind's top head at the row where that head shows the kind most clearly. A grid is offered as
+    an example only where the head shows its kind at some row of that text (pick.shows); where it
+    does nowhere, the section says so instead of showing a grid that would contradict it.
+    Returns ({kind: figure number or None}, [html of each figure in order])."""
+    numbers: dict[str, int | None] = {}
+    html = []
     for kind in d.scores:
         ex = scores.example(kind)
-        by_trace.setdefault((ex["text"], tuple(ex["ids"]) if ex["ids"] is not None else None), []).append(kind)
-    numbers, html = {}, []
-    for (text, ids), kinds in by_trace.items():
-        lead = min(kinds, key=OPENS_ON.index)  # the kind whose top head the figure opens on
-        layer, head, _ = scores.top(lead, 1)[0]
-        names = " and ".join(TITLES[k].lower() for k in kinds)
+        panel = load_panel(d, d.model, ex["text"], ctx, ex["ids"])
+        layer, head, _ = scores.top(kind, 1)[0]
+        if panel is not None and not shows(kind, panel, layer, head, clearest_row(kind, panel, layer, head)):
+            numbers[kind] = None
+            continue
         caption = (
-            f"The scoring text for {names}, opened on the strongest {NAMES[lead]} "
-            "(the links in the scoreboard's tables open other heads here)."
+            f"The scoring text for {TITLES[kind].lower()}, opened on the strongest {NAMES[kind]} at the token "
+            "where it shows its pattern most clearly (the links in the scoreboard's tables open other heads here)."
         )
         example = D.Attention(
-            kind="attention", where=d.where, id=None, model=d.model, sentence=text,
-            pick=D.Pick("fixed", layer + 1, head + 1), caption=caption,
+            kind="attention", where=d.where, id=None, model=d.model, sentence=ex["text"],
+            pick=D.Pick("best", kind=kind), caption=caption,
         )
-        html.append(attention.render(example, ctx, ids))
-        for k in kinds:
-            numbers[k] = ctx.count
+        html.append(attention.render(example, ctx, ex["ids"]))
+        numbers[kind] = ctx.count
     return numbers, html
 
 
@@ -84,7 +75,7 @@ def section(kind: str, scores: heads.HeadScores, figure: int) -> dict:
 
 
 def render(d: D.Scoreboard, ctx: Ctx) -> str:
-    scores = head_scores(d.model, ctx, d.where)
+    scores = ctx.scores(d.model, d.where, "scoreboard")
     if scores is None:
         return pending(d, ctx)
     for kind in d.scores:
@@ -97,7 +88,7 @@ def render(d: D.Scoreboard, ctx: Ctx) -> str:
         "revision": scores.revision,
         "scores": {k: scores.matrix(k).tolist() for k in d.scores},
         "chance": {k: scores.chance(k) for k in d.scores},
-        "examples": {k: f"fig-{numbers[k]}" for k in d.scores},
+        "examples": {k: None if numbers[k] is None else f"fig-{numbers[k]}" for k in d.scores},
     }
     ctx.register(d, Figure("scoreboard", n, d, numbers={"scores": scores, "examples": numbers}))
     board = templating.render(

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from ..lessons import directives as D
 from ..lessons.errors import LessonError
+from ..lessons.refs import lookalike_note
 
 
 def token_list(tokens: list[dict]) -> str:
-    return ", ".join(f"#{i + 1} {t['display']!r}" for i, t in enumerate(tokens))
+    return ", ".join(f"#{i} {t['display']!r}" for i, t in enumerate(tokens))
 
 
 def resolve_token(ref: D.TokenRef, tokens: list[dict], where: str, what: str) -> int:
-    """0-based position of a token named by text ('her', '·her', ' her') or by '#6'.
+    """Position of a token named by text ('her', '·her', ' her') or by '#6'. Positions count
+    from 0, <|endoftext|>, as the pages do.
 
     A name without a leading space or '·' matches the token with or without one ('her' matches
     'her' and ' her'); with one, only the spaced token. More than one match is an error."""
     n = len(tokens)
     if ref.index is not None:
-        if not 1 <= ref.index <= n:
-            raise LessonError(where, f"{what}: token #{ref.index} is out of range; the sentence has {n} tokens: {token_list(tokens)}", f"use a position from #1 to #{n}")
-        return ref.index - 1
+        if not 0 <= ref.index < n:
+            raise LessonError(where, f"{what}: token #{ref.index} is out of range; the sentence has {n} tokens: {token_list(tokens)}", f"use a position from #0 to #{n - 1}")
+        return ref.index
     name = ref.text or ""
     spaced = name.startswith((" ", "·"))
     bare = name[1:] if spaced else name
@@ -34,6 +36,7 @@ def resolve_token(ref: D.TokenRef, tokens: list[dict], where: str, what: str) ->
     if len(hits) == 1:
         return hits[0]
     if not hits:
-        raise LessonError(where, f"{what}: no token {name!r} in the sentence; its tokens are {token_list(tokens)}", "name one of these tokens, or give its position like #6")
-    shown = ", ".join(f"#{i + 1}" for i in hits)
-    raise LessonError(where, f"{what}: token {name!r} is ambiguous: it matches {shown}; the tokens are {token_list(tokens)}", f"give the position instead, like {'#' + str(hits[-1] + 1)}")
+        note = lookalike_note(name, [(f"#{i}", t["display"]) for i, t in enumerate(tokens)])
+        raise LessonError(where, f"{what}: no token {name!r} in the sentence; its tokens are {token_list(tokens)}{note}", "name one of these tokens, or give its position like #6")
+    shown = ", ".join(f"#{i}" for i in hits)
+    raise LessonError(where, f"{what}: token {name!r} is ambiguous: it matches {shown}; the tokens are {token_list(tokens)}", f"give the position instead, like #{hits[-1]}")
