@@ -33,8 +33,12 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.weight(her, Lily) }} {{ id.score(her, Lily) }} {{ id.scaled(her, Lily) }}
                 {{ id.top(her, 3) }} {{ id.argmax(her) }} {{ id.tokens }} {{ id.token(6) }}
                 {{ id.rule }} {{ id.sentence }}
+                {{ id.compare(her, Ben, Lily) }}: ·her's weight on Ben against its weight on Lily, in
+                words: "more than", "less than", or "about the same as" when the two weights as shown
+                (2 decimals) differ by less than 0.05 (render.attention.SAME_WITHIN)
     compare     the same, with the sentence (1 or 2) as an extra last argument, default 1:
-                {{ id.weight(her, Ben, 2) }} {{ id.top(her, 3, 2) }}
+                {{ id.weight(her, Ben, 2) }} {{ id.top(her, 3, 2) }}; without one, compare(her, Ben, Lily)
+                takes each weight from the first sentence that has its token (Ben: 2, Lily: 1)
     stepper     {{ id.score(she, Lily) }} {{ id.scaled(she, Lily) }} {{ id.weight(she, Lily) }}
                 {{ id.out(she) }} (a vector) {{ id.out(1) }} (entry 1 of the focus output)
                 {{ id.sqrtd }} {{ id.tokens }}

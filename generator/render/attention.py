@@ -16,8 +16,19 @@ from .tokens import resolve_token
 REFS: dict[str, tuple[int, int]] = {
     "layer": (0, 0), "head": (0, 0), "layer0": (0, 0), "head0": (0, 0), "weight": (2, 2), "score": (2, 2),
     "scaled": (2, 2), "top": (1, 2), "argmax": (1, 1), "tokens": (0, 0), "token": (1, 1), "rule": (0, 0),
-    "sentence": (0, 0),
+    "sentence": (0, 0), "compare": (3, 3),
 }
+# `{{ id.compare(her, Ben, Lily) }}` says "about the same as" when the two weights, as shown (2
+# decimals), differ by less than this; otherwise "more than" or "less than".
+SAME_WITHIN = 0.05
+
+
+def compare_words(a: float, b: float) -> str:
+    """How weight `a` reads against weight `b`, compared at the 2 decimals the page shows."""
+    diff = round(float(f2(a)) - float(f2(b)), 2)
+    if abs(diff) < SAME_WITHIN:
+        return "about the same as"
+    return "more than" if diff > 0 else "less than"
 
 
 def focus_of(d, tokens: list[dict], kind: str) -> int:
@@ -73,8 +84,8 @@ def ref(ref: Ref, fig: Figure, panel=None) -> str:
     toks = panel.tokens
     w = panel.weights[fig.layer, fig.head]  # (query, key)
 
-    def pair() -> tuple[int, int]:
-        q, k = token_arg(ref, panel, args[0], "from"), token_arg(ref, panel, args[1], "to")
+    def pair(to: int = 1) -> tuple[int, int]:
+        q, k = token_arg(ref, panel, args[0], "from"), token_arg(ref, panel, args[to], "to")
         if k > q:
             ref_fail(ref, f"#{k} comes after #{q}, and a token cannot look ahead", "name an earlier token second")
         return q, k
@@ -98,6 +109,8 @@ def ref(ref: Ref, fig: Figure, panel=None) -> str:
     if name == "weight":
         q, k = pair()
         return f2(w[q, k])
+    if name == "compare":  # the focus's weight on the second token against its weight on the third
+        return compare_words(w[pair(1)], w[pair(2)])
     if name == "top":
         q = token_arg(ref, panel, args[0], "token")
         k = int_arg(ref, args[1], "count", 1, q + 1) if len(args) > 1 else 3

@@ -1,9 +1,11 @@
 """`compare` figures: one head on two sentences side by side, with the focus row's differences.
-Its references are attention's, with the sentence (1 or 2) as an extra last argument."""
+Its references are attention's, with the sentence (1 or 2) as an extra last argument; without
+one, `compare(her, Ben, Lily)` takes each weight from the first sentence that has its token."""
 
 from __future__ import annotations
 
 from ..lessons import directives as D
+from ..lessons.directives import parse_token_ref
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from . import attention, templating
@@ -12,6 +14,7 @@ from .format import diff2, f2, tok
 from .grid import Grid, light_data, provenance, trace_url
 from .pending import traces_pending
 from .refs import int_arg
+from .tokens import token_hits
 
 REFS = {k: (lo, hi + 1) for k, (lo, hi) in attention.REFS.items() if k != "sentence"} | {"sentence": (0, 1)}
 
@@ -52,8 +55,29 @@ def render(d: D.Compare, ctx: Ctx) -> str:
     return out
 
 
+def sentence_with(ref: Ref, fig: Figure, arg: str) -> Panel:
+    """The first sentence holding both the focus token (the first argument) and `arg`; where none
+    does, sentence 1, whose token list the error then shows."""
+    for panel in fig.panels:
+        if all(token_hits(parse_token_ref(a, ref.where, "reference"), panel.tokens) for a in (ref.args[0], arg)):
+            return panel
+    return fig.panels[0]
+
+
+def compare_ref(ref: Ref, fig: Figure) -> str:
+    """`{{ pair.compare(her, Ben, Lily) }}`: each weight in the first sentence that has its token
+    (·her → Ben in sentence 2, ·her → Lily in sentence 1), resolved as `weight` refs are."""
+    def weight(arg: str) -> float:
+        one = Ref(ref.target, "weight", (ref.args[0], arg), ref.where, ref.raw)
+        return float(attention.ref(one, fig, sentence_with(ref, fig, arg)))
+
+    return attention.compare_words(weight(ref.args[1]), weight(ref.args[2]))
+
+
 def ref(ref: Ref, fig: Figure) -> str:
     panel = fig.panels[0]
+    if ref.name == "compare" and len(ref.args) == attention.REFS["compare"][1]:
+        return compare_ref(ref, fig)
     if len(ref.args) > attention.REFS[ref.name][1]:
         panel = fig.panels[int_arg(ref, ref.args[-1], "sentence", 1, 2) - 1]
         ref = Ref(ref.target, ref.name, ref.args[:-1], ref.where, ref.raw)

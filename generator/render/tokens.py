@@ -11,6 +11,16 @@ def token_list(tokens: list[dict]) -> str:
     return ", ".join(f"#{i} {t['display']!r}" for i, t in enumerate(tokens))
 
 
+def token_hits(ref: D.TokenRef, tokens: list[dict]) -> list[int]:
+    """The positions a token name matches (see resolve_token): [] where the sentence lacks it."""
+    if ref.index is not None:
+        return [ref.index] if 0 <= ref.index < len(tokens) else []
+    name = ref.text or ""
+    spaced = name.startswith((" ", "·"))
+    bare = name[1:] if spaced else name
+    return [i for i, t in enumerate(tokens) if (t["text"] == " " + bare if spaced else t["text"] in (bare, " " + bare))]
+
+
 def resolve_token(ref: D.TokenRef, tokens: list[dict], where: str, what: str) -> int:
     """Position of a token named by text ('her', '·her', ' her') or by '#6'. Positions count
     from 0, <|endoftext|>, as the pages do.
@@ -23,16 +33,7 @@ def resolve_token(ref: D.TokenRef, tokens: list[dict], where: str, what: str) ->
             raise LessonError(where, f"{what}: token #{ref.index} is out of range; the sentence has {n} tokens: {token_list(tokens)}", f"use a position from #0 to #{n - 1}")
         return ref.index
     name = ref.text or ""
-    spaced = name.startswith((" ", "·"))
-    bare = name[1:] if spaced else name
-    hits = []
-    for i, t in enumerate(tokens):
-        text = t["text"]
-        if spaced:
-            if text == " " + bare:
-                hits.append(i)
-        elif text in (bare, " " + bare):
-            hits.append(i)
+    hits = token_hits(ref, tokens)
     if len(hits) == 1:
         return hits[0]
     if not hits:
