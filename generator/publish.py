@@ -7,8 +7,11 @@ course.js and course.css (copied from generator/assets/), and for every trace th
 download copy `traces/<model>/<key>.json` and its heavy fields `traces/<model>/<key>.js`. A file
 is rewritten only when its bytes change, so `mkdocs serve` does not rebuild in a loop.
 
-`site` runs `assets`, then MkDocs into a temporary folder next to site_dir, and moves it into
-place only when the build succeeds: a failed build leaves the previous site untouched.
+`site` first parses every lesson (lessons.pages.check_lessons: the first mistake stops it with
+its line), writes the assets into a temporary folder (not content/), runs MkDocs into another
+temporary folder next to site_dir, puts the fresh assets into the built site, and only when all
+of that succeeds moves the site into place and brings content/assets/generated/ up to date (for
+`mkdocs serve`): a failed build writes nothing, neither site_dir nor content/.
 
 No torch here.
 """
@@ -28,7 +31,7 @@ from .lessons import pages
 from .lessons.errors import LessonError
 from .lessons.source import GENERATED, iter_markdown
 from .render import format as fmt
-from .store import TraceStore
+from .store import StoreError, TraceStore
 
 PACKAGE_ASSETS = Path(__file__).resolve().parent / "assets"
 COPIED = ("course.js", "course.css")
@@ -146,10 +149,11 @@ def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tup
     return list(seen)
 
 
-def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "traces", out=None) -> list[Path]:
-    """Everything under content_dir/assets/generated/. Returns the files written."""
+def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "traces", out=None, generated: Path | None = None) -> list[Path]:
+    """Everything under content_dir/assets/generated/ (or under `generated`). Returns the files
+    written."""
     content_dir, traces_dir = Path(content_dir), Path(traces_dir)
-    generated = content_dir / GENERATED
+    generated = content_dir / GENERATED if generated is None else Path(generated)
     written = write_static_assets(generated)
     for name in COPIED:
         if not (PACKAGE_ASSETS / name).is_file():
@@ -206,29 +210,41 @@ def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: 
     cfg = load_config(config_file=config_file, strict=strict)
     final = Path(site_dir or cfg["site_dir"]).resolve()
     docs = Path(cfg["docs_dir"])
+    traces_dir = _mdx_option(cfg, "traces_dir", "traces")
+    tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
+    stage = final.with_name(f".{final.name}.assets-{os.getpid()}")  # the assets, until the build succeeds
+    for folder in (tmp, stage):
+        shutil.rmtree(folder, ignore_errors=True)
     try:
-        write_assets(docs, _mdx_option(cfg, "traces_dir", "traces"))
-    except LessonError as exc:
+        pages.check_lessons(docs)
+        write_assets(docs, traces_dir, generated=stage)
+    except (LessonError, StoreError, heads.StandInRefused) as exc:  # one line each, naming the file
+        shutil.rmtree(stage, ignore_errors=True)
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
+    # the extension writes a missing trace asset into the stage too, never into content/
+    cfg["mdx_configs"].setdefault("generator.markdown.course", {})["assets_dir"] = str(stage)
     cfg["site_dir"] = str(tmp)
     try:
         mkbuild.build(cfg)
+        shutil.rmtree(tmp / GENERATED, ignore_errors=True)  # MkDocs copied content/'s, maybe stale
+        shutil.copytree(stage, tmp / GENERATED)
     except (Abort, MkDocsException, SystemExit) as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
         msg = str(exc) or type(exc).__name__
         print(f"error: the site was not built ({msg}); {final} is unchanged", file=sys.stderr)
         return 1
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
         raise
     if with_downloads:
         try:
             downloads.build_downloads(tmp, final.parent / "downloads")
         except Exception as exc:  # whatever fails, the old site must stay and the reason be said
             shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(stage, ignore_errors=True)
             print(f"error: the offline downloads failed ({exc}); {final} is unchanged", file=sys.stderr)
             return 1
     old = final.with_name(f".{final.name}.old-{os.getpid()}")
@@ -236,8 +252,28 @@ def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: 
         os.replace(final, old)
     os.replace(tmp, final)
     shutil.rmtree(old, ignore_errors=True)
+    try:
+        sync_generated(stage, docs / GENERATED)
+    except OSError as exc:  # a read-only checkout still builds; `mkdocs serve` makes its own
+        print(f"warning: could not update {docs / GENERATED}: {exc}", file=sys.stderr)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     print(f"site written to {final}", file=sys.stderr)
     return 0
+
+
+def sync_generated(stage: Path, generated: Path) -> None:
+    """Make `generated` hold exactly the files of `stage` (a file is rewritten only when its bytes
+    change, so `mkdocs serve` does not rebuild in a loop)."""
+    files = {p.relative_to(stage) for p in stage.rglob("*") if p.is_file()}
+    for rel in sorted(files):
+        write_if_changed(generated / rel, (stage / rel).read_bytes())
+    if generated.is_dir():
+        for p in sorted(generated.rglob("*"), reverse=True):
+            if p.is_file() and p.relative_to(generated) not in files:
+                p.unlink()
+            elif p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
 
 
 # ---------------------------------------------------------------- command line

@@ -8,6 +8,10 @@ tests/test_directives.py checks the parser alone; here every case is a small pro
 folder (content/, traces/ with synthetic traces, mkdocs.yml made from the repository's) that first
 builds cleanly with --strict, then gets one mistake.
 
+Every case's output is also scanned for Python traceback text ("Traceback", 'File "'): a
+mistake, or a damaged file of the store, is one line, never a stack of frames. STORE_CASES damage
+the trace store or the training log instead of the lesson (the message names the file).
+
 The site cases run `generator.cli.main(["site", ...])` in this process (the very function
 `python -m generator site` runs; a subprocess per case would cost ~3 s of imports each on 2
 cores); three cases also run as real subprocesses to check the exit status and stderr.
@@ -127,12 +131,14 @@ class Case:
     at: str | None = None  # a needle whose line the error names (in lesson.md unless `file` is set)
     nth: int = 1  # ... its nth occurrence
     file: str = "content/lesson.md"
-    files: dict | None = None  # other files to write (path relative to the project -> text)
+    files: dict | None = None  # other files to write (path relative to the project -> text, or bytes)
     command: str = "site"  # site | strict | traces
     traces_exit: int = 2
 
     def line(self) -> str:
         text = self.files[self.file] if self.files and self.file in self.files else self.lesson
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
         where = f"{self.file}:{line_of(text, self.at, self.nth)}" if self.at is not None else self.file
         return f"{where}: {self.expected}"
 
@@ -141,6 +147,19 @@ def bad(old: str, new: str, count: int = 1) -> str:
     assert GOOD.count(old) >= count, old
     return GOOD.replace(old, new, count)
 
+
+def alias_bomb(depth: int = 9) -> str:
+    """The review's YAML alias bomb: 9 levels of 9 aliases each (9**9 'lol's once expanded)."""
+    lines = ["a0: &a0 [" + ", ".join(['"lol"'] * 9) + "]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, depth)]
+    return "\n".join(lines) + "\n"
+
+
+BOMB = bad('model: tiny\nsentence: "Lily wanted to play with her"\n', "model: tiny\n" + alias_bomb() + "sentence: *a8\n")
+UNCLOSED = bad("id: st\n```\n", "id: st\n")  # the reference after it was blamed, with no line
+QUOTED = bad("```softmax\nscores: [2, 1, 0]\nlabels: [Lily, ran, she]\nid: sm\n```\n", "> ```softmax\n> scores: [2, 1, 0]\n> labels: [Lily, ran, she]\n> id: sm\n> ```\n").replace("The weight of Lily is {{ sm.weight(Lily) }}.", "")
+FRONT_MATTER_LINE = "description: A lesson for the catalogue."
+SENTENCE = 'sentence: "Lily wanted to play with her"\n'
 
 FENCE_STEPPER = "```stepper"
 CASES = [
@@ -241,6 +260,72 @@ CASES = [
          file="content/glossary.yml", at="aliases: [tokens, soft]",
          files={"content/glossary.yml": GLOSSARY + "  aliases: [tokens, soft]\n"}),
     # ---- traces: missing and stale, under --strict
+    # ---- issue 11: what a hostile review broke
+    Case("yaml-alias-bomb", BOMB,
+         "attention: the block uses a YAML anchor or alias (&name, *name) (body line 2). Fix: write each value out in full; a figure's options take no anchors or aliases",
+         at="```attention"),
+    Case("yaml-one-anchor", bad("id: lily\n", "id: &x lily\n"),
+         "attention: the block uses a YAML anchor or alias (&name, *name) (body line 5). Fix: write each value out in full; a figure's options take no anchors or aliases",
+         at="```attention"),
+    Case("front-matter-script", bad(FRONT_MATTER_LINE, "description: '\"><script>alert(1)</script>'"),
+         "front matter: '\"><script>alert(1)</script>' holds '<', which the theme writes into the page's HTML as it is. Fix: write plain text without < > or \" (front matter is data, not HTML)",
+         at="description:"),
+    Case("front-matter-title-quote", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + '\ntitle: \'Lily" onload="alert(1)\''),
+         "front matter: 'Lily\" onload=\"alert(1)' holds '\"', which the theme writes into the page's HTML as it is. Fix: write plain text without < > or \" (front matter is data, not HTML)",
+         at="title:"),
+    Case("front-matter-alias", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\nx: &a [1]\ny: [*a, *a]"),
+         "front matter: YAML anchors and aliases (&name, *name) are not allowed. Fix: write each value out in full", at="x: &a"),
+    Case("fence-indented-by-a-tab", bad("```attention\n", "\t```attention\n"),
+         "the ```attention fence is indented, so Markdown reads it as code. Fix: start the fence at the left margin (indent it by 4 spaces only inside a content tab, an admonition or a list item)",
+         at="```attention"),
+    Case("fence-indented-by-4-spaces", bad("```stepper\n", "    ```stepper\n"),
+         "the ```stepper fence is indented, so Markdown reads it as code. Fix: start the fence at the left margin (indent it by 4 spaces only inside a content tab, an admonition or a list item)",
+         at=FENCE_STEPPER),
+    Case("fence-never-closed", UNCLOSED,
+         "the ```stepper fence opened here is never closed. Fix: end it with a line ```", at=FENCE_STEPPER),
+    Case("fence-in-a-blockquote", QUOTED,
+         "the ```softmax fence is inside a blockquote, where the course does not read figures. Fix: move the figure out of the blockquote (a `!!! note` admonition with the fence indented by 4 spaces works)",
+         at="> ```softmax"),
+    Case("ref-in-an-html-comment", bad("The model has", "<!-- layer {{ lily.layer }} -->\nThe model has"),
+         "the reference {{ lily.layer }} is inside an HTML comment, where it cannot be filled in. Fix: write it in the page's text, outside HTML tags and comments (or delete it if it is commented out)",
+         at="<!-- layer"),
+    Case("ref-in-a-comment-over-lines", bad("The model has", "<!-- a note\nnoted {{ lily.layer }}\n-->\nThe model has"),
+         "the reference {{ lily.layer }} is inside an HTML comment, where it cannot be filled in. Fix: write it in the page's text, outside HTML tags and comments (or delete it if it is commented out)",
+         at="noted {{ lily.layer }}"),
+    Case("ref-in-an-html-attribute", bad("The model has", '<span title="layer {{ lily.layer }}">L</span>\nThe model has'),
+         "the reference {{ lily.layer }} is inside an HTML tag (an attribute), where it cannot be filled in. Fix: write it in the page's text, outside HTML tags and comments (or delete it if it is commented out)",
+         at="<span title"),
+    Case("ref-in-a-raw-html-block", bad("The model has", "<div>\nLayer {{ lily.layer }}\n</div>\n\nThe model has"),
+         "the reference {{ lily.layer }} was left as text: it is inside raw HTML, which Markdown does not read. Fix: write it in the page's text, or add the `markdown` attribute to the HTML element around it",
+         at="Layer {{ lily.layer }}"),
+    Case("stepper-focus-repeated", bad("tokens: [Lily, ran, she]", "tokens: [she, ran, she]").replace("id: st\n", "focus: she\nid: st\n").replace("{{ st.score(she, Lily) }}", "{{ st.score(ran, #1) }}"),
+         "stepper: focus 'she' is tokens 1 and 3. Fix: give its position instead, like `focus: 3`", at=FENCE_STEPPER),
+    Case("duplicate-key", bad("layer: 3\nhead: 3\n", "layer: 3\nhead: 3\nlayer: 2\n"),
+         "attention: the block gives the option 'layer' twice (body lines 3 and 5). Fix: keep one of them", at="```attention"),
+    Case("duplicate-key-in-pick", bad("layer: 3\nhead: 3\n", "pick: {rule: self, rule: previous-token}\n"),
+         "attention: the block gives the option 'rule' twice (body lines 3 and 3). Fix: keep one of them", at="```attention"),
+    Case("softmax-label-twice", bad("labels: [Lily, ran, she]", "labels: [Lily, Lily, she]"),
+         "reference {{ sm.weight(Lily) }}: 2 scores are labelled 'Lily' (labels: Lily, Lily, she). Fix: give its position instead, like #2",
+         at="sm.weight(Lily)"),
+    Case("lesson-not-utf8", None, "the file is not UTF-8 text (byte 0xE9 at column 4). Fix: save the file as UTF-8",
+         at="caf", files={"content/lesson.md": GOOD.replace("# Lesson", "# Lesson\n\ncaf\u00e9").encode("utf-8").replace(b"caf\xc3\xa9", b"caf\xe9")}),
+    Case("glossary-not-utf8", None, "the file is not UTF-8 text (byte 0xE9 at column 18). Fix: save the file as UTF-8",
+         file="content/glossary.yml", at="definition: A r",
+         files={"content/glossary.yml": GLOSSARY.replace("A rule that", "A r\u00e9gle that").encode("utf-8").replace(b"r\xc3\xa9gle", b"r\xe9gle")}),
+    Case("stx-etx-in-a-sentence", bad(SENTENCE, 'sentence: "Lily \x02wanted\x03 to play with her"\n'),
+         "the line holds the control character U+0002 at column 17. Fix: remove it; a lesson is plain, printable text", at="sentence: \"Lily \x02"),
+    Case("stx-escaped-in-a-sentence", bad(SENTENCE, 'sentence: "Lily \\x02wanted\\x03 to play with her"\n'),
+         "attention: 'sentence' holds the control character U+0002 at character 6. Fix: remove it; a figure's text is plain, printable text", at="```attention"),
+    Case("lone-surrogate-in-a-sentence", bad(SENTENCE, 'sentence: "Lily \\ud800 wanted to play with her"\n'),
+         "attention: 'sentence' holds the lone surrogate U+D800 (half of a UTF-16 pair, not a character) at character 6. Fix: remove it; a figure's text is plain, printable text",
+         at="```attention"),
+    Case("nul-in-prose", bad("Attention is how", "Attention\x00 is how"),
+         "the line holds the control character U+0000 at column 10. Fix: remove it; a lesson is plain, printable text", at="Attention\x00"),
+    Case("control-character-in-a-label", bad("labels: [Lily, ran, she]", 'labels: [Lily, "r\\x03an", she]'),
+         "softmax: 'labels' holds the control character U+0003 at character 2. Fix: remove it; a figure's text is plain, printable text", at="```softmax"),
+    Case("homoglyph-in-a-reference", bad("{{ st.score(she, Lily) }}", "{{ st.score(sh\u0435, Lily) }}"),
+         "reference {{ st.score(sh\u0435, Lily) }}: no single token 'sh\u0435' in this stepper (tokens: Lily, ran, she); 'sh\u0435' only looks like #3 'she': it has U+0435 CYRILLIC SMALL LETTER IE where #3 has U+0065 LATIN SMALL LETTER E. Fix: name one of these tokens, or give its position like #2",
+         at="st.score(sh\u0435"),
     Case("missing-trace-strict", bad('sentence: "Lily wanted to play with her"\n', 'sentence: "Lily wanted to play with him"\n'),
          "no trace of 'Lily wanted to play with him' for model tiny; the page shows a 'traces pending' box. Run `make traces` on a machine with the model.",
          at="```attention", command="strict"),
@@ -251,6 +336,19 @@ TRACE_CASES = [
          "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```attention", command="traces"),
     Case("traces-over-the-context", bad('sentence: "Lily wanted to play with her"', 'sentence: "' + "Lily ran. " * 120 + '"'),
          None, at="```attention", command="traces"),  # expected filled in below (token count)
+    Case("traces-yaml-alias-bomb", BOMB,
+         "attention: the block uses a YAML anchor or alias (&name, *name) (body line 2). Fix: write each value out in full; a figure's options take no anchors or aliases",
+         at="```attention", command="traces"),
+    Case("traces-fence-in-a-blockquote", QUOTED.replace("> ```softmax\n> scores: [2, 1, 0]\n> labels: [Lily, ran, she]\n> id: sm", "> ```attention\n> model: tiny\n> sentence: Ben ran\n> layer: 1\n> head: 1"),
+         "the ```attention fence is inside a blockquote, where the course does not read figures. Fix: move the figure out of the blockquote (a `!!! note` admonition with the fence indented by 4 spaces works)",
+         at="> ```attention", command="traces"),
+    Case("traces-lone-surrogate", bad(SENTENCE, 'sentence: "Lily \\udc80 wanted to play with her"\n'),
+         "attention: 'sentence' holds the lone surrogate U+DC80 (half of a UTF-16 pair, not a character) at character 6. Fix: remove it; a figure's text is plain, printable text",
+         at="```attention", command="traces"),
+    Case("traces-stx-etx", bad(SENTENCE, 'sentence: "Lily \x02wanted\x03 to play with her"\n'),
+         "the line holds the control character U+0002 at column 17. Fix: remove it; a lesson is plain, printable text", at="sentence: \"Lily \x02", command="traces"),
+    Case("traces-not-utf8", None, "the file is not UTF-8 text (byte 0xE9 at column 4). Fix: save the file as UTF-8", command="traces",
+         at="caf", files={"content/lesson.md": GOOD.replace("# Lesson", "# Lesson\n\ncaf\u00e9").encode("utf-8").replace(b"caf\xc3\xa9", b"caf\xe9")}),
     Case("traces-bad-stepper", bad("key: [[2, 0], [0, 1], [1, 1]]", "key: [[2, 0], [0, 1, 5], [1, 1]]"),
          "stepper: queries and keys must all have the same length. Fix: give every query and key the same number of entries", at=FENCE_STEPPER, command="traces"),
 ]
@@ -310,9 +408,11 @@ def project_from(good: Path, root: Path) -> None:
 
 
 def snapshot(root: Path) -> dict:
+    generated = root / "content" / "assets" / "generated"
     return {
         "site": (tree_digest(root / "site"), tree_stat(root / "site")),
         "traces": (tree_digest(root / "traces"), tree_stat(root / "traces")),
+        "generated": (tree_digest(generated), tree_stat(generated)),
         "top": sorted(p.name for p in root.iterdir()),
     }
 
@@ -321,7 +421,15 @@ def apply(case: Case, root: Path) -> None:
     if case.lesson is not None:
         (root / "content" / "lesson.md").write_text(case.lesson, encoding="utf-8")
     for rel, text in (case.files or {}).items():
-        (root / rel).write_text(text, encoding="utf-8")
+        if isinstance(text, bytes):
+            (root / rel).write_bytes(text)
+        else:
+            (root / rel).write_text(text, encoding="utf-8")
+
+
+def assert_no_traceback(log: str) -> None:
+    for sign in ("Traceback", 'File "'):
+        assert sign not in log, f"Python frames in the output:\n{log}"
 
 
 def error_lines(log: str) -> list[str]:
@@ -340,7 +448,8 @@ def test_a_lesson_mistake_stops_the_build_with_one_exact_line_and_writes_nothing
     assert rc != 0, f"the build passed:\n{log}"
     expected = case.line()
     assert expected in error_lines(log), f"expected the line\n  {expected}\nin the build log:\n{log}"
-    assert snapshot(root) == before, "the failed build changed site/ or traces/ (or left a folder behind)"
+    assert_no_traceback(log)
+    assert snapshot(root) == before, "the failed build changed site/, traces/ or content/assets/generated/ (or left a folder behind)"
 
 
 def test_the_catalogue_has_at_least_thirty_end_to_end_cases():
@@ -416,6 +525,7 @@ def test_a_lesson_mistake_stops_make_traces_with_one_line_and_the_store_is_untou
     before = snapshot(root)
     proc = run(traces_command("--traces-dir", str(root / "traces"), "--content", str(root / "content")), cwd=root, timeout=240)
     assert proc.returncode == case.traces_exit, proc.stdout + proc.stderr
+    assert_no_traceback(proc.stdout + proc.stderr)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     if case.expected is None:  # over the context: the token count depends on the tokenizer
         where = f"content/lesson.md:{line_of(case.lesson, case.at)}: "

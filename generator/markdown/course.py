@@ -58,6 +58,7 @@ A reference to a figure whose trace is pending renders `<span class="course-pend
 from __future__ import annotations
 
 import html
+import json
 import logging
 import re
 import sys
@@ -73,10 +74,10 @@ from .. import render
 from ..lessons import directives as D
 from ..lessons import refs
 from ..lessons.errors import LessonError
-from ..lessons.source import GENERATED, find_source, shown_path
+from ..lessons.source import GENERATED, check_layout, find_source, shown_path
 from ..render import training
 from ..render.context import Ctx
-from ..store import TraceStore
+from ..store import DamagedFile, StoreError, TraceStore
 from . import math
 from .errors import CourseBuildError, reraise
 
@@ -112,6 +113,7 @@ class CourseExtension(Extension):
             "docs_dir": ["content", "the lessons' folder (MkDocs' docs_dir), relative to the working directory"],
             "training_log": ["", "the tiny model's training_log.json (default: generator/tiny_model/training_log.json)"],
             "directory_urls": [False, "MkDocs' use_directory_urls (for the relative asset links)"],
+            "assets_dir": ["", "where a missing trace asset is written (default: docs_dir/assets/generated; `python -m generator site` points it at its temporary folder)"],
         }
         super().__init__(**kwargs)
         self.state = PageState()
@@ -139,6 +141,7 @@ class CourseExtension(Extension):
         math.register(md, self)
         # after raw_html (30) has put the highlighted code back into the page
         md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
+        md.postprocessors.register(LeakPostprocessor(md, self), "course_leaks", 1)
         md.postprocessors.register(WarnPostprocessor(md, self), "course_warn", 0)
 
     def reset(self):
@@ -155,7 +158,7 @@ class CourseExtension(Extension):
             store=_store(self.traces_dir()),
             page=shown,
             assets_url="../" * depth + GENERATED.as_posix() + "/",
-            training_log=training.load_log(log_path),
+            training_log=read_training_log(log_path),
             training_log_path=shown_path(log_path),
             on_trace=self.ensure_trace_assets,
         )
@@ -166,7 +169,7 @@ class CourseExtension(Extension):
         without `make assets`); `python -m generator assets` writes everything."""
         from .. import publish  # publish imports this module's callers' stage; only needed here
 
-        generated = self.docs_dir() / GENERATED
+        generated = Path(self.getConfig("assets_dir")) if self.getConfig("assets_dir") else self.docs_dir() / GENERATED
         try:
             publish.write_trace_assets(trace, generated, self.traces_dir(), only_missing=True)
             if generated.resolve() not in _ASSETS_CHECKED:
@@ -178,6 +181,32 @@ class CourseExtension(Extension):
 
 def makeExtension(**kwargs):
     return CourseExtension(**kwargs)
+
+
+TRAINING_LOG_FIX = "restore the file from git, or run `make tiny-model` to write it again"
+
+
+def read_training_log(path: Path) -> dict | None:
+    """render.training.load_log, with every way the file can be damaged as one line naming it."""
+    shown = shown_path(path)
+    try:
+        log = training.load_log(path)
+    except json.JSONDecodeError as exc:
+        raise CourseBuildError(shown, f"is not valid JSON, perhaps cut short ({exc.msg} at line {exc.lineno}, column {exc.colno})", TRAINING_LOG_FIX) from None
+    except UnicodeDecodeError:
+        raise CourseBuildError(shown, "is not UTF-8 text", TRAINING_LOG_FIX) from None
+    except (OSError, ValueError) as exc:
+        raise CourseBuildError(shown, f"cannot be read ({exc})", TRAINING_LOG_FIX) from None
+    if log is not None and not isinstance(log, dict):
+        raise CourseBuildError(shown, f"is not a training log (a JSON object), but a JSON {type(log).__name__}", TRAINING_LOG_FIX)
+    return log
+
+
+def store_failure(exc: StoreError):
+    """A damaged trace, index or heads.json found while rendering: its one line, naming the file."""
+    if isinstance(exc, DamagedFile):
+        raise CourseBuildError(shown_path(exc.path), exc.problem, exc.fix) from None
+    raise CourseBuildError("traces", str(exc), "run `make traces`") from None
 
 
 def _ext(md) -> CourseExtension:
@@ -225,7 +254,11 @@ class SourcePreprocessor(Preprocessor):
         self.ext.found = (None, 0)
         if found is None:
             self.ext.state = self.ext.new_state("<page>", None, 1)
-            return refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs)
+            try:
+                check_layout(lines, "<page>", 1, D.SPECS)
+                return refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs)
+            except LessonError as exc:
+                reraise(exc)
         path, first = found
         if len(lines) < n_before:  # an earlier preprocessor removed lines at the top (front matter)
             first += n_before - len(lines)
@@ -237,6 +270,7 @@ class SourcePreprocessor(Preprocessor):
         shown = shown_path(path)
         self.ext.state = self.ext.new_state(shown, rel, first)
         try:
+            check_layout(lines, shown, first, D.SPECS)
             return refs.annotate_source(lines, shown, first, self.ext.state.code_refs)
         except LessonError as exc:
             reraise(exc)
@@ -266,6 +300,8 @@ def fence_format(src, language, class_name, options, md, **kwargs) -> str:
         raise
     except LessonError as exc:
         reraise(exc)
+    except StoreError as exc:
+        store_failure(exc)
     except Exception as exc:  # a bug; never let SuperFences turn it into a silent code block
         raise CourseBuildError(where, f"{language}: internal error while rendering: {exc!r}", "report it with this block") from exc
 
@@ -282,8 +318,18 @@ class RefProcessor(InlineProcessor):
         state = self.ext.state
         try:
             out = render.render_ref(refs.parse_ref(m.group(1), state.shown), state.ctx)
+        except CourseBuildError:
+            raise
         except LessonError as exc:
             reraise(exc)
+        except StoreError as exc:
+            store_failure(exc)
+        except Exception as exc:  # a bug: one line with the reference's place, not a traceback
+            where = state.shown
+            mark = refs.LINE_MARK_RE.search(m.group(1))
+            if mark:
+                where = f"{state.shown}:{mark['line']}"
+            raise CourseBuildError(where, f"internal error while filling in {{{{ {refs.LINE_MARK_RE.sub('', m.group(1)).strip()} }}}}: {exc!r}"[:300], "report it with this reference") from exc
         return self.md.htmlStash.store(out), m.start(0), m.end(0)
 
 
@@ -302,11 +348,38 @@ class CodeRefPostprocessor(Postprocessor):
                 continue
             try:
                 rendered = render.render_ref(ref, state.ctx)
+            except CourseBuildError:
+                raise
             except LessonError as exc:
                 reraise(exc)
+            except StoreError as exc:
+                store_failure(exc)
             plain = html.unescape(TAG_RE.sub("", rendered))
             text = text.replace(placeholder, html.escape(plain, quote=False))
         # No clearing: toc runs the postprocessors on each heading before the page itself.
+        return text
+
+
+class LeakPostprocessor(Postprocessor):
+    """The last guard: a source mark left in the page means Markdown did not read a fence or a
+    reference the way the course does (raw HTML, an indented block); stop with its line rather
+    than show `# @source ...` or `{{ lily.layer @11}}` to readers."""
+
+    FENCE_LEAK = re.compile(re.escape(refs.SOURCE_MARK) + r"(?P<where>\S+?:\d+)")
+    REF_LEAK = re.compile(r"\{\{(?P<body>[^{}]*?)\s@(?P<line>\d+)\s*\}\}")
+
+    def __init__(self, md, ext: CourseExtension):
+        super().__init__(md)
+        self.ext = ext
+
+    def run(self, text: str) -> str:
+        m = self.FENCE_LEAK.search(text)
+        if m:
+            raise CourseBuildError(m["where"], "this fence was not read as a figure: Markdown took it for code or text (in raw HTML, or indented)", "start the fence at the left margin, after a blank line, outside HTML blocks (indent it by 4 spaces only inside a content tab, an admonition or a list item)")
+        m = self.REF_LEAK.search(text)
+        if m:
+            body = html.unescape(m["body"]).strip()
+            raise CourseBuildError(f"{self.ext.state.shown}:{m['line']}", f"the reference {{{{ {body} }}}} was left as text: it is inside raw HTML, which Markdown does not read", "write it in the page's text, or add the `markdown` attribute to the HTML element around it")
         return text
 
 

@@ -41,7 +41,7 @@ from markdown.util import AtomicString
 from ..lessons import refs
 from ..lessons.directives import SPECS
 from ..lessons.errors import LessonError
-from ..lessons.source import find_source, shown_path, split_front_matter, walk_lines
+from ..lessons.source import bad_char, check_front_matter, decode, find_source, read_text, shown_path, split_front_matter, walk_lines
 from .errors import reraise
 from .math import MATH_INLINE_RE
 
@@ -95,6 +95,9 @@ def parse_glossary(text: str, shown: str) -> list[Term]:
     def fail(line: int, problem: str, fix: str):
         raise LessonError(f"{shown}:{line}", problem, fix)
 
+    bad = bad_char(text)
+    if bad:
+        fail(text.count("\n", 0, bad[0]) + 1, f"the line holds {bad[1]}", "remove it; the glossary is plain, printable text")
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -143,6 +146,9 @@ def parse_glossary(text: str, shown: str) -> list[Term]:
             fail(line, f"term '{name}': the entry must be a definition or a mapping", "write an indented `definition: ...` line")
         if definition is None:
             fail(line, f"term '{name}' has no definition", "add an indented `definition: one or two plain sentences`")
+        for text_ in (name, definition, *(a for a, _ in aliases)):
+            if bad_char(text_):
+                fail(line, f"term {name!r} holds {bad_char(text_)[1]}", "remove it; the glossary is plain, printable text")
         slug = slugify(name)
         if not slug:
             fail(line, f"term '{name}' has no letters or digits to make an anchor from", "spell the term with letters")
@@ -171,7 +177,7 @@ def load_glossary(path: Path) -> list[Term]:
         raise LessonError(f"{shown}:1", "the glossary file is missing", "create it, or point the extension's `glossary` option at it") from None
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _GLOSSARY_CACHE:
-        _GLOSSARY_CACHE[key] = parse_glossary(path.read_text(encoding="utf-8"), shown)
+        _GLOSSARY_CACHE[key] = parse_glossary(decode(path.read_bytes(), shown).replace("\r\n", "\n"), shown)
     return _GLOSSARY_CACHE[key]
 
 
@@ -266,6 +272,8 @@ class LessonPreprocessor(Preprocessor):
         found = find_source(text, self.ext.content_dir)
         shown, first = (shown_path(found[0]), found[1]) if found else ("the page", 1)
         try:  # a LessonError must leave as a CourseBuildError, or MkDocs prints a traceback
+            if found:  # MkDocs has taken the front matter off the page; check it in the file
+                check_front_matter(read_text(found[0]) or "", shown)
             body, removed = split_front_matter(text, shown)
             self.ext.glossary()  # a broken glossary fails every page, not only pages that use a term
             self.ext.is_glossary_page = any(l.strip() == GLOSSARY_MARKER for l in body.split("\n"))

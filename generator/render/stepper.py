@@ -9,7 +9,7 @@ import re
 import numpy as np
 
 from ..lessons import directives as D
-from ..lessons.refs import Ref
+from ..lessons.refs import Ref, lookalike_note
 from . import templating
 from .context import Ctx, Figure
 from .format import esc, f2, vec2
@@ -96,7 +96,8 @@ def ref(ref: Ref, fig: Figure) -> str:
                 return i - 1
         elif a in toks and toks.count(a) == 1:
             return toks.index(a)
-        ref_fail(ref, f"no single token {a!r} in this stepper (tokens: {', '.join(toks)})", "name one of these tokens, or give its position like #2")
+        note = lookalike_note(a, [(f"#{i + 1}", t) for i, t in enumerate(toks)])
+        ref_fail(ref, f"no single token {a!r} in this stepper (tokens: {', '.join(toks)}){note}", "name one of these tokens, or give its position like #2")
 
     if ref.name == "sqrtd":
         return f2(nums["sqrtd"])
