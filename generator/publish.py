@@ -207,7 +207,11 @@ def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: 
     from mkdocs.exceptions import Abort, MkDocsException
 
     _setup_logging()
-    cfg = load_config(config_file=config_file, strict=strict)
+    try:
+        cfg = load_config(config_file=config_file, strict=strict)
+    except (Abort, MkDocsException) as exc:  # MkDocs has logged what is wrong with the configuration
+        print(f"error: {config_file}: {exc}", file=sys.stderr)
+        return 1
     final = Path(site_dir or cfg["site_dir"]).resolve()
     docs = Path(cfg["docs_dir"])
     traces_dir = _mdx_option(cfg, "traces_dir", "traces")

@@ -145,7 +145,10 @@ class CourseExtension(Extension):
         md.postprocessors.register(WarnPostprocessor(md, self), "course_warn", 0)
 
     def reset(self):
-        self.state = self.new_state("<page>", None, 1)
+        try:
+            self.state = self.new_state("<page>", None, 1)
+        except CourseBuildError:  # a damaged training log: each page's own state reports it
+            self.state = PageState()
 
     def new_state(self, shown: str, rel: Path | None, first_line: int) -> PageState:
         depth = 0
