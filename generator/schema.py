@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # 2: every trace starts with the model's <|endoftext|> at position 0, as its training windows do.
-SCHEMA_VERSION = 2
+# 3: the big arrays are encoded (int16 × scale, base64) and scaledMasked / attnConcat are restored
+#    by the loader (traces/README.md, "Encoded arrays"); store.TraceStore.load gives plain lists.
+SCHEMA_VERSION = 3
 
-# Significant digits kept for every float in a trace (each float is stored as float(f"{x:.5g}")).
-# Enough for the lessons' 2-decimal display and for re-deriving weights from the stored q and k
-# to 1e-3 (tests/test_store.py checks both). traces/README.md documents it.
+# Significant digits kept for every float stored as a JSON number (probabilities, scales). The
+# activations are encoded arrays instead: int16 × scale, scale = max|x| / 32767 rounded up to two
+# significant digits, so each value is within scale / 2 (tests/test_encoding.py).
 SIGNIFICANT_DIGITS = 5
 
 
@@ -40,6 +42,11 @@ HEAD_ACTIVATIONS: tuple[Activation, ...] = (
     Activation("weights", "weights", ("query", "key"), "softmax of scaledMasked; rows sum to 1"),
     Activation("out", "out", ("token", "head_dim"), "weights · v, the head's output"),
 )
+
+# What a schema-3 file stores per head, in this order, each as an encoded array; the loader
+# restores the rest: scaledMasked = scores / √head_dim (null above the diagonal), and the layer's
+# attnConcat = every head's out side by side (out is the model's own c_proj input, block h).
+STORED_HEAD_FIELDS = ("q", "k", "v", "scores", "weights", "out")
 
 # Per layer.
 LAYER_ACTIVATIONS: tuple[Activation, ...] = (

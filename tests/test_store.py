@@ -103,8 +103,14 @@ def test_file_format_is_compact_ordered_rounded(tmp_path):
     assert "héllo".encode() in raw and b": " not in raw and b", " not in raw
     doc = json.loads(raw)
     assert list(doc)[:5] == ["schemaVersion", "key", "model", "text", "meta"]
-    assert list(doc["layers"][0]["heads"][0]) == [a.camel for a in schema.HEAD_ACTIVATIONS]
-    floats = [x for layer in doc["layers"] for h in layer["heads"] for row in h["q"] + h["weights"] for x in row]
+    assert list(doc["layers"][0]) == ["heads"]  # attnConcat is restored by the loader
+    head = doc["layers"][0]["heads"][0]
+    assert list(head) == list(schema.STORED_HEAD_FIELDS)  # scaledMasked is restored by the loader
+    assert all(list(head[f])[:3] == ["int16", "scale", "shape"] for f in head)
+    assert head["weights"]["tril"] is True and "tril" not in head["q"]
+    # every float left as a JSON number (scales, probabilities) has at most 5 significant digits
+    floats = [h[f]["scale"] for layer in doc["layers"] for h in layer["heads"] for f in h]
+    floats += [p["prob"] for row in doc["predictions"] for p in row]
     assert floats and all(significant_digits(x) <= 5 for x in floats)
 
 
@@ -219,8 +225,10 @@ def real_trace(tmp_path_factory):
     lm = random_tiny(seed=2, sharpen=6.0)
     root = tmp_path_factory.mktemp("store")
     s = TraceStore(root)
-    s.write(tracing.trace(lm, "Lily wanted to play with her ball."))
-    return s.load("tiny", "Lily wanted to play with her ball.")
+    path = s.write(tracing.trace(lm, "Lily wanted to play with her ball."))
+    doc = s.load("tiny", "Lily wanted to play with her ball.")
+    doc["_file"] = path  # the file as stored (encoded), for the JSON Schema
+    return doc
 
 
 def test_rederive_from_stored_numbers(real_trace):
@@ -229,6 +237,7 @@ def test_rederive_from_stored_numbers(real_trace):
     import numpy as np
 
     worst_w, worst_o = 0.0, 0.0
+    assert real_trace["_file"].is_file()
     for layer in real_trace["layers"]:
         outs = []
         for head in layer["heads"]:
@@ -249,12 +258,18 @@ def test_rederive_from_stored_numbers(real_trace):
 
 
 def test_real_trace_matches_json_schema(real_trace):
+    """The JSON Schema describes the file as stored (encoded arrays)."""
     jsonschema = pytest.importorskip("jsonschema")
     spec = json.loads(SCHEMA_FILE.read_text())
     jsonschema.Draft202012Validator.check_schema(spec)
-    jsonschema.validate(real_trace, spec)
-    broken = json.loads(json.dumps(real_trace))
-    broken["layers"][0]["heads"][0]["weights"][0][0] = 1.5
+    stored = json.loads(real_trace["_file"].read_text(encoding="utf-8"))
+    jsonschema.validate(stored, spec)
+    broken = json.loads(json.dumps(stored))
+    broken["layers"][0]["heads"][0]["weights"]["scale"] = -1
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, spec)
+    broken = json.loads(json.dumps(stored))
+    broken["layers"][0]["heads"][0]["q"]["int16"] += "!"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, spec)
     del broken["predictions"]
@@ -264,8 +279,10 @@ def test_real_trace_matches_json_schema(real_trace):
 
 def test_json_schema_names_match_schema_module():
     spec = json.loads(SCHEMA_FILE.read_text())
-    assert spec["$defs"]["head"]["required"] == [a.camel for a in schema.HEAD_ACTIVATIONS]
-    assert spec["$defs"]["layer"]["required"] == ["heads"] + [a.camel for a in schema.LAYER_ACTIVATIONS]
+    assert spec["$defs"]["head"]["required"] == list(schema.STORED_HEAD_FIELDS)
+    restored = {a.camel for a in schema.HEAD_ACTIVATIONS} - set(schema.STORED_HEAD_FIELDS)
+    assert restored == {"scaledMasked"}
+    assert spec["$defs"]["layer"]["required"] == ["heads"]  # attnConcat: restored from the heads' out
     assert spec["$defs"]["meta"]["required"] == list(schema.META_FIELDS.values()) + ["standIn"]
     assert spec["$defs"]["prediction"]["required"] == list(schema.PREDICTION_FIELDS)
     assert spec["properties"]["schemaVersion"]["const"] == schema.SCHEMA_VERSION
@@ -292,4 +309,4 @@ def test_committed_store_is_consistent():
         smallest = min(entries, key=lambda e: e["nTokens"])
         doc = s.load(model, smallest["text"], smallest.get("ids"))
         assert doc["meta"] == meta and len(doc["tokens"]) == smallest["nTokens"]
-        jsonschema.validate(doc, spec)
+        jsonschema.validate(json.loads((REPO / "traces" / model / smallest["file"]).read_text(encoding="utf-8")), spec)
