@@ -219,12 +219,26 @@ def site_builder(tmp_path):
     return build
 
 
+# training_log_doc()'s head scores every 300 steps: induction jumps between steps 300 and 600
+HEAD_SCORES = {
+    "previous-token": [0.20, 0.68, 0.80, 0.95], "duplicate-token": [0.08, 0.30, 0.72, 0.74],
+    "induction": [0.08, 0.88, 0.70, 0.60], "sink": [0.23, 0.61, 0.90, 0.96],
+}
+HEAD_CHANCE = {"previous-token": 0.1204, "duplicate-token": 0.0625, "induction": 0.0625, "sink": 0.1204}
+
+
 def training_log_doc() -> dict:
+    """A training log in the shape generator/training.py writes (source files, headScores)."""
     steps = [{"step": s, "loss": round(8 * math.exp(-s / 300) + 1.5, 4), "tokens": s * 4096} for s in range(1, 1201)]
-    validation = [{"step": s, "loss": round(8 * math.exp(-s / 300) + 1.7, 4), "tokens": s * 4096, "wallSeconds": s * 1.5} for s in (300, 600, 900, 1200)]
+    validation = [{"step": s, "loss": round(8 * math.exp(-s / 300) + 1.7, 4), "tokens": s * 4096} for s in (300, 600, 900, 1200)]
+    head_scores = [
+        {"step": s, "tokens": s * 4096, "best": {k: {"layer": 3, "head": i % 4, "score": v[i]} for k, v in HEAD_SCORES.items()}}
+        for i, s in enumerate((300, 600, 900, 1200))
+    ]
     return {
-        "config": {"steps": 1200}, "source": "stories.txt", "corpusSha256": "ab" * 32,
+        "config": {"steps": 1200}, "corpusSha256": "ab" * 32,
+        "source": [{"file": "stories.txt", "stories": 6000, "sha256": "cd" * 32}, {"file": "more-stories.txt", "stories": 4000, "sha256": "ef" * 32}],
         "stories": {"train": 9000, "validation": 1000}, "tokens": {"train": 10**6, "validation": 10**5},
-        "nParams": 812345, "steps": steps, "validation": validation,
+        "nParams": 812345, "steps": steps, "validation": validation, "headScores": head_scores, "headChance": HEAD_CHANCE,
         "heldOut": {"bitsPerChar": 1.2345, "natsPerToken": 1.61, "stories": 100}, "wallSeconds": 1800.0,
     }

@@ -985,8 +985,57 @@
     this.id = fig.id;
     this.data = ownData(fig) || {};
     this.host = fig.querySelector('.course-plot');
+    this.headsHost = fig.querySelector('.course-heads-plot');
     this.done = null;
   }
+  // One colour per score kind, from course.css (--course-kind-<kind>, light and slate).
+  var KIND_COLOURS = { 'previous-token': '#0077bb', 'duplicate-token': '#aa3377', induction: '#cc3311', sink: '#117733' };
+  TrainingFigure.prototype.kindColour = function (kind) {
+    var v = (getComputedStyle(this.el).getPropertyValue('--course-kind-' + kind) || '').trim();
+    return v || KIND_COLOURS[kind] || '#7f8ea3';
+  };
+  // The best head of each kind against step (solid), with its chance level (dashed, same colour).
+  TrainingFigure.prototype.headsFigure = function () {
+    var h = this.data.heads, self = this, data = [];
+    if (!h || !h.steps || !h.steps.length) return null;
+    var first = h.steps[0], last = h.steps[h.steps.length - 1];
+    (h.series || []).forEach(function (s) {
+      var colour = self.kindColour(s.kind);
+      data.push({ type: 'scatter', mode: 'lines+markers', name: s.label, legendgroup: s.kind, x: h.steps, y: s.scores,
+        customdata: s.heads, line: { color: colour, width: 2 }, marker: { size: 5, color: colour },
+        hovertemplate: 'step %{x}: %{y:.2f} (%{customdata})<extra>' + s.label + '</extra>' });
+      if (s.chance != null) {
+        data.push({ type: 'scatter', mode: 'lines', name: 'chance: ' + s.label, legendgroup: s.kind, showlegend: false,
+          x: [first, last], y: [s.chance, s.chance], line: { color: colour, width: 1.5, dash: 'dash' },
+          hovertemplate: 'chance %{y:.2f}<extra>' + s.label + '</extra>' });
+      }
+    });
+    var layout = {
+      height: 340, margin: { l: 60, r: 20, t: 20, b: 50 },
+      xaxis: { title: { text: 'optimiser step' }, fixedrange: true },
+      yaxis: { title: { text: 'best head\'s score (dashed: chance)' }, range: [0, 1.02], fixedrange: true },
+      legend: { orientation: 'h', y: 1.16 }, dragmode: false,
+      paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)',
+      font: { family: 'inherit', color: getComputedStyle(this.el).color || '#222' }
+    };
+    return { data: data, layout: layout };
+  };
+  TrainingFigure.prototype.plotHeads = function () {
+    var spec = this.headsHost && this.headsFigure();
+    if (!spec) return Promise.resolve(false);
+    var inner = el('div', 'course-plot-inner');
+    clear(this.headsHost);
+    this.headsHost.appendChild(inner);
+    return Promise.resolve(window.Plotly.newPlot(inner, spec.data, spec.layout, PLOT_CONFIG)).then(
+      function () { return true; }, function (e) { console.warn('course.js: Plotly failed', e); return false; });
+  };
+  // After a theme switch: text colour on both charts, and the kinds' colours.
+  TrainingFigure.prototype.retheme = function () {
+    var colour = getComputedStyle(this.el).color;
+    if (this.host && this.host.firstChild) window.Plotly.relayout(this.host.firstChild, { 'font.color': colour });
+    var spec = this.headsHost && this.headsHost.firstChild && this.headsFigure();
+    if (spec) window.Plotly.react(this.headsHost.firstChild, spec.data, spec.layout, PLOT_CONFIG);
+  };
   TrainingFigure.prototype.plot = function () {
     if (this.done) return this.done;
     var d = this.data;
@@ -996,6 +1045,7 @@
       this.done = Promise.resolve(false);
       return this.done;
     }
+    var self = this;
     var x = function (p) { return p.step; };
     var y = function (p) { return p.loss; };
     var data = [];
@@ -1020,7 +1070,8 @@
     clear(this.host);
     this.host.appendChild(inner);
     this.done = Promise.resolve(window.Plotly.newPlot(inner, data, layout, PLOT_CONFIG)).then(
-      function () { return true; }, function (e) { console.warn('course.js: Plotly failed', e); return false; });
+      function () { return true; }, function (e) { console.warn('course.js: Plotly failed', e); return false; }).then(
+      function (ok) { return self.plotHeads().then(function () { return ok; }); });
     return this.done;
   };
 
@@ -1277,9 +1328,7 @@
           v.redrawPlot();
         });
         if (f instanceof TrainingFigure && f.done) {
-          f.done.then(function (ok) {
-            if (ok) window.Plotly.relayout(f.host.firstChild, { 'font.color': getComputedStyle(f.el).color });
-          });
+          f.done.then(function (ok) { if (ok) f.retheme(); });
         }
       });
     }).observe(document.body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });

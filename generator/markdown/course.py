@@ -49,7 +49,11 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
     models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
                 nHeads (layers × heads) sqrtHeadDim (2 decimals)
     training    {{ model.tiny.training.bitsPerChar }} natsPerToken steps tokensSeen finalLoss
-                validationLoss wallMinutes nParams trainStories validationStories source
+                validationLoss wallMinutes nParams trainStories validationStories source (the corpus
+                files, "stories.txt and more-stories.txt"); from the log's headScores:
+                {{ model.tiny.training.headScore(induction) }} (last logged best score)
+                {{ model.tiny.training.headStep(induction, 0.3) }} (first logged step reaching 0.3)
+                {{ model.tiny.training.headChance(induction) }}
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 
 A reference to a figure whose trace is pending renders `<span class="course-pending-ref">pending</span>`.

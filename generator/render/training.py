@@ -1,5 +1,8 @@
-"""`training` figures: the tiny model's training log (loss curve, validation table), and the
-`{{ model.tiny.training.<field> }}` references."""
+"""`training` figures: the tiny model's training log (loss curve, validation table; the best
+head of each score kind against step, with its chance level), and the
+`{{ model.tiny.training.<field> }}` references, among them `headScore(induction)` (the last
+logged best score), `headStep(induction, 0.3)` (the first logged step whose best score reaches
+0.3) and `headChance(induction)`."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import json
 import math
 from pathlib import Path
 
+from .. import registry
 from ..lessons import directives as D
 from . import templating
 from .context import Ctx, Figure, Missing
@@ -16,6 +20,8 @@ from .refs import PENDING_REF, ref_fail
 REFS: dict[str, tuple[int, int]] = {}  # figure references; its numbers are model.tiny.training.*
 MAX_TRAINING_POINTS = 400  # training-loss points kept for the plot (the log has one per step)
 FIELDS = ("bitsPerChar", "natsPerToken", "steps", "tokensSeen", "finalLoss", "validationLoss", "wallMinutes", "nParams", "trainStories", "validationStories", "source")
+# fields that take arguments: name -> the arguments' names
+ARG_FIELDS = {"headScore": ("kind",), "headStep": ("kind", "level"), "headChance": ("kind",)}
 
 
 def load_log(path: Path | str) -> dict | None:
@@ -60,8 +66,84 @@ def fields(log: dict) -> dict[str, str]:
     for k, v in (log.get("stories") or {}).items():
         out[f"{k}Stories"] = whole(v)
     if "source" in log:
-        out["source"] = esc(log["source"])
+        out["source"] = esc(source_names(log["source"]))
     return out
+
+
+def source_names(source) -> str:
+    """The corpus files: a list of `{file, stories, sha256}` (older logs: one string), as
+    "stories.txt and more-stories.txt"."""
+    if isinstance(source, list):
+        return " and ".join(str(s.get("file", "?")) if isinstance(s, dict) else str(s) for s in source)
+    return str(source)
+
+
+def head_series(log: dict) -> dict | None:
+    """The plot's data: every logged step and, per score kind, the best head's score and chance."""
+    points = log.get("headScores") or []
+    if not points:
+        return None
+    chance = log.get("headChance") or {}
+    kinds = [k for k in registry.KINDS if any(k in p.get("best", {}) for p in points)]
+    return {
+        "steps": [p["step"] for p in points],
+        "series": [
+            {
+                "kind": k, "label": registry.NAMES[k], "chance": chance.get(k),
+                "scores": [p["best"][k]["score"] if k in p.get("best", {}) else None for p in points],
+                "heads": [head_label(p["best"].get(k)) for p in points],
+            }
+            for k in kinds
+        ],
+    }
+
+
+def head_label(best: dict | None) -> str:
+    return f"L{best['layer'] + 1} H{best['head'] + 1}" if best else "–"
+
+
+def head_rows(log: dict, series: dict) -> list[list[str]]:
+    """The no-JS table: step, tokens seen, then each kind's best score and head."""
+    rows = []
+    for i, p in enumerate(log["headScores"]):
+        cells = [whole(p["step"]), whole(p["tokens"]) if "tokens" in p else "–"]
+        for s in series["series"]:
+            score = s["scores"][i]
+            cells.append("–" if score is None else f"{f2(score)} ({s['heads'][i]})")
+        rows.append(cells)
+    return rows
+
+
+def head_ref(ref, name: str, log: dict) -> str:
+    """`headScore(kind)`, `headStep(kind, level)`, `headChance(kind)` from the log's headScores."""
+    fix = "write e.g. `{{ model.tiny.training.headStep(induction, 0.3) }}`"
+    want = ARG_FIELDS[name]
+    if len(ref.args) != len(want):
+        ref_fail(ref, f"'{name}' takes {len(want)} argument{'s' if len(want) != 1 else ''} ({', '.join(want)}), not {len(ref.args)}", fix)
+    kind = ref.args[0]
+    if kind not in registry.KINDS:
+        ref_fail(ref, f"unknown score kind {kind!r}", f"use one of: {', '.join(registry.KINDS)}")
+    if name == "headChance":
+        chance = (log.get("headChance") or {}).get(kind)
+        if chance is None:
+            ref_fail(ref, f"the training log has no chance level for {kind}", "retrain with `make tiny-model`, which logs headChance")
+        return f2(chance)
+    points = [p for p in log.get("headScores") or [] if kind in p.get("best", {})]
+    if not points:
+        ref_fail(ref, f"the training log has no {kind} scores (headScores)", "retrain with `make tiny-model`, which logs the best head of each kind")
+    if name == "headScore":
+        return f2(points[-1]["best"][kind]["score"])
+    try:
+        level = float(ref.args[1])
+    except ValueError:
+        level = math.nan
+    if not 0 <= level <= 1:
+        ref_fail(ref, f"level {ref.args[1]!r} is not a number from 0 to 1", "write a score like 0.3")
+    for p in points:
+        if p["best"][kind]["score"] >= level:
+            return whole(p["step"])
+    top = max(points, key=lambda p: p["best"][kind]["score"])
+    ref_fail(ref, f"the best {kind} head never reaches {ref.args[1]} in the log (at most {f2(top['best'][kind]['score'])}, at step {whole(top['step'])})", "choose a lower level")
 
 
 def render(d: D.Training, ctx: Ctx) -> str:
@@ -71,19 +153,31 @@ def render(d: D.Training, ctx: Ctx) -> str:
         ctx.register(d, Figure("training", n, d, pending=True))
         return templating.render("training_pending.html", n=n, model=d.model, log_path=ctx.training_log_path)
     f = fields(log)
+    heads = head_series(log)
     payload = {
         "steps": [{"step": p["step"], "loss": p["loss"]} for p in thin(log.get("steps", []))],
         "validation": [{"step": p["step"], "loss": p["loss"]} for p in log.get("validation", [])],
     }
+    if heads:
+        payload["heads"] = {"steps": heads["steps"], "series": [{k: s[k] for k in ("kind", "label", "chance", "scores", "heads")} for s in heads["series"]]}
+    timed = any("wallSeconds" in p for p in log.get("validation", []))  # older logs timed each point
     validation = [
-        (whole(p["step"]), whole(p["tokens"]), f2(p["loss"]), str(int(round(p["wallSeconds"] / 60))) if "wallSeconds" in p else "–")
+        [whole(p["step"]), whole(p["tokens"]), f2(p["loss"])] + ([str(int(round(p["wallSeconds"] / 60))) if "wallSeconds" in p else "–"] if timed else [])
         for p in log.get("validation", [])
     ]
     summary = f if "steps" in f and "bitsPerChar" in f else None
     ctx.register(d, Figure("training", n, d))
     return templating.render(
         "training.html", n=n, model=d.model, summary=summary, validation=validation, payload=payload,
-        n_params=whole(log.get("nParams", 0)), corpus=log.get("source", "unknown"), sha=str(log.get("corpusSha256", ""))[:12],
+        validation_columns=["Step", "Tokens seen", "Validation loss"] + (["Minutes"] if timed else []),
+        heads=heads and {
+            "columns": ["Step", "Tokens seen"] + [s["label"] for s in heads["series"]],
+            "rows": head_rows(log, heads),
+            "chance": [f2(s["chance"]) if s["chance"] is not None else "–" for s in heads["series"]],
+            "last": [(s["label"], f2(s["scores"][-1]) if s["scores"][-1] is not None else "–", f2(s["chance"]) if s["chance"] is not None else "–") for s in heads["series"]],
+            "step": whole(heads["steps"][-1]),
+        },
+        n_params=whole(log.get("nParams", 0)), corpus=source_names(log.get("source", "unknown")), sha=str(log.get("corpusSha256", ""))[:12],
     )
 
 
@@ -93,14 +187,16 @@ def model_ref(ref, parts: list[str], ctx: Ctx) -> str:
         ref_fail(ref, "only the tiny model has a training log", "write `{{ model.tiny.training.bitsPerChar }}`")
     if len(parts) != 3:
         ref_fail(ref, "name one training field", "write `{{ model.tiny.training.bitsPerChar }}`")
-    if ref.args:
-        ref_fail(ref, "model references take no arguments", "write `{{ model.tiny.training.bitsPerChar }}`")
+    if ref.args and parts[2] not in ARG_FIELDS:
+        ref_fail(ref, f"'{parts[2]}' takes no arguments", "write `{{ model.tiny.training.bitsPerChar }}`")
     if ctx.training_log is None:
         ctx.note_missing(Missing("tiny", Missing.TRAINING_LOG), ref.where)
-        if parts[2] not in FIELDS:
-            ref_fail(ref, f"unknown training field '{parts[2]}'", f"use one of: {', '.join(FIELDS)}")
+        if parts[2] not in FIELDS and parts[2] not in ARG_FIELDS:
+            ref_fail(ref, f"unknown training field '{parts[2]}'", f"use one of: {', '.join(FIELDS + tuple(ARG_FIELDS))}")
         return PENDING_REF
+    if parts[2] in ARG_FIELDS:
+        return head_ref(ref, parts[2], ctx.training_log)
     values = fields(ctx.training_log)
     if parts[2] not in values:
-        ref_fail(ref, f"the training log has no field '{parts[2]}'", f"use one of: {', '.join(sorted(values))}")
+        ref_fail(ref, f"the training log has no field '{parts[2]}'", f"use one of: {', '.join(sorted(values) + list(ARG_FIELDS))}")
     return values[parts[2]]
