@@ -73,7 +73,7 @@ class _BodyLoader(yaml.SafeLoader):
 
     def construct_mapping(self, node, deep=False):
         seen: dict[tuple[str, str], int] = {}
-        for key_node, _value in node.value:
+        for key_node, _value in node.value if isinstance(node, yaml.MappingNode) else ():
             if isinstance(key_node, yaml.ScalarNode):
                 k = (key_node.tag, key_node.value)
                 line = key_node.start_mark.line + 1
@@ -117,6 +117,8 @@ def load_body(body: str, where: str, kind: str) -> Any:
         at = f" (body line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", None) or "cannot be read"
         _fail(where, f"{kind}: malformed YAML{at}: {problem}", "write the options as `key: value` lines; quote sentences that contain ':' or '#'")
+    except (ValueError, TypeError, OverflowError) as exc:  # a tag's constructor (!!timestamp, !!binary ...) gave up
+        _fail(where, f"{kind}: the block cannot be read as YAML ({type(exc).__name__}: {_show(str(exc))})", "write the options as plain `key: value` lines, without `!!` tags")
     finally:
         loader.dispose()
 

@@ -8,9 +8,9 @@ import textwrap
 import unicodedata
 from dataclasses import dataclass
 
-import yaml
 
-from .directives import SPECS
+from .directives import SPECS, load_body
+from .errors import LessonError
 from .errors import fail as _fail
 from .source import walk_lines
 
@@ -93,9 +93,9 @@ def page_targets(lines: list[str]) -> set[str]:
         elif role == "body":
             body.append(line)
         elif role == "close" and (fence["lang"] or "") in SPECS:
-            try:
-                data = yaml.safe_load(textwrap.dedent("\n".join(body)))
-            except yaml.YAMLError:
+            try:  # the one hardened body reader: no alias bomb expands here either
+                data = load_body(textwrap.dedent("\n".join(body)), "", fence["lang"])
+            except LessonError:
                 continue  # the fence itself reports it
             if isinstance(data, dict) and isinstance(data.get("id"), str):
                 ids.add(data["id"])
