@@ -680,3 +680,49 @@ def test_a_damaged_store_or_training_log_stops_the_build_with_one_line_naming_th
     assert snapshot(root) == before, "the failed build changed site/, traces/ or content/assets/generated/"
     for escaped in (Path("/tmp") / f"{ESCAPE}.json", Path("/tmp") / f"{ESCAPE}.js"):
         assert not escaped.exists(), f"the build wrote {escaped}, outside the project"
+
+
+ACCEPTED = GOOD + """
+```softmax
+scores: [2, 1, 0]
+labels: [2, 1, 0]
+id: numbered
+```
+
+Label one: {{ numbered.weight(1) }}; position one: {{ numbered.weight(#1) }}.
+
+```softmax
+scores: [800, 1000, 0]
+id: big
+```
+
+Total: {{ big.total }}; e to the 1000: {{ big.exp(2) }}; e to the 800: {{ big.exp(a) }}.
+
+```stepper
+tokens: [she, ran, she]
+query: [[0, 1e3], [0, 1], [1.0e3, 0]]
+key: [[1, 0], [0, 1], [1, 1]]
+value: [[1, 0], [0, 1], [0.5, 0.5]]
+id: rep
+```
+
+Focus output: {{ rep.out(1) }}.
+"""
+
+
+def test_what_the_review_found_wrong_renders_as_documented(good_project, tmp_path):
+    """Issue 11's silent wrong outputs, now right: a softmax label is looked up as a label
+    (`labels: [2, 1, 0]`: weight(1) is the score labelled 1, #1 the first); e^x and the total past
+    a float's range are written in scientific notation, not inf or a traceback; `1e3`/`1.0e3` in a
+    stepper are numbers; a stepper without `focus` follows its last token, not the first match."""
+    root = tmp_path / "project"
+    root.mkdir()
+    project_from(good_project, root)
+    (root / "content" / "lesson.md").write_text(ACCEPTED, encoding="utf-8")
+    rc, log = build(root, "--strict")
+    assert rc == 0, log
+    assert_no_traceback(log)
+    page = re.sub(r"<[^>]+>", "", (root / "site" / "lesson.html").read_text(encoding="utf-8"))
+    assert "Label one: 0.245; position one: 0.665." in page
+    assert "Total: 1.97e+434; e to the 1000: 1.97e+434; e to the 800: 2.73e+347." in page
+    assert "Focus output: 0.75." in page  # the last ·she (query [1000, 0]) mixes Lily's and she's values
