@@ -228,7 +228,7 @@ def test_duplicate_ids_on_one_page(tmp_path: Path):
 
 def test_a_bad_block_deep_in_a_file_names_its_own_line(tmp_path: Path):
     page = tmp_path / "p.md"
-    page.write_text("a\n\nb\n\n    ```attention\n    model: tiny\n    sentence: hi\n    layer: 9\n    head: 1\n    ```\n", encoding="utf-8")
+    page.write_text("a\n\n=== \"b\"\n\n    ```attention\n    model: tiny\n    sentence: hi\n    layer: 9\n    head: 1\n    ```\n", encoding="utf-8")
     with pytest.raises(LessonError, match=r"^p\.md:5: attention: layer 9 is out of range"):
         pages.parse_file(page, "p.md")
 

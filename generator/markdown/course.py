@@ -42,7 +42,8 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
     stepper     {{ id.score(she, Lily) }} {{ id.scaled(she, Lily) }} {{ id.weight(she, Lily) }}
                 {{ id.out(she) }} (a vector) {{ id.out(1) }} (entry 1 of the focus output)
                 {{ id.sqrtd }} {{ id.tokens }}
-    softmax     {{ id.weight(1) }} {{ id.exp(1) }} (by position or label) {{ id.total }}
+    softmax     {{ id.weight(1) }} {{ id.exp(1) }} (by label, else by position; #1 always a position)
+                {{ id.total }} (e^x and the total in scientific notation from 1e6, 1.97e+434)
     scoreboard  {{ id.top(induction, 3) }} {{ id.score(induction, 6, 6) }} {{ id.rank(induction, 6, 6) }}
                 {{ id.chance(induction) }} (the score of a head spreading its attention evenly)
     predictions {{ id.tokens }}
