@@ -9,7 +9,10 @@ For the tiny model and for the random 12 × 12 × 768 stand-in of GPT-2 small it
   Target: ≤ 1.5×;
 * the store's encode time (rounding + JSON), reported apart;
 * bytes per trace, raw and gzipped, for "Lily wanted to play with her" on tiny and a 12-token
-  sentence on the stand-in.
+  sentence on the stand-in;
+* the size of the GPT-2 chapter's whole trace set (every gpt2 sentence of the lessons plus the
+  head-scoring texts) traced with the stand-in, as the store writes it (schema 3, encoded) and as
+  plain JSON with every float a 5-digit number (schema 2's way), raw and gzipped, in MB (10⁶ bytes).
 """
 
 from __future__ import annotations
@@ -87,6 +90,42 @@ def bench_one(label: str, load, text: str, ids=None, runs: int = 7) -> dict:
     }
 
 
+def chapter_set_size(lm, content_dir=None) -> dict:
+    """Bytes of the GPT-2 chapter's trace set made with `lm` (the stand-in): every gpt2 sentence
+    the lessons use plus heads.scoring_requests, encoded as the store writes them and as plain
+    rounded JSON. Nothing is written."""
+    from pathlib import Path
+
+    from . import heads, store, tracing
+    from .lessons import pages
+
+    content_dir = Path(content_dir or Path(__file__).resolve().parents[1] / "content")
+    reqs = [it.request for it in pages.collect(content_dir) if it.request.model == "gpt2"]
+    reqs += heads.scoring_requests("gpt2", lm.meta)
+    reqs = list(dict.fromkeys(reqs))
+    enc = store.TraceStore("/nonexistent")
+    r = {"traces": len(reqs), "tokens": 0, "bytes": 0, "gzip_bytes": 0, "plain_bytes": 0, "plain_gzip_bytes": 0}
+    for req in reqs:
+        doc = tracing.trace(lm, req.text, req.ids)
+        _, data = enc.encode(doc)
+        plain = store.dumps(store.round_floats(doc))
+        r["tokens"] += len(doc["tokens"])
+        r["bytes"] += len(data)
+        r["gzip_bytes"] += len(gzip.compress(data, compresslevel=9, mtime=0))
+        r["plain_bytes"] += len(plain)
+        r["plain_gzip_bytes"] += len(gzip.compress(plain, compresslevel=6, mtime=0))
+    return r
+
+
+def print_chapter_set(r: dict, out=print) -> None:
+    n, mb = r["traces"], 1e6
+    out(f"GPT-2 chapter trace set on the stand-in: {n} traces, {r['tokens']} tokens")
+    out(f"  stored (schema 3, encoded): {r['bytes'] / mb:.2f} MB raw, {r['gzip_bytes'] / mb:.2f} MB gzipped; "
+        f"per trace {r['bytes'] / n / mb:.2f} MB raw, {r['gzip_bytes'] / n / mb:.2f} MB gzipped")
+    out(f"  plain JSON (5 digits):      {r['plain_bytes'] / mb:.2f} MB raw, {r['plain_gzip_bytes'] / mb:.2f} MB gzipped (level 6); "
+        f"per trace {r['plain_bytes'] / n / mb:.2f} MB raw")
+
+
 def run_bench(runs: int = 7, out=print) -> list[dict]:
     import torch
 
@@ -107,6 +146,7 @@ def run_bench(runs: int = 7, out=print) -> list[dict]:
     ids = tok.encode(LONG_SENTENCE).ids[:STAND_IN_TOKENS]
     text = tok.decode(ids)
     results.append(bench_one("stand-in 12×12×768", lambda: models.load_stand_in(tok), text, ids=ids, runs=runs))
+    chapter = chapter_set_size(models.load_stand_in(tok))
 
     out(f"torch {torch.__version__}, {torch.get_num_threads()} threads; medians of {runs} runs")
     out(f"{'model':<20}{'tokens':>7}{'load s':>8}{'bare ms':>9}{'trace ms':>10}{'ratio':>7}{'cpu ratio':>10}"
@@ -119,6 +159,7 @@ def run_bench(runs: int = 7, out=print) -> list[dict]:
     out("ratio = tracer (forward with hooks + recomputation + self-checks + document) / bare forward "
         "with output_attentions, wall-clock medians (cpu ratio: the same in this process's CPU time); "
         "target ≤ 1.5×. encode = rounding + JSON, once per written trace; gzip at level 9.")
+    print_chapter_set(chapter, out)
     return results
 
 
