@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import pytest
 
-from generator import schema, store
+from generator import schema, store, store_files
 from generator.store import MissingTrace, TraceRequest, TraceStore, trace_key
 from trace_helpers import REPO, fake_doc
 
@@ -163,7 +163,7 @@ def test_crash_before_index_leaves_loadable_store(tmp_path, monkeypatch):
             raise KeyboardInterrupt("killed between the trace and the index")
         return real_replace(src, dst)
 
-    monkeypatch.setattr(store.os, "replace", dying_replace)
+    monkeypatch.setattr(store_files.os, "replace", dying_replace)
     with pytest.raises(KeyboardInterrupt):
         s.write(fake_doc("lost"))
     monkeypatch.undo()
