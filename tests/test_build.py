@@ -182,7 +182,7 @@ def test_missing_trace_warns_shows_pending_and_fails_strict(tmp_path):
     assert "content/p.md:5: no trace of 'Lily wanted to play with her' for model tiny" in warnings[0]
     assert "make traces" in warnings[0]
     html = built.html("p.md")
-    assert 'class="course-fig course-pending"' in html and "Traces pending." in html
+    assert 'class="course-fig course-pending"' in html and "Not traced in this copy of the course." in html
     assert 'Weight <span class="course-pending-ref">pending</span>.' in html
     strict = run_build(tmp_path, strict=True, assets=False)
     assert not strict.ok and "no trace of 'Lily wanted to play with her'" in strict.log

@@ -328,7 +328,7 @@ CASES = [
          "reference {{ st.score(sh\u0435, Lily) }}: no single token 'sh\u0435' in this stepper (tokens: Lily, ran, she); 'sh\u0435' only looks like #3 'she': it has U+0435 CYRILLIC SMALL LETTER IE where #3 has U+0065 LATIN SMALL LETTER E. Fix: name one of these tokens, or give its position like #2",
          at="st.score(sh\u0435"),
     Case("missing-trace-strict", bad('sentence: "Lily wanted to play with her"\n', 'sentence: "Lily wanted to play with him"\n'),
-         "no trace of 'Lily wanted to play with him' for model tiny; the page shows a 'traces pending' box. Run `make traces` on a machine with the model.",
+         "no trace of 'Lily wanted to play with him' for model tiny; the page shows a 'traces pending' box. Run `make traces` (the tiny model runs here in seconds).",
          at="```attention", command="strict"),
 ]
 # Cases for `python -m generator traces` (content + tiny model): exit status 2, store untouched.
@@ -496,7 +496,7 @@ def test_stale_trace_names_model_sentence_line_and_the_make_target(good_project,
                         'sentences: ["Lily wanted to play with her", "Ben wanted to play with his dog"]')
     (root / "content" / "lesson.md").write_text(text, encoding="utf-8")
     want = (f"content/lesson.md:{line_of(text, '```compare')}: no trace of 'Ben wanted to play with his dog' for model tiny; "
-            "the page shows a 'traces pending' box. Run `make traces` on a machine with the model.")
+            "the page shows a 'traces pending' box. Run `make traces` (the tiny model runs here in seconds).")
     before = snapshot(root)
     rc, log = build(root, "--strict")
     assert rc != 0 and want in error_lines(log), log

@@ -59,14 +59,21 @@ class Missing:
     TRAINING_LOG = "training log"
     MODEL = "model traces"  # a model reference ({{ model.gpt2.nLayer }}) with no trace at all
 
+    def remedy(self) -> str:
+        """What to do here: the tiny model is committed and traces in seconds; GPT-2 needs its
+        weights, which these machines cannot download."""
+        if self.model == "tiny":
+            return "Run `make traces` (the tiny model runs here in seconds)."
+        return "It needs the model download: run `make traces` where the hub is reachable, or set COURSE_GPT2_PATH to a local copy."
+
     def warning(self, at: str, training_log_path: str) -> str:
         if self.what == Missing.TRAINING_LOG:
             return f"{at}: the tiny model's training log {training_log_path} is missing; the page shows 'pending'. Run `make tiny-model`."
         if self.what == Missing.HEAD_SCORES:
-            return f"{at}: no head scores for model {self.model} (traces/{self.model}/heads.json); the page shows a pending box. Run `make traces` on a machine with the model."
+            return f"{at}: no head scores for model {self.model} (traces/{self.model}/heads.json); the page shows a pending box. {self.remedy()}"
         if self.what == Missing.MODEL:
-            return f"{at}: no traces of model {self.model}, so its numbers show 'pending'. Run `make traces` on a machine with the model."
-        return f"{at}: no trace of {self.text!r} for model {self.model}; the page shows a 'traces pending' box. Run `make traces` on a machine with the model."
+            return f"{at}: no traces of model {self.model}, so its numbers show 'pending'. {self.remedy()}"
+        return f"{at}: no trace of {self.text!r} for model {self.model}; the page shows a 'traces pending' box. {self.remedy()}"
 
 
 @dataclass

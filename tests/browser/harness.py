@@ -305,7 +305,7 @@ def training_fig(n: int) -> str:
 
 def pending_fig(n: int) -> str:
     return (f'<figure class="course-fig course-pending" id="fig-{n}" data-kind="attention" data-model="gpt2" '
-            'data-pending="true"><div class="course-pending-box" role="note"><p><strong>Traces pending.</strong>'
+            'data-pending="true"><div class="course-pending-box" role="note"><p><strong>Not traced in this copy of the course.</strong>'
             '</p></div></figure>')
 
 
