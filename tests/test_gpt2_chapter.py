@@ -95,8 +95,9 @@ def test_every_gpt2_figure_renders_from_stand_in_traces(chapter):
     figs = re.findall(r'<figure class="(course-fig[^"]*)" id="fig-(\d+)" data-kind="(\w+)"', page)
     assert [int(n) for _, n, _ in figs] == list(range(1, len(figs) + 1))
     kinds = [k for _, _, k in figs]
-    # compare, the 144-head grid, the scoreboard, and its two example grids (natural, repeated random)
-    assert kinds == ["compare", "attention", "scoreboard", "attention", "attention"]
+    # compare, the 144-head grid, the scoreboard, and its example grids, one per kind that shows
+    assert kinds[:3] == ["compare", "attention", "scoreboard"] and set(kinds[3:]) == {"attention"}
+    assert 1 <= len(kinds[3:]) <= 4
     assert not any("course-pending" in cls for cls, _, _ in figs)
     assert "course-pending" not in page and "Traces pending" not in page and "pending</span>" not in page
     assert "{{" not in page and "}}" not in visible_text(page)

@@ -5,6 +5,7 @@ stand-in kept off the site."""
 from __future__ import annotations
 
 import re
+from html import escape as html_escape
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +45,9 @@ def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_pat
     assert built.ok, built.log
     html = built.html("heads.md")
     figs = re.findall(r'<figure class="course-fig[^"]*" id="(fig-\d+)" data-kind="(\w+)"', html)
-    # the scoreboard, then one example per scoring trace: natural (previous-token, sink), repeated (induction)
-    assert figs == [("fig-1", "scoreboard"), ("fig-2", "attention"), ("fig-3", "attention")]
+    # the scoreboard, then one example grid per kind whose best head shows it (the planted
+    # synthetic heads show three of the four kinds; the fourth says so instead of a grid)
+    assert figs == [("fig-1", "scoreboard"), ("fig-2", "attention"), ("fig-3", "attention"), ("fig-4", "attention")]
     assert "course-pending" not in html
     board = html[html.index('id="fig-1"') : html.index('id="fig-2"')]
     assert board.count('<section class="course-score"') == 3
@@ -53,7 +55,7 @@ def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_pat
     assert board.count('table class="course-table course-sortable"') == 3
     assert len(re.findall(r'<td data-layer="\d" data-head="\d" style="background:rgb\(', board)) == 3 * 16
     for kind in ("previous-token", "induction", "sink"):
-        assert heads.DEFINITIONS[kind] in board
+        assert html_escape(heads.DEFINITIONS[kind], quote=False) in board
     # every head once per table, linked to the example figure of its kind, 1-based in the hash
     prev = board[board.index('data-score="previous-token"') : board.index('data-score="induction"')]
     ind = board[board.index('data-score="induction"') : board.index('data-score="sink"')]
