@@ -751,7 +751,7 @@
     var frag = document.createDocumentFragment();
     for (var p = 0; p <= Math.max(ia, ib); p++) {
       var tr = el('tr');
-      tr.appendChild(el('td', null, String(p + 1)));
+      tr.appendChild(el('td', null, String(p)));
       var hasA = p <= ia, hasB = p <= ib;
       [[hasA, a, ra], [hasB, b, rb]].forEach(function (side) {
         var tdTok = el('td');

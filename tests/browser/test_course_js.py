@@ -237,7 +237,7 @@ def test_compare_shares_the_picker_and_diffs(open_page, harness_url, harness_sit
     for p in range(4):
         d = rb[p] - ra[p] if p <= 2 else None
         ds = "–" if d is None else ("0.00" if f"{abs(d):.2f}" == "0.00" else f"{d:+.2f}")
-        expected.append([str(p + 1), a["tokens"][p]["display"], f"{ra[p]:.2f}",
+        expected.append([str(p), a["tokens"][p]["display"], f"{ra[p]:.2f}",  # positions count from 0
                          b["tokens"][p]["display"] if p <= 2 else "–", f"{rb[p]:.2f}" if p <= 2 else "–", ds])
     assert rows == expected
     assert page.evaluate("traces.length") == 4  # 2 attention figures + 2 compare sentences, not the pending one

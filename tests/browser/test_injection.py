@@ -100,7 +100,8 @@ def check_page(w: Watched, url: str) -> None:
     heads = page.locator("#fig-1 table.course-table thead th[scope=col]").all_text_contents()
     heads = [h.strip() for h in heads]
     assert heads[len(heads) - len(displays):] == displays and len(heads) - len(displays) in (0, 1)  # a corner cell may lead
-    assert "".join(t["text"] for t in page.evaluate("traces[0].tokens")) == INJECTIONS[0]
+    tokens = page.evaluate("traces[0].tokens")
+    assert tokens[0]["text"] == "<|endoftext|>" and "".join(t["text"] for t in tokens[1:]) == INJECTIONS[0]
     # summary: tokens as text
     summary = page.locator("#fig-1 .course-summary").inner_text()
     assert summary.startswith("In layer 1, head 2, ") and any(d in summary for d in displays if len(d) > 1)

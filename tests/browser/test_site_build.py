@@ -37,7 +37,7 @@ model: tiny
 sentences: ["The cat sat down", "The dog sat"]
 layer: 2
 head: 1
-token: "#3"
+token: "#2"
 ```
 
 ```stepper
@@ -72,7 +72,7 @@ model: tiny
 sentence: "Lily wanted to play with her"
 layer: 2
 head: 4
-token: "#3"
+token: "#2"
 ```
 
 ```compare
@@ -80,7 +80,7 @@ model: tiny
 sentences: ["The cat sat down", "The dog sat"]
 layer: 4
 head: 3
-token: "#4"
+token: "#3"
 ```
 '''
 
