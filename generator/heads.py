@@ -46,7 +46,6 @@ pattern only when it scores well above that.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -333,21 +332,10 @@ class HeadScores:
     doc: dict
     path: Path
 
-    @property
-    def model(self) -> str:
-        return self.doc["model"]
-
-    @property
-    def revision(self) -> str:
-        return self.doc["revision"]
-
-    @property
-    def n_layer(self) -> int:
-        return self.doc["nLayer"]
-
-    @property
-    def n_head(self) -> int:
-        return self.doc["nHead"]
+    model = property(lambda self: self.doc["model"])
+    revision = property(lambda self: self.doc["revision"])
+    n_layer = property(lambda self: self.doc["nLayer"])
+    n_head = property(lambda self: self.doc["nHead"])
 
     def matrix(self, kind: str) -> np.ndarray:
         if kind not in self.doc["scores"]:

@@ -67,6 +67,7 @@ import json
 import logging
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -294,24 +295,33 @@ def fence_validator(language, inputs, options, attrs, md) -> bool:
     return True
 
 
-def fence_format(src, language, class_name, options, md, **kwargs) -> str:
-    """SuperFences formatter: the figure's HTML, or CourseBuildError with `path:line: ...`."""
-    state = _ext(md).state
-    body, where = refs.split_source_mark(src, state.shown)
+@contextmanager
+def one_line_errors(where: str, internal: str, fix: str):
+    """Every failure inside becomes one CourseBuildError line: a lesson mistake as it is, a
+    damaged store file naming the file, and a bug as `internal` with its place."""
     try:
-        if options and options.get("_inputs"):
-            names = ", ".join(sorted(options["_inputs"]))
-            raise LessonError(where, f"{language}: options on the fence line ({names}) are not read", "write every option in the block body as `key: value`")
-        directive = D.parse_directive(language, body, where)
-        return render.render(directive, state.ctx)
+        yield
     except CourseBuildError:
         raise
     except LessonError as exc:
         reraise(exc)
     except StoreError as exc:
         store_failure(exc)
-    except Exception as exc:  # a bug; never let SuperFences turn it into a silent code block
-        raise CourseBuildError(where, f"{language}: internal error while rendering: {exc!r}", "report it with this block") from exc
+    except Exception as exc:
+        raise CourseBuildError(where, f"{internal}: {exc!r}"[:300], fix) from exc
+
+
+def fence_format(src, language, class_name, options, md, **kwargs) -> str:
+    """SuperFences formatter: the figure's HTML, or CourseBuildError with `path:line: ...`."""
+    state = _ext(md).state
+    body, where = refs.split_source_mark(src, state.shown)
+    # A bug, too, is one line: never let SuperFences turn it into a silent code block.
+    with one_line_errors(where, f"{language}: internal error while rendering", "report it with this block"):
+        if options and options.get("_inputs"):
+            names = ", ".join(sorted(options["_inputs"]))
+            raise LessonError(where, f"{language}: options on the fence line ({names}) are not read", "write every option in the block body as `key: value`")
+        directive = D.parse_directive(language, body, where)
+        return render.render(directive, state.ctx)
 
 
 # ---------------------------------------------------------------- 3. prose references
@@ -324,20 +334,13 @@ class RefProcessor(InlineProcessor):
 
     def handleMatch(self, m, data):
         state = self.ext.state
-        try:
+        where = state.shown
+        mark = refs.LINE_MARK_RE.search(m.group(1))
+        if mark:
+            where = f"{state.shown}:{mark['line']}"
+        shown = refs.LINE_MARK_RE.sub("", m.group(1)).strip()
+        with one_line_errors(where, f"internal error while filling in {{{{ {shown} }}}}", "report it with this reference"):
             out = render.render_ref(refs.parse_ref(m.group(1), state.shown), state.ctx)
-        except CourseBuildError:
-            raise
-        except LessonError as exc:
-            reraise(exc)
-        except StoreError as exc:
-            store_failure(exc)
-        except Exception as exc:  # a bug: one line with the reference's place, not a traceback
-            where = state.shown
-            mark = refs.LINE_MARK_RE.search(m.group(1))
-            if mark:
-                where = f"{state.shown}:{mark['line']}"
-            raise CourseBuildError(where, f"internal error while filling in {{{{ {refs.LINE_MARK_RE.sub('', m.group(1)).strip()} }}}}: {exc!r}"[:300], "report it with this reference") from exc
         return self.md.htmlStash.store(out), m.start(0), m.end(0)
 
 
