@@ -357,14 +357,8 @@ class CodeRefPostprocessor(Postprocessor):
         for placeholder, ref in state.code_refs:
             if placeholder not in text:
                 continue
-            try:
+            with one_line_errors(ref.where, f"internal error while filling in {{{{ {ref.raw} }}}}", "report it with this reference"):
                 rendered = render.render_ref(ref, state.ctx)
-            except CourseBuildError:
-                raise
-            except LessonError as exc:
-                reraise(exc)
-            except StoreError as exc:
-                store_failure(exc)
             plain = html.unescape(TAG_RE.sub("", rendered))
             text = text.replace(placeholder, html.escape(plain, quote=False))
         # No clearing: toc runs the postprocessors on each heading before the page itself.
