@@ -53,7 +53,9 @@ def parse_ref(body: str, where: str) -> Ref:
         path = where.rsplit(":", 1)[0]
         where = f"{path}:{m['line']}"
         body = body[: m.start()]
-    raw = body.strip()
+    raw = " ".join(body.split())  # a reference split over lines is shown, and read, on one line
+    if len(raw) > 120:
+        raw = raw[:117] + "…"
     mb = REF_BODY_RE.match(raw)
     if not mb:
         _fail(where, f"reference {{{{ {raw} }}}} cannot be read", "write `{{ figure-id.weight(her, Lily) }}` or `{{ model.tiny.nLayer }}`")
