@@ -3,6 +3,7 @@ a page wrapper that blocks and counts every request leaving the machine."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -138,16 +139,20 @@ class Watched:
         return self.page
 
 
-@pytest.fixture
-def open_page(browser, harness_server):
-    """open_page(**context_options) -> Watched; after the test: no external request was made."""
-    made: list[Watched] = []
+@contextlib.contextmanager
+def page_opener(browser, allowed_hosts: set[str], width: int = 1100, watched=None, navigation_timeout: int | None = None):
+    """The one way tests open pages: yields open(js=True, **context_options) -> Watched (or the
+    `watched` subclass); when the test is done, every context is closed and none may have made a
+    request off the machine."""
+    made: list = []
+    cls = watched or Watched
 
-    def _open(**options) -> Watched:
-        options.setdefault("viewport", {"width": 1100, "height": 900})
-        context = browser.new_context(**options)
-        page = context.new_page()
-        w = Watched(context, page, {f"127.0.0.1:{harness_server.port}"})
+    def _open(js: bool = True, **options):
+        options.setdefault("viewport", {"width": width, "height": 900})
+        context = browser.new_context(java_script_enabled=js, **options)
+        w = cls(context, context.new_page(), set(allowed_hosts))
+        if navigation_timeout:
+            context.set_default_navigation_timeout(navigation_timeout)
         made.append(w)
         return w
 
@@ -155,7 +160,14 @@ def open_page(browser, harness_server):
     for w in made:
         external = list(w.external)
         w.context.close()
-        assert external == [], f"requests left the machine: {external}"
+        assert external == [], f"{len(external)} request(s) tried to leave the machine: {external}"
+
+
+@pytest.fixture
+def open_page(browser, harness_server):
+    """open_page(**context_options) -> Watched on the harness; no request may leave the machine."""
+    with page_opener(browser, {f"127.0.0.1:{harness_server.port}"}) as open_:
+        yield open_
 
 
 @pytest.fixture(params=["http", "file"])

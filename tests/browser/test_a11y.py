@@ -19,7 +19,7 @@ import pytest
 
 from hardening_helpers import INJECTION_PAGE_NAME, REPO, settle
 
-from .conftest import Watched
+from .conftest import page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -42,20 +42,8 @@ AXE_RUN = """async () => {
 
 @pytest.fixture
 def open_site(browser, server):
-    made: list[Watched] = []
-
-    def _open(**options) -> Watched:
-        options.setdefault("viewport", {"width": 1200, "height": 900})
-        context = browser.new_context(**options)
-        w = Watched(context, context.new_page(), {f"127.0.0.1:{server.port}"})
-        made.append(w)
-        return w
-
-    yield _open
-    for w in made:
-        external = list(w.external)
-        w.context.close()
-        assert external == [], f"requests left the machine: {external}"
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1200) as open_:
+        yield open_
 
 
 # The shared build adds one page of its own, injection.html (hostile sentences, for
@@ -127,16 +115,12 @@ def test_axe_every_built_page_over_http(course, server, open_site, capsys):
 
 def test_axe_every_one_file_chapter_from_file(course, browser, capsys):
     results = {}
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    try:
-        w = Watched(context, context.new_page(), allowed_hosts=set())
+    with page_opener(browser, set(), width=1200) as open_:
+        w = open_()
         for name in one_file_chapters(course):
             w.page.goto((course / "build" / "site" / "downloads" / name).as_uri())
             settle(w.page)
             results[name] = axe(w.page)
-        assert w.external == []
-    finally:
-        context.close()
     assert results, "no one-file chapters were built"
     text = "\n".join(report(f"downloads/{n}", v) for n, v in results.items())
     with capsys.disabled():

@@ -17,7 +17,7 @@ import pytest
 
 from hardening_helpers import INJECTION_PAGE_NAME, settle
 
-from .conftest import Watched
+from .conftest import page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -35,20 +35,8 @@ def unzipped(course, tmp_path_factory) -> Path:
 @pytest.fixture
 def offline(browser):
     """offline(**context options) -> Watched page that may load file:// and data: only."""
-    made: list[Watched] = []
-
-    def _open(**options) -> Watched:
-        options.setdefault("viewport", {"width": 1200, "height": 900})
-        context = browser.new_context(**options)
-        w = Watched(context, context.new_page(), allowed_hosts=set())
-        made.append(w)
-        return w
-
-    yield _open
-    for w in made:
-        external = list(w.external)
-        w.context.close()
-        assert external == [], f"{len(external)} request(s) tried to leave the machine: {external}"
+    with page_opener(browser, set(), width=1200) as open_:
+        yield open_
 
 
 def summary(page, fig: str = "#fig-1") -> str:

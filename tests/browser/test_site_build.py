@@ -120,22 +120,10 @@ def rendered(page, fig: str) -> dict:
 
 @pytest.fixture
 def open_site(browser, site):
-    from .conftest import Watched
+    from .conftest import page_opener
 
-    made = []
-
-    def _open(js: bool = True, **options):
-        options.setdefault("viewport", {"width": 1100, "height": 900})
-        ctx = browser.new_context(java_script_enabled=js, **options)
-        w = Watched(ctx, ctx.new_page(), {f"127.0.0.1:{site[1].port}"})
-        made.append(w)
-        return w
-
-    yield _open
-    for w in made:
-        external = list(w.external)
-        w.context.close()
-        assert external == [], f"requests left the machine: {external}"
+    with page_opener(browser, {f"127.0.0.1:{site[1].port}"}) as open_:
+        yield open_
 
 
 def test_built_page_loads_clean_offline(open_site, site, scheme):

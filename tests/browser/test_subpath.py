@@ -26,7 +26,7 @@ import pytest
 
 from hardening_helpers import INJECTION_PAGE_NAME, REPO, REUSE_ENV, course_mkdocs_yml, run, settle, standin_env
 
-from .conftest import Watched
+from .conftest import Watched, page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -128,20 +128,9 @@ class Sub(Watched):
 
 @pytest.fixture
 def open_sub(browser, pages_server):
-    made: list[Sub] = []
-
-    def _open() -> Sub:
-        context = browser.new_context(viewport={"width": 1200, "height": 900})
-        w = Sub(context, context.new_page(), {urlparse(pages_server.base).netloc})
-        context.set_default_navigation_timeout(180000)  # shared, busy cores: slow is not broken
-        made.append(w)
-        return w
-
-    yield _open
-    for w in made:
-        external = list(w.external)
-        w.context.close()
-        assert external == [], f"requests left the machine: {external}"
+    # shared, busy cores: a slow navigation is not a broken one
+    with page_opener(browser, {urlparse(pages_server.base).netloc}, width=1200, watched=Sub, navigation_timeout=180000) as open_:
+        yield open_
 
 
 def site_pages(site: Path) -> list[str]:
