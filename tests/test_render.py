@@ -190,14 +190,12 @@ def test_colour_scale_is_plotly_cividis_and_text_is_readable():
     assert js.startswith("/*") and "window.COURSE_COLORSCALE = [[0.0, \"#00224e\"]" in js
 
 
-def test_course_js_uses_the_same_stops():
-    js = (REPO / "generator" / "assets" / "course.js")
-    if not js.exists():
-        pytest.skip("course.js is not written yet")
-    m = re.search(r"var CIVIDIS = \[([^\]]*)\]", js.read_text(encoding="utf-8"))
-    if not m:
-        pytest.skip("course.js does not carry its own stops (it reads COURSE_COLORSCALE)")
-    assert re.findall(r"#[0-9a-fA-F]{6}", m.group(1)) == list(fmt.CIVIDIS)
+def test_course_js_keeps_no_copy_of_the_colours():
+    # One source: course.js reads the scale and the text threshold from the generated colorscale.js.
+    js = (REPO / "generator" / "assets" / "course.js").read_text(encoding="utf-8")
+    assert not re.search(r"#[0-9a-fA-F]{6}'\s*,\s*'#[0-9a-fA-F]{6}", js), "a list of colour stops in course.js"
+    assert "0.47" not in js and "window.COURSE_TEXT_DARK_FROM" in js and "window.COURSE_COLORSCALE" in js
+    assert f"window.COURSE_TEXT_DARK_FROM = {fmt.TEXT_DARK_FROM};" in fmt.colorscale_js()
 
 
 # ---------------------------------------------------------------- pick rules and token names

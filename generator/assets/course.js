@@ -14,22 +14,21 @@
 
   // ------------------------------------------------------------------ constants and helpers
 
-  // plotly.colors.sequential.Cividis: the same fixed 0-1 scale figures.py uses for the tables.
-  var CIVIDIS = ['#00224e', '#123570', '#3b496c', '#575d6d', '#707173',
-    '#8a8678', '#a59c74', '#c3b369', '#e1cc55', '#fee838'];
-  (function useGenerated(cs) { // window.COURSE_COLORSCALE from colorscale.js, when it is sane
-    if (!Array.isArray(cs) || cs.length < 2) return;
-    var ok = cs.every(function (s, i) {
+  // The colour scale and the text-colour threshold come from colorscale.js, generated from
+  // render/format.py, so the tables Python writes and the cells drawn here can never disagree.
+  var CIVIDIS = (function generated(cs) {
+    var ok = Array.isArray(cs) && cs.length >= 2 && cs.every(function (s, i) {
       return Array.isArray(s) && Math.abs(s[0] - i / (cs.length - 1)) < 1e-6 && /^#[0-9a-f]{6}$/i.test(s[1]);
     });
-    if (ok) CIVIDIS = cs.map(function (s) { return s[1].toLowerCase(); });
+    if (!ok) throw new Error('course.js: load assets/generated/colorscale.js first (window.COURSE_COLORSCALE)');
+    return cs.map(function (s) { return s[1].toLowerCase(); });
   })(window.COURSE_COLORSCALE);
   var LAST = CIVIDIS.length - 1;
   var CIVIDIS_RGB = CIVIDIS.map(function (h) {
     return [1, 3, 5].map(function (i) { return parseInt(h.slice(i, i + 2), 16); });
   });
   var COLORSCALE = CIVIDIS.map(function (c, i) { return [i / LAST, c]; });
-  var DARK_TEXT_FROM = 0.47; // cividis passes WCAG luminance 0.179 here
+  var DARK_TEXT_FROM = window.COURSE_TEXT_DARK_FROM; // cividis passes WCAG luminance 0.179 here
   var FOCUS_COLOUR = '#e4007c';
   var MASKED_BG = '#e6e6e6';
   var NDASH = '\u2013';

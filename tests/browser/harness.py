@@ -337,6 +337,7 @@ def page(body: str, head_extra: str = "") -> str:
 {body}
 </article>
 <script src="assets/plotly.min.js"></script>
+<script src="assets/colorscale.js"></script>
 <script src="assets/course.js"></script>
 </body></html>
 """
@@ -350,6 +351,9 @@ def build(root: Path) -> dict:
     shutil.copyfile(plotly_js(), root / "assets" / "plotly.min.js")
     for name in ("course.js", "course.css"):
         shutil.copyfile(ASSETS / name, root / "assets" / name)
+    from generator.render import format as fmt  # the generated colour file, as the site ships it
+
+    (root / "assets" / "colorscale.js").write_text(fmt.colorscale_js(), encoding="utf-8")
     docs = {
         "lily": make_trace("lily0001", TOKENS_1, seed=1),
         "xss": make_trace("xss00002", TOKENS_2, seed=2, uniform_head=(0, 1)),
