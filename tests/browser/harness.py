@@ -343,17 +343,23 @@ def page(body: str, head_extra: str = "") -> str:
 """
 
 
+def copy_assets(root: Path) -> None:
+    """What page() loads, into root/assets: Plotly, the generated colour file, course.js/css."""
+    from generator.render import format as fmt  # the generated colour file, as the site ships it
+
+    (root / "assets").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(plotly_js(), root / "assets" / "plotly.min.js")
+    for name in ("course.js", "course.css"):
+        shutil.copyfile(ASSETS / name, root / "assets" / name)
+    (root / "assets" / "colorscale.js").write_text(fmt.colorscale_js(), encoding="utf-8")
+
+
 def build(root: Path) -> dict:
     """Write the harness under `root`; return the trace documents by name."""
     root = Path(root)
     (root / "assets").mkdir(parents=True, exist_ok=True)
     (root / "traces" / "tiny").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(plotly_js(), root / "assets" / "plotly.min.js")
-    for name in ("course.js", "course.css"):
-        shutil.copyfile(ASSETS / name, root / "assets" / name)
-    from generator.render import format as fmt  # the generated colour file, as the site ships it
-
-    (root / "assets" / "colorscale.js").write_text(fmt.colorscale_js(), encoding="utf-8")
+    copy_assets(root)
     docs = {
         "lily": make_trace("lily0001", TOKENS_1, seed=1),
         "xss": make_trace("xss00002", TOKENS_2, seed=2, uniform_head=(0, 1)),

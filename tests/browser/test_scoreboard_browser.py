@@ -3,7 +3,6 @@ Chromium: sorting the tables, and a row's link opening that head in the example 
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -30,10 +29,7 @@ def board_page(tmp_path_factory):
     ctx = Ctx(store=store, page="heads.md", assets_url="", on_trace=used.append)
     d = D.parse_directive("scoreboard", "model: tiny\nscores: [previous-token, induction]\nid: sb\n", "heads.md:1")
     body = render.render(d, ctx)
-    (root / "assets").mkdir()
-    shutil.copyfile(harness.plotly_js(), root / "assets" / "plotly.min.js")
-    for name in ("course.js", "course.css"):
-        shutil.copyfile(harness.ASSETS / name, root / "assets" / name)
+    harness.copy_assets(root)
     for trace in used:
         publish.write_trace_assets(trace, root, root / "store")
     (root / "index.html").write_text(harness.page(body), encoding="utf-8")
