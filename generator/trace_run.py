@@ -164,8 +164,8 @@ def run_traces(
             print(f"  traced {r.text[:70]!r} ({by_req[r]})", file=out)
         if len(lesson_new) > 20:
             print(f"  … and {len(lesson_new) - 20} more", file=out)
-        stale = [p for p in (store.root / name).glob("*.json") if p.name not in {e["file"] for e in store.entries(name)}
-                 and TRACE_FILE_RE.match(p.name)] if not prune else []
+        listed = {e["file"] for e in store.entries(name)}
+        stale = [p for p in (store.root / name).glob("*.json") if TRACE_FILE_RE.match(p.name) and p.name not in listed]
         if (unused or stale) and not prune:
             print(f"  {len(unused) + len(stale)} traces no lesson or scoring text uses are kept; "
                   f"`make traces PRUNE=1` removes them", file=out)
