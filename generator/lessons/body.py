@@ -1,0 +1,106 @@
+"""Reading a figure's body: the YAML of a fence, parsed safely, every problem one LessonError.
+
+yaml.safe_load with no anchors or aliases, no key given twice, bounded nesting and size, and no
+control characters in any text. Used by the directive parser (directives.py) and by the
+references' own checks (refs.py).
+"""
+
+from __future__ import annotations
+
+import reprlib
+from typing import Any
+
+import yaml
+
+from .errors import fail as _fail
+from .source import bad_char
+
+MAX_BODY_CHARS = 20_000  # a figure's options; far more than any figure needs
+MAX_DEPTH = 8  # nesting of lists and mappings in a body (a stepper needs 2)
+
+SHOW = reprlib.Repr()
+SHOW.maxlevel, SHOW.maxdict, SHOW.maxlist, SHOW.maxstring, SHOW.maxother = 2, 4, 4, 60, 60
+
+
+def show(value: Any) -> str:
+    """A parsed value as a message shows it: repr, bounded in length and depth (reprlib never
+    builds the full repr of a large value)."""
+    return SHOW.repr(value)
+
+
+# ---------------------------------------------------------------- reading a body
+
+
+class _Refused(Exception):
+    def __init__(self, mark, problem: str, fix: str):
+        self.line = mark.line + 1 if mark is not None else None
+        self.problem, self.fix = problem, fix
+
+
+class _BodyLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses anchors and aliases (`&a`/`*a`: an alias bomb expands a few
+    lines into gigabytes), nesting deeper than MAX_DEPTH, and a key given twice in one mapping
+    (plain YAML keeps the last one silently)."""
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _Refused(event.start_mark, "uses a YAML anchor or alias (&name, *name)", "write each value out in full; a figure's options take no anchors or aliases")
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Refused(event.start_mark, f"nests lists or mappings more than {MAX_DEPTH} levels deep", "write the options as `key: value` lines with plain lists")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[tuple[str, str], int] = {}
+        for key_node, _value in node.value if isinstance(node, yaml.MappingNode) else ():
+            if isinstance(key_node, yaml.ScalarNode):
+                k = (key_node.tag, key_node.value)
+                line = key_node.start_mark.line + 1
+                if k in seen:
+                    raise _Refused(None, f"gives the option {show(key_node.value)} twice (body lines {seen[k]} and {line})", "keep one of them")
+                seen[k] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def check_strings(value: Any, where: str, kind: str, name: str) -> None:
+    """No control character or lone surrogate in any text of the body (keys included)."""
+    if isinstance(value, str):
+        bad = bad_char(value)
+        if bad:
+            _fail(where, f"{kind}: '{name}' holds {bad[1]} at character {bad[0] + 1}", "remove it; a figure's text is plain, printable text")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            check_strings(k, where, kind, name)
+            check_strings(v, where, kind, name)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            check_strings(v, where, kind, name)
+
+
+def load_body(body: str, where: str, kind: str) -> Any:
+    """The YAML of a fence body, parsed by _BodyLoader; every problem is a LessonError."""
+    if len(body) > MAX_BODY_CHARS:
+        _fail(where, f"{kind}: the block has {len(body):,} characters, more than the {MAX_BODY_CHARS:,} a figure may have", "shorten the block")
+    bad = bad_char(body)
+    if bad:
+        line = body.count("\n", 0, bad[0]) + 1
+        _fail(where, f"{kind}: body line {line} holds {bad[1]}", "remove it; a figure's text is plain, printable text")
+    loader = _BodyLoader(body)
+    try:
+        return loader.get_single_data()
+    except _Refused as exc:
+        at = f" (body line {exc.line})" if exc.line else ""
+        _fail(where, f"{kind}: the block {exc.problem}{at}", exc.fix)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (body line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or "cannot be read"
+        _fail(where, f"{kind}: malformed YAML{at}: {problem}", "write the options as `key: value` lines; quote sentences that contain ':' or '#'")
+    except (ValueError, TypeError, OverflowError) as exc:  # a tag's constructor (!!timestamp, !!binary ...) gave up
+        _fail(where, f"{kind}: the block cannot be read as YAML ({type(exc).__name__}: {show(str(exc))})", "write the options as plain `key: value` lines, without `!!` tags")
+    finally:
+        loader.dispose()
