@@ -250,20 +250,50 @@ def stepper_directive() -> D.Stepper:
 def test_stepper_numbers(tmp_path):
     ctx = ctx_for(tmp_path)
     out = render.render(stepper_directive(), ctx)
-    steps = re.findall(r'<li class="course-step" data-step="(\d)">(.*?)</li>', out)
+    steps = re.findall(r'<li class="course-step" data-step="(\d)"[^>]*>(.*?)(?=<li class="course-step"|</ol>)', out)
     assert [n for n, _ in steps] == ["1", "2", "3", "4", "5"]
     s1, s2, s3 = (text_of(body) for _, body in steps[:3])
-    assert re.search(r"Lily.*4\.00.*ran.*0\.00.*she.*2\.00", s1, re.S)
-    assert "√2 = 1.41" in s2 and re.search(r"2\.83.*0\.00.*1\.41", s2, re.S)
+    assert "2 × 2 + 0 × 0 = 4" in s1 and "2 × 0 + 0 × 1 = 0" in s1 and "2 × 1 + 0 × 1 = 2" in s1
+    assert "√2, about 1.41" in s2 and re.search(r"4.*2\.83.*0.*0.*2.*1\.41", s2, re.S)
     assert "0.77" in s3
-    assert ref("toy.score(she, Lily)", ctx) == "4.00"
-    assert [ref(f"toy.score(she, {k})", ctx) for k in ("Lily", "ran", "she")] == ["4.00", "0.00", "2.00"]
-    assert [ref(f"toy.scaled(she, {k})", ctx) for k in ("Lily", "ran", "she")] == ["2.83", "0.00", "1.41"]
+    assert ref("toy.score(she, Lily)", ctx) == "4"
+    assert [ref(f"toy.score(she, {k})", ctx) for k in ("Lily", "ran", "she")] == ["4", "0", "2"]
+    assert [ref(f"toy.scaled(she, {k})", ctx) for k in ("Lily", "ran", "she")] == ["2.83", "0", "1.41"]
     assert ref("toy.weight(she, Lily)", ctx) == "0.77"
     assert ref("toy.sqrtd", ctx) == "1.41"
-    assert ref("toy.out(she)", ctx).startswith("(0.8")
+    assert ref("toy.out(she)", ctx) == "(0.86, 0.14)"
+    assert (ref("toy.query(Lily)", ctx), ref("toy.key(ran)", ctx), ref("toy.value(she)", ctx)) == ("(0, 1)", "(0, 1)", "(0.50, 0.50)")
+    assert ref("toy.dot(she, she)", ctx) == "2 × 1 + 0 × 1" and ref("toy.dim", ctx) == "2"
     with pytest.raises(LessonError, match="cannot look ahead"):
         ref("toy.weight(Lily, she)", ctx)
+
+
+def test_stepper_as_in_the_seed(tmp_path):
+    """The set-up table of every token, the full score grid with the focus row marked, one step
+    counter (course.js's: no "Step k of 5" and no list numbers in the markup), bordered tables
+    and e^score as MathML."""
+    d = directive("stepper", """\
+        tokens: [Lily, ran, she]
+        query: [[1, 0], [0, 1], [2, 0]]
+        key: [[2, 0], [0, 1], [1, 1]]
+        value: [[1, 0], [0, 1], [0.5, 0.5]]
+        focus: ran
+    """)
+    out = render.render(d, ctx_for(tmp_path))
+    tables = re.findall(r"<table class=\"([^\"]*)\">(.*?)</table>", out)
+    assert all("course-table" in cls.split() for cls, _ in tables) and len(tables) == 5  # course.css borders .course-table
+    rows = lambda t: [[text_of(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)] for r in re.findall(r"<tr[^>]*>(.*?)</tr>", t)]  # noqa: E731
+    setup = rows(tables[0][1])
+    assert setup == [["Token", "Question (query)", "Name tag (key)", "Backpack (value)"],
+                     ["Lily", "(1, 0)", "(2, 0)", "(1, 0)"], ["ran", "(0, 1)", "(0, 1)", "(0, 1)"], ["she", "(2, 0)", "(1, 1)", "(0.50, 0.50)"]]
+    grid_html = tables[1][1]
+    assert rows(grid_html) == [["Asking token", "Lily", "ran", "she"], ["Lily", "2", "0", "1"], ["ran (followed)", "0", "1", "1"], ["she", "4", "0", "2"]]
+    assert re.findall(r"<tr( class=\"course-focus\")?>", grid_html) == ["", "", ' class="course-focus"', ""]
+    assert "she comes later" in text_of(out) and "ran gives itself 0.67" in text_of(out)
+    assert not re.search(r"Step \d", text_of(out)), "the step counter is course.js's status alone"
+    assert 'class="course-steps" style="list-style:none' in out  # and no list number before a step
+    softmax_head = re.search(r"<thead>(.*?)</thead>", tables[3][1]).group(1)
+    assert "<math><msup><mi>e</mi><mtext>score</mtext></msup></math>" in softmax_head and "e^" not in out
 
 
 def test_softmax_widget(tmp_path):

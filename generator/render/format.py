@@ -123,6 +123,16 @@ def vec2(v) -> str:
     return "(" + ", ".join(f2(x) for x in v) + ")"
 
 
+def f2_or_whole(x: float) -> str:
+    """A made-up example's number as a reader writes it: whole numbers bare (4, 0), others as f2."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f2(x)
+
+
+def vec2_or_whole(v) -> str:
+    return "(" + ", ".join(f2_or_whole(x) for x in v) + ")"
+
+
 def whole(n: int) -> str:
     return f"{int(n):,}"
 

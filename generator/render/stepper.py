@@ -1,5 +1,7 @@
-"""`stepper` figures: a made-up example of one attention step (dot products, ÷√d, softmax,
-mixing values, result), and the references to its numbers."""
+"""`stepper` figures: a made-up example of one attention step. A set-up table of each token's
+query, key and value, then five steps (the full score grid, ÷√d, softmax, mixing the values, the
+result) for the focus token, and the references to its numbers. Every number is computed here
+from the directive's vectors; the words are in stepper.html."""
 
 from __future__ import annotations
 
@@ -12,10 +14,20 @@ from ..lessons import directives as D
 from ..lessons.refs import Ref, lookalike_note
 from . import templating
 from .context import Ctx, Figure
-from .format import esc, f2, vec2
+from .format import f2_or_whole as num
+from .format import vec2_or_whole as vec
 from .refs import int_arg, ref_fail
 
-REFS = {"score": (2, 2), "scaled": (2, 2), "weight": (2, 2), "out": (1, 1), "sqrtd": (0, 0), "tokens": (0, 0)}
+REFS = {
+    "score": (2, 2), "scaled": (2, 2), "weight": (2, 2), "out": (1, 1), "sqrtd": (0, 0), "tokens": (0, 0),
+    "query": (1, 1), "key": (1, 1), "value": (1, 1), "dot": (2, 2), "dim": (0, 0),
+}
+VECTORS = {"query": "q", "key": "k", "value": "v"}
+
+
+def dot_text(q, k) -> str:
+    """The dot product written out, as the reader would work it: '2 × 2 + 0 × 0'."""
+    return " + ".join(f"{num(a)} × {num(b)}" for a, b in zip(q, k))
 
 
 def numbers(d: D.Stepper) -> dict:
@@ -34,33 +46,33 @@ def numbers(d: D.Stepper) -> dict:
     return {"q": q, "k": k, "v": v, "scores": scores, "sqrtd": sqrtd, "dim": dim, "scaled": scaled, "mask": mask, "weights": weights, "out": out}
 
 
-def steps(d: D.Stepper, nums: dict) -> list[tuple[str, str, tuple | None]]:
-    """(title, text, (header, rows) or None) of the five steps; texts and cells are HTML."""
-    f, toks = d.focus, d.tokens
-    q, k, v = nums["q"], nums["k"], nums["v"]
-    visible = list(range(f + 1))
-    later = [toks[j] for j in range(f + 1, len(toks))]
-    w = nums["weights"][f]  # (key,)
-    name = esc(toks[f])
-    hidden = f" {esc(', '.join(later))} come{'s' if len(later) == 1 else ''} later, so {name} cannot see {'it' if len(later) == 1 else 'them'}." if later else ""
-    dots = [
-        [esc(toks[j]), vec2(k[j]), " + ".join(f"{f2(a)}×{f2(b)}" for a, b in zip(q[f], k[j])), f2(nums["scores"][f, j])]
-        for j in visible
-    ]
+def view(d: D.Stepper, nums: dict) -> dict:
+    """What stepper.html writes, as text: tokens, vectors and numbers, formatted by num()."""
+    f, toks = d.focus, list(d.tokens)
+    q, k, v, w = nums["q"], nums["k"], nums["v"], nums["weights"][f]  # w: (key,)
+    visible = range(f + 1)
     ex = np.exp(nums["scaled"][f, : f + 1])  # (visible key,)
     best = max(visible, key=lambda j: (w[j], -j))
-    dim, sqrtd = nums["dim"], f2(nums["sqrtd"])
-    return [
-        ("dot products", f"{name}’s query is {vec2(q[f])}. Multiply it with each key it can see, entry by entry, and add up.{hidden}",
-         (["Token", "Key", "Query × key", "Score"], dots)),
-        (f"divide by √{dim}", f"The vectors have {dim} entries, so every score is divided by √{dim} = {sqrtd}.",
-         (["Token", "Score", f"Score ÷ {sqrtd}"], [[esc(toks[j]), f2(nums["scores"][f, j]), f2(nums["scaled"][f, j])] for j in visible])),
-        ("softmax", f"Raise e to each scaled score and divide by their total, {f2(ex.sum())}. The shares sum to 1.",
-         (["Token", "Scaled score", "e^score", "Share"], [[esc(toks[j]), f2(nums["scaled"][f, j]), f2(ex[j]), f2(w[j])] for j in visible])),
-        ("mix the values", "Scale each value by its share and add them up.",
-         (["Token", "Share", "Value", "Share × value"], [[esc(toks[j]), f2(w[j]), vec2(v[j]), vec2(w[j] * v[j])] for j in visible])),
-        ("result", f"{name}’s output is {vec2(nums['out'][f])}. It is mostly {esc(toks[best])}’s value, because {name} gives {esc(toks[best])} {f2(w[best])} of its attention.", None),
-    ]
+    return {
+        "focus": f,
+        "name": toks[f],
+        "later": toks[f + 1 :],
+        "dim": nums["dim"],
+        "sqrtd": num(nums["sqrtd"]),
+        "setup": [(t, vec(q[i]), vec(k[i]), vec(v[i])) for i, t in enumerate(toks)],
+        "grid": [(t, [num(s) for s in nums["scores"][i]]) for i, t in enumerate(toks)],
+        "tokens": toks,
+        "query": vec(q[f]),
+        "dots": [(toks[j], vec(k[j]), dot_text(q[f], k[j]), num(nums["scores"][f, j])) for j in visible],
+        "scaled": [(toks[j], num(nums["scores"][f, j]), num(nums["scaled"][f, j])) for j in visible],
+        "total": num(ex.sum()),
+        "softmax": [(toks[j], num(nums["scaled"][f, j]), num(ex[j]), num(w[j])) for j in visible],
+        "mix": [(toks[j], num(w[j]), vec(v[j]), vec(w[j] * v[j])) for j in visible],
+        "out": vec(nums["out"][f]),
+        "best": toks[best],
+        "best_share": num(w[best]),
+        "best_is_self": best == f,
+    }
 
 
 def render(d: D.Stepper, ctx: Ctx) -> str:
@@ -80,8 +92,7 @@ def render(d: D.Stepper, ctx: Ctx) -> str:
     }
     n = ctx.next_number()
     ctx.register(d, Figure("stepper", n, d, focus=f, numbers=nums))
-    html_steps = [(templating.html(t), templating.html(x), None if tb is None else (tb[0], [[templating.html(c) for c in r] for r in tb[1]])) for t, x, tb in steps(d, nums)]
-    return templating.render("stepper.html", n=n, focus=f, steps=html_steps, payload=payload)
+    return templating.render("stepper.html", n=n, s=view(d, nums), payload=payload)
 
 
 def ref(ref: Ref, fig: Figure) -> str:
@@ -100,20 +111,26 @@ def ref(ref: Ref, fig: Figure) -> str:
         ref_fail(ref, f"no single token {a!r} in this stepper (tokens: {', '.join(toks)}){note}", "name one of these tokens, or give its position like #2")
 
     if ref.name == "sqrtd":
-        return f2(nums["sqrtd"])
+        return num(nums["sqrtd"])
     if ref.name == "tokens":
         return str(len(toks))
+    if ref.name == "dim":
+        return str(nums["dim"])
+    if ref.name in VECTORS:
+        return vec(nums[VECTORS[ref.name]][pos(ref.args[0])])
     if ref.name == "out":
         a = ref.args[0]
         if re.fullmatch(r"\d+", a):
             i = int_arg(ref, a, "entry", 1, nums["out"].shape[1])
-            return f2(nums["out"][d.focus, i - 1])
-        return vec2(nums["out"][pos(a)])
+            return num(nums["out"][d.focus, i - 1])
+        return vec(nums["out"][pos(a)])
     q, k = pos(ref.args[0]), pos(ref.args[1])
+    if ref.name == "dot":
+        return dot_text(nums["q"][q], nums["k"][k])
     if ref.name == "score":
-        return f2(nums["scores"][q, k])
+        return num(nums["scores"][q, k])
     if nums["mask"][q, k]:
         ref_fail(ref, f"{toks[k]!r} comes after {toks[q]!r}, which cannot look ahead", "name an earlier token second")
     if ref.name == "scaled":
-        return f2(nums["scaled"][q, k])
-    return f2(nums["weights"][q, k])
+        return num(nums["scaled"][q, k])
+    return num(nums["weights"][q, k])
