@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import heads
+from . import heads, vectors
 from .lessons import pages
 from .lessons.errors import LessonError
 from .store import TRACE_FILE_RE, DamagedFile, TraceRequest, TraceStore
@@ -210,7 +210,7 @@ def main_traces(args) -> int:
     try:
         store = TraceStore(traces_dir)
         return run_traces(models, store, items, force=args.force, prune=args.prune, gpt2_path=args.gpt2_path,
-                          stand_in=args.stand_in)
+                          stand_in=args.stand_in) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in)
     finally:
         torch.set_num_threads(before)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..registry import KINDS as SCORE_KINDS
 from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, show
+from . import token_kinds, vector_kinds
 from .errors import fail as _fail
 from .values import (
     ID_RE, MAX_SENTENCE_CHARS, PICK_RULES, RESERVED_IDS, SCIENTIFIC_RE, Directive, Pick, TokenRef,
@@ -85,7 +86,6 @@ class Predictions(Directive):
     sentences: tuple[str, ...] = ()
 
 
-
 # kind -> (allowed keys, required keys)
 SPECS: dict[str, tuple[set[str], set[str]]] = {
     "attention": ({"model", "sentence", "layer", "head", "pick", "token", "id", "show_heads", "caption"}, {"model", "sentence"}),
@@ -96,7 +96,12 @@ SPECS: dict[str, tuple[set[str], set[str]]] = {
     "training": ({"model", "id"}, set()),
     "predictions": ({"model", "sentences", "id"}, {"model", "sentences"}),
 }
+# Chapters 1 and 2's kinds live in their own modules, one per family; each gives its SPECS and a
+# builder per kind, called with the checked options like the branches below.
+BUILDERS = {**token_kinds.BUILDERS, **vector_kinds.BUILDERS}
+SPECS |= token_kinds.SPECS | vector_kinds.SPECS
 DIRECTIVE_KINDS = tuple(SPECS)
+
 
 def parse_directive(kind: str, body: str, where: str) -> Directive:
     """Parse and validate one fence body. `where` is "path:line" of the opening fence."""
@@ -118,6 +123,8 @@ def parse_directive(kind: str, body: str, where: str) -> Directive:
         _fail(where, f"{kind}: missing option {', '.join(repr(m) for m in missing)}", f"add `{missing[0]}: ...` to the block")
     ident = ident_option(data.get("id"), where, kind)
     common = dict(kind=kind, where=where, id=ident, options=data)
+    if kind in BUILDERS:
+        return BUILDERS[kind](data, common, where)
 
     if kind == "attention":
         model = model_option(data["model"], where, kind)
@@ -177,7 +184,7 @@ def parse_directive(kind: str, body: str, where: str) -> Directive:
             model=model_option(data["model"], where, kind),
             sentences=tuple(sentence_option(s, where, kind) for s in sentences),
         )
-    raise AssertionError(kind)  # SPECS and the branches above cover every kind
+    raise AssertionError(kind)  # SPECS, BUILDERS and the branches above cover every kind
 
 
 def _stepper(data: dict, common: dict, where: str) -> Stepper:

@@ -14,6 +14,7 @@ from types import ModuleType
 from ..lessons import directives as D
 from ..lessons.refs import Ref
 from . import attention, compare, models, predictions, scoreboard, softmax, stepper, training
+from . import embedding, layernorm, merges, neighbours, token_split, vector_map  # chapters 1 and 2
 from .context import Ctx
 from .refs import PENDING_REF, check_arity, ref_fail
 
@@ -25,6 +26,12 @@ KINDS: dict[str, ModuleType] = {
     "scoreboard": scoreboard,
     "training": training,
     "predictions": predictions,
+    "tokens": token_split,  # chapter 1
+    "merges": merges,
+    "embedding": embedding,  # chapter 2
+    "layernorm": layernorm,
+    "neighbours": neighbours,
+    "map": vector_map,
 }
 assert set(KINDS) == set(D.DIRECTIVE_KINDS), "every directive kind has one renderer"
 

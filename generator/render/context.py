@@ -58,6 +58,7 @@ class Missing:
     HEAD_SCORES = "head scores"
     TRAINING_LOG = "training log"
     MODEL = "model traces"  # a model reference ({{ model.gpt2.nLayer }}) with no trace at all
+    VECTORS = "vectors"  # chapter 2's traces/<model>/vectors.json lacks the sentence or word `text`
 
     def remedy(self) -> str:
         """What to do here: the tiny model is committed and traces in seconds; GPT-2 needs its
@@ -71,6 +72,8 @@ class Missing:
             return f"{at}: the tiny model's training log {training_log_path} is missing; the page shows 'pending'. Run `make tiny-model`."
         if self.what == Missing.HEAD_SCORES:
             return f"{at}: no head scores for model {self.model} (traces/{self.model}/heads.json); the page shows a pending box. {self.remedy()}"
+        if self.what == Missing.VECTORS:
+            return f"{at}: traces/{self.model}/vectors.json has no {self.text}; the page shows a pending box. {self.remedy()}"
         if self.what == Missing.MODEL:
             return f"{at}: no traces of model {self.model}, so its numbers show 'pending'. {self.remedy()}"
         return f"{at}: no trace of {self.text!r} for model {self.model}; the page shows a 'traces pending' box. {self.remedy()}"
