@@ -65,5 +65,9 @@ def main(argv: list[str] | None = None) -> int:
 
     downloads.add_parser(sub)  # downloads (the site command makes them too; this remakes them from build/site)
 
+    from . import serve
+
+    serve.add_parser(sub)  # serve (make serve): the live preview that traces on save
+
     args = parser.parse_args(argv)
     return args.func(args)

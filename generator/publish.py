@@ -26,7 +26,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import downloads, heads, schema
+from . import build_log, downloads, heads, schema
 from .lessons import pages
 from .lessons.errors import LessonError
 from .lessons.source import GENERATED, iter_markdown
@@ -182,12 +182,12 @@ def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "
 # ---------------------------------------------------------------- site
 
 
-def _mdx_option(cfg, name: str, default: str) -> str:
+def mdx_option(cfg, name: str, default: str) -> str:
     conf = (cfg.get("mdx_configs") or {}).get("generator.markdown.course") or {}
     return conf.get(name, default)
 
 
-def _setup_logging() -> None:
+def setup_logging() -> None:
     logger = logging.getLogger("mkdocs")
     if not any(getattr(h, "_course", False) for h in logger.handlers):
         h = logging.StreamHandler(sys.stderr)
@@ -198,23 +198,30 @@ def _setup_logging() -> None:
         logger.setLevel(logging.INFO)
 
 
-def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: str | None = None, with_downloads: bool = True) -> int:
+def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site_dir: str | None = None, with_downloads: bool = True) -> int:
     """assets + `mkdocs build` (+ the offline downloads, generator/downloads.py) into a temporary
     folder, moved over site_dir on success. Returns an exit status; on failure the previous
-    site_dir is left as it was."""
+    site_dir is left as it was. `strict`: False; True or "1" (any warning fails, a pending figure
+    included); or model names, "tiny" (any warning fails but a pending figure of another model,
+    which stays a warning; build_log.strict_models)."""
     from mkdocs.commands import build as mkbuild
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, MkDocsException
 
-    _setup_logging()
+    setup_logging()
     try:
-        cfg = load_config(config_file=config_file, strict=strict)
+        failing = build_log.strict_models(strict)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        cfg = load_config(config_file=config_file, strict=failing is not None)
     except (Abort, MkDocsException) as exc:  # MkDocs has logged what is wrong with the configuration
         print(f"error: {config_file}: {exc}", file=sys.stderr)
         return 1
     final = Path(site_dir or cfg["site_dir"]).resolve()
     docs = Path(cfg["docs_dir"])
-    traces_dir = _mdx_option(cfg, "traces_dir", "traces")
+    traces_dir = mdx_option(cfg, "traces_dir", "traces")
     tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
     stage = final.with_name(f".{final.name}.assets-{os.getpid()}")  # the assets, until the build succeeds
     for folder in (tmp, stage):
@@ -230,7 +237,12 @@ def build_site(config_file: str = "mkdocs.yml", strict: bool = False, site_dir: 
     cfg["mdx_configs"].setdefault("generator.markdown.course", {})["assets_dir"] = str(stage)
     cfg["site_dir"] = str(tmp)
     try:
-        mkbuild.build(cfg)
+        with build_log.grouped_warnings() as held:
+            mkbuild.build(cfg)
+        held.report()
+        failed = sorted(set(held.models()) & (failing or set()))
+        if failed:
+            raise Abort(f"STRICT={strict}: figures of {', '.join(failed)} are pending")
         shutil.rmtree(tmp / GENERATED, ignore_errors=True)  # MkDocs copied content/'s, maybe stale
         shutil.copytree(stage, tmp / GENERATED)
     except (Abort, MkDocsException, SystemExit) as exc:
@@ -290,7 +302,9 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=_cmd_assets)
 
     p = sub.add_parser("site", help="assets + mkdocs build into build/site (the old site stays if the build fails)")
-    p.add_argument("--strict", action="store_true", help="fail on warnings (missing traces included)")
+    p.add_argument("--strict", nargs="?", const="1", default=None, metavar="MODELS",
+                   help="fail on warnings: --strict (make site STRICT=1) fails on any pending figure too; "
+                        "--strict=tiny (STRICT=tiny) on a pending tiny figure, GPT-2's stay warnings")
     p.add_argument("-f", "--config-file", default="mkdocs.yml")
     p.add_argument("-d", "--site-dir", default=None, help="default: site_dir of mkdocs.yml")
     p.add_argument("--no-downloads", action="store_true", help="skip the offline zip and one-file chapters")

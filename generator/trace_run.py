@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +53,49 @@ def collect_items(content_dir: Path, sentences: Iterable[str], models: list[str]
     for s in sentences:
         items.extend(Item(TraceRequest(m, s), "--sentence") for m in models)
     return items
+
+
+def plan(lm, store: TraceStore, by_req: dict[TraceRequest, str], force: bool = False, err=None) -> tuple[list[TraceRequest], list[str]]:
+    """Which of `by_req` (request -> "path:line") model `lm` must trace into `store`: those not
+    there from lm's revision, or damaged (said on `err`), or all with `force`. Requests it cannot
+    trace (too long, empty) are returned as one error line each, naming the lesson line. Also
+    used by `make serve` (generator/serve.py) for the sentences it traces on save."""
+    from . import tracing
+
+    err = err or sys.stderr
+    todo: list[TraceRequest] = []
+    errors: list[str] = []
+    for req in sorted(by_req):
+        try:
+            tracing.token_ids(lm, req.text, req.ids)
+        except tracing.TooLong as e:
+            errors.append(f"{by_req[req]}: {e}. Fix: shorten the sentence to at most {lm.n_ctx} tokens")
+            continue
+        except tracing.TraceError as e:
+            errors.append(f"{by_req[req]}: {e}. Fix: change the sentence")
+            continue
+        if force or not store.has(lm.name, req.text, req.ids, revision=lm.revision):
+            todo.append(req)
+        elif not store.usable(lm.name, req.text, req.ids, revision=lm.revision):
+            print(f"{store.lookup(lm.name, req.text, req.ids)}: damaged; retracing {req.text[:50]!r}", file=err)
+            todo.append(req)
+    return todo, errors
+
+
+@contextmanager
+def pinned_threads(n: int = 1):
+    """torch's CPU thread count set to `n` inside. The count changes float32 reductions in the
+    last bits (≈1 value in 1000 differs at the 5th significant digit between 1 and 2 threads), so
+    it is pinned: the same torch build then writes the same bytes on any machine, whatever its
+    core count."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def run_traces(
@@ -118,21 +162,8 @@ def run_traces(
             continue
         for r in heads.scoring_requests(name, dict(lm.meta)):
             by_req.setdefault(r, "heads.scoring_requests")
-        todo: list[TraceRequest] = []
-        for req in sorted(by_req):
-            try:
-                tracing.token_ids(lm, req.text, req.ids)
-            except tracing.TooLong as e:
-                content_errors.append(f"{by_req[req]}: {e}. Fix: shorten the sentence to at most {lm.n_ctx} tokens")
-                continue
-            except tracing.TraceError as e:
-                content_errors.append(f"{by_req[req]}: {e}. Fix: change the sentence")
-                continue
-            if force or not store.has(name, req.text, req.ids, revision=lm.revision):
-                todo.append(req)
-            elif not store.usable(name, req.text, req.ids, revision=lm.revision):
-                print(f"{store.lookup(name, req.text, req.ids)}: damaged; retracing {req.text[:50]!r}", file=err)
-                todo.append(req)
+        todo, errors = plan(lm, store, by_req, force=force, err=err)
+        content_errors += errors
         plans.append((name, lm, by_req, todo))
 
     # Pass 2: trace, only when every request of every model is traceable.
@@ -200,19 +231,10 @@ def main_traces(args) -> int:
     items = collect_items(content, args.sentence or [], models)
     if items is None:
         return 2
-    import torch
-
-    # The thread count changes float32 reductions in the last bits (≈1 value in 1000 differs at the
-    # 5th significant digit between 1 and 2 threads), so it is pinned: the same torch build then
-    # writes the same bytes on any machine, whatever its core count.
-    before = torch.get_num_threads()
-    torch.set_num_threads(args.threads)
-    try:
+    with pinned_threads(args.threads):
         store = TraceStore(traces_dir)
         return run_traces(models, store, items, force=args.force, prune=args.prune, gpt2_path=args.gpt2_path,
                           stand_in=args.stand_in) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in)
-    finally:
-        torch.set_num_threads(before)
 
 
 def add_parser(sub) -> None:
