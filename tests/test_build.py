@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LILY, lily_trace, run_build, synthetic_trace, training_log_doc, write_project, write_traces
+from conftest import Built, LILY, lily_trace, run_build, synthetic_trace, training_log_doc, write_project, write_traces
 
 LESSON = textwrap.dedent('''\
     ---
@@ -205,6 +205,63 @@ def test_stand_in_trace_fails_the_build_unless_allowed(tmp_path):
     assert not built.ok and "content/s.md:3: attention: the trace of 'Lily wanted to play with her' for model tiny comes from the random-init stand-in" in built.log
     allowed = run_build(tmp_path, strict=True, env={"COURSE_ALLOW_STANDIN": "1"}, assets=False)
     assert allowed.ok, allowed.log
+
+
+MIXED = ("# Mixed\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 1\nhead: 1\n```\n\n"
+         "```attention\nmodel: gpt2\nsentence: \"The cat sat\"\nlayer: 1\nhead: 1\n```\n\n"
+         "```compare\nmodel: gpt2\nsentences: [\"The cat sat\", \"The dog sat\"]\nlayer: 1\nhead: 1\n```\n")
+
+
+def generator_site(root: Path, *flags: str) -> Built:
+    return run_build(root, cmd=[sys.executable, "-m", "generator", "site", "--no-downloads", "-d", str(root / "site"), *flags])
+
+
+def test_pending_warnings_are_one_line_per_model(tmp_path):
+    write_project(tmp_path, {"mixed.md": MIXED, "again.md": MIXED.replace("Lily wanted", "Ben wanted")})
+    built = generator_site(tmp_path)
+    assert built.ok, built.log
+    lines = [l for l in built.log.splitlines() if "pending" in l and l.startswith("WARNING")]
+    assert lines == [
+        "WARNING -  tiny: 2 figures pending (2 sentences not traced) at content/again.md:3; content/mixed.md:3. "
+        "Run `make traces` (the tiny model runs here in seconds).",
+        "WARNING -  gpt2: 4 figures pending (2 sentences not traced) at content/again.md:10, 17; content/mixed.md:10, 17. "
+        "It needs the model download: run `make traces` where the hub is reachable, or set COURSE_GPT2_PATH to a local copy.",
+    ], built.log
+
+
+def test_strict_tiny_fails_on_a_pending_tiny_figure_and_only_warns_about_gpt2(tmp_path):
+    write_project(tmp_path, {"mixed.md": MIXED})
+    tiny_pending = generator_site(tmp_path, "--strict=tiny")
+    assert not tiny_pending.ok and "STRICT=tiny: figures of tiny are pending" in tiny_pending.log
+    assert not (tmp_path / "site").exists()
+    write_traces(tmp_path / "traces", [lily_trace()])
+    gpt2_pending = generator_site(tmp_path, "--strict=tiny")
+    assert gpt2_pending.ok, gpt2_pending.log
+    assert "WARNING -  gpt2: 2 figures pending" in gpt2_pending.log and "tiny:" not in gpt2_pending.log
+    everything = generator_site(tmp_path, "--strict")  # STRICT=1: nothing pending at all
+    assert not everything.ok and "STRICT=1: figures of gpt2 are pending" in everything.log
+    typo = generator_site(tmp_path, "--strict=tiyn")
+    assert typo.returncode == 2 and "STRICT=tiyn: unknown model 'tiyn'" in typo.log and "Traceback" not in typo.log
+
+
+def test_strict_tiny_still_fails_on_any_other_warning(tmp_path):
+    write_project(tmp_path, {"p.md": "# P\n\n[a link to nowhere](missing.md)\n"})
+    assert generator_site(tmp_path).ok
+    built = generator_site(tmp_path, "--strict=tiny")
+    assert not built.ok and "missing.md" in built.log
+
+
+@pytest.mark.slow
+def test_the_course_itself_builds_with_strict_tiny(tmp_path):
+    """What CI checks of the real course: every tiny figure traced (the tiny model is committed);
+    GPT-2's may be pending where its weights are not (make site STRICT=1 is the Pages workflow's)."""
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "generator", "site", "--strict=tiny", "--no-downloads", "-d", str(tmp_path / "site")],
+                          cwd=repo, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    pending = [l for l in proc.stderr.splitlines() if " pending (" in l]
+    assert all(l.startswith("WARNING -  gpt2: ") for l in pending), pending
+    assert "Material for MkDocs reaches end of life" not in proc.stdout + proc.stderr
 
 
 SITE_SCRIPT = """
