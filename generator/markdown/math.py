@@ -1,8 +1,16 @@
 r"""`$...$` and `$$...$$` rendered to MathML at build time with latex2mathml (no network, no JS).
-`\$` is a literal dollar sign. MATH_INLINE_RE is also what the reading time counts as a formula."""
+`\$` is a literal dollar sign. MATH_INLINE_RE is also what the reading time counts as a formula.
+
+Brackets grow with what they hold: `\left( \right)` and the brace of `cases` come out of
+latex2mathml as `<mo stretchy="true">`, and `\big[`-style sizes get `stretchy="true"` too, or
+a browser sizes them only by the operator dictionary. A browser can only stretch a bracket with
+a font that has an OpenType MATH table, and Chromium's generic `math` family is often a text font
+(measured: the brackets of the Attention formula stay 16 px high beside a 45 px fraction). So
+every formula names the common math fonts first (MATH_FONTS) and keeps `math` as the fallback."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as etree
 from pathlib import Path
 
@@ -17,9 +25,20 @@ MATH_DISPLAY_RE = r"(?<!\\)\$\$(.+?)\$\$"
 MATH_INLINE_RE = r"(?<![\\$\w])\$(?=\S)([^$\n]*?\S)\$(?![\w$])"
 
 
+# A math font for each common system: macOS, Linux (fonts-dejavu-extra, TeX), Windows.
+MATH_FONTS = "'STIX Two Math', 'DejaVu Math TeX Gyre', 'Latin Modern Math', 'Cambria Math', math"
+_SIZED_MO = re.compile(r"<mo(?![^>]*\bstretchy=)(?=[^>]*\bminsize=)")  # \big( and kin: a fixed size, but no stretchy
+
+
+def grow_brackets(mathml: str) -> str:
+    """latex2mathml's MathML with sized brackets marked stretchy and the math fonts named."""
+    mathml = _SIZED_MO.sub('<mo stretchy="true" symmetric="true"', mathml)
+    return mathml.replace("<math ", f'<math style="font-family: {MATH_FONTS}" ', 1)
+
+
 def to_mathml(latex: str, display: str, where: str) -> str:
     try:
-        return convert(latex.strip(), display=display)
+        return grow_brackets(convert(latex.strip(), display=display))
     except Exception as exc:  # latex2mathml raises many kinds; each is a mistake in the formula
         raise CourseBuildError(where, f"math ${latex.strip()}$ cannot be converted to MathML ({type(exc).__name__}: {exc})", "correct the LaTeX") from None
 
