@@ -173,17 +173,19 @@ def report_weights(page: Path, plotly: Path) -> None:
 
 
 def test_missing_trace_warns_shows_pending_and_fails_strict(tmp_path):
-    page = "# Pending\n\nWeight {{ lily.weight(her, Lily) }}.\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 3\nhead: 3\nid: lily\n```\n"
+    page = "# Pending\n\nWeight {{ lily.weight(her, Lily) }}.\n{: .needs-traces }\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 3\nhead: 3\nid: lily\n```\n"
     write_project(tmp_path, {"p.md": page})
     built = run_build(tmp_path, strict=False)
     assert built.ok, built.log
     warnings = [l for l in built.log.splitlines() if "WARNING" in l and "no trace of" in l]
     assert len(warnings) == 1, built.log
-    assert "content/p.md:5: no trace of 'Lily wanted to play with her' for model tiny" in warnings[0]
+    assert "content/p.md:6: no trace of 'Lily wanted to play with her' for model tiny" in warnings[0]
     assert "make traces" in warnings[0]
     html = built.html("p.md")
     assert 'class="course-fig course-pending"' in html and "Not traced in this copy of the course." in html
-    assert 'Weight <span class="course-pending-ref">pending</span>.' in html
+    # the marked paragraph is replaced, whole, by a note for readers (markdown/needs_traces.py)
+    assert 'class="course-traces-note"' in html and "tiny model, which this copy of the course was built without." in html
+    assert "Weight" not in html[html.index("<article"):] and "course-pending-ref" not in html
     strict = run_build(tmp_path, strict=True, assets=False)
     assert not strict.ok and "no trace of 'Lily wanted to play with her'" in strict.log
 

@@ -163,6 +163,23 @@ FRONT_MATTER_LINE = "description: A lesson for the catalogue."
 SENTENCE = 'sentence: "Lily wanted to play with her"\n'
 
 FENCE_STEPPER = "```stepper"
+
+# A GPT-2 figure, never traced here: its sentence's tokens come from the committed tokenizer, so
+# its options and the references to it are checked without a trace; the references stand in a
+# passage marked `{: .needs-traces }` (replaced by a note while the traces are missing).
+IT = "The animal didn't cross the street because it was too tired"
+IT_TOKENS = ("#0 '<|endoftext|>', #1 'The', #2 '·animal', #3 '·didn', #4 \"'t\", #5 '·cross', #6 '·the', "
+             "#7 '·street', #8 '·because', #9 '·it', #10 '·was', #11 '·too', #12 '·tired'")
+GPT2_FIG = f'```attention\nmodel: gpt2\nsentence: "{IT}"\nlayer: 1\nhead: 1\nid: g\n```\n'
+GPT2_BOARD = "```scoreboard\nmodel: gpt2\nscores: [induction]\nid: board\n```\n"
+
+
+def with_gpt2(prose: str, fig: str = GPT2_FIG) -> str:
+    """GOOD with a GPT-2 figure and `prose` after it."""
+    return GOOD + "\n" + fig + "\n" + prose + "\n"
+
+
+UNMARKED = with_gpt2("In this head ·it gives {{ g.weight(it, animal) }} to ·animal.")
 CASES = [
     # ---- directives (the asset step parses every page before MkDocs starts)
     Case("unknown-model", bad("model: tiny\nsentence: \"Lily", "model: gpt3\nsentence: \"Lily"),
@@ -327,6 +344,42 @@ CASES = [
     Case("homoglyph-in-a-reference", bad("{{ st.score(she, Lily) }}", "{{ st.score(sh\u0435, Lily) }}"),
          "reference {{ st.score(sh\u0435, Lily) }}: no single token 'sh\u0435' in this stepper (tokens: Lily, ran, she); 'sh\u0435' only looks like #3 'she': it has U+0435 CYRILLIC SMALL LETTER IE where #3 has U+0065 LATIN SMALL LETTER E. Fix: name one of these tokens, or give its position like #2",
          at="st.score(sh\u0435"),
+    Case("gpt2-ref-names-a-token-the-sentence-lacks", with_gpt2("·it gives {{ g.weight(it, dog) }} to ·dog.\n{: .needs-traces }"),
+         f"reference {{{{ g.weight(it, dog) }}}}: to: no token 'dog' in the sentence; its tokens are {IT_TOKENS}. Fix: name one of these tokens, or give its position like #6",
+         at="g.weight(it, dog)"),
+    Case("gpt2-ref-looks-ahead", with_gpt2("·it gives {{ g.weight(it, tired) }} to ·tired.\n{: .needs-traces }"),
+         "reference {{ g.weight(it, tired) }}: #12 comes after #9, and a token cannot look ahead. Fix: name an earlier token second",
+         at="g.weight(it, tired)"),
+    Case("gpt2-ref-position-past-the-end", with_gpt2("The last token is {{ g.token(13) }}.\n{: .needs-traces }"),
+         "reference {{ g.token(13) }}: position '13' is not a number from 0 to 12. Fix: write a whole number from 0 to 12",
+         at="g.token(13)"),
+    Case("gpt2-token-option-not-in-the-sentence", with_gpt2("Its top: {{ g.top(it, 2) }}.\n{: .needs-traces }", GPT2_FIG.replace("id: g\n", "token: wide\nid: g\n")),
+         f"attention: 'token': no token 'wide' in the sentence; its tokens are {IT_TOKENS}. Fix: name one of these tokens, or give its position like #6",
+         at="```attention", nth=2),
+    Case("gpt2-pick-token-not-in-the-sentence", with_gpt2("", GPT2_FIG.replace("layer: 1\nhead: 1\n", "pick: {rule: max-weight, from: it, to: dog}\n")),
+         f"attention: pick.to: no token 'dog' in the sentence; its tokens are {IT_TOKENS}. Fix: name one of these tokens, or give its position like #6",
+         at="```attention", nth=2),
+    Case("gpt2-sentence-past-the-context", with_gpt2("", GPT2_FIG.replace(IT, "a." * 600)),
+         "attention: gpt2: 'a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.'… is 1201 tokens, longer than gpt2's context of 1024 tokens. Fix: shorten the sentence to at most 1024 tokens",
+         at="```attention", nth=2),
+    Case("gpt2-scoreboard-ref-past-the-last-layer", with_gpt2("Its score: {{ board.score(induction, 13, 1) }}.\n{: .needs-traces }", GPT2_BOARD),
+         "reference {{ board.score(induction, 13, 1) }}: layer '13' is not a number from 1 to 12. Fix: write a whole number from 1 to 12",
+         at="board.score"),
+    Case("pending-number-outside-a-marked-passage", UNMARKED,
+         "reference {{ g.weight(it, animal) }} has no number in this build: the attention figure 'g' "
+         f"(content/lesson.md:{line_of(UNMARKED, '```attention', 2)}) has no traces of model gpt2 here. "
+         "Fix: write `{: .needs-traces }` on the line right under the paragraph, list item or table that holds it, so readers get a short note until the traces exist; "
+         "it needs the model download: run `make traces` where the hub is reachable, or set COURSE_GPT2_PATH to a local copy",
+         at="g.weight(it, animal)"),
+    Case("mark-after-a-blank-line", with_gpt2("·it gives {{ g.weight(it, animal) }} to ·animal.\n\n{: .needs-traces }"),
+         "the mark `{: .needs-traces }` follows a blank line, so it marks nothing. Fix: put it right under the last line of the paragraph, list item or table, with no blank line between",
+         at="{: .needs-traces }"),
+    Case("mark-on-a-line-with-text", with_gpt2("·it gives {{ g.weight(it, animal) }} to ·animal. {: .needs-traces }"),
+         "the mark `{: .needs-traces }` shares its line with text. Fix: put it on a line of its own, right under the passage it marks",
+         at="{: .needs-traces }"),
+    Case("mark-under-a-passage-without-figures", with_gpt2("GPT-2 has {{ model.gpt2.nLayer }} layers.\n{: .needs-traces }"),
+         "the mark `{: .needs-traces }` stands under a passage with no reference to a figure, so no trace can be missing from it. Fix: drop the mark, or keep it right under a passage next to one that reads a figure's numbers",
+         at="{: .needs-traces }"),
     Case("missing-trace-strict", bad('sentence: "Lily wanted to play with her"\n', 'sentence: "Lily wanted to play with him"\n'),
          "no trace of 'Lily wanted to play with him' for model tiny; the page shows a 'traces pending' box. Run `make traces` (the tiny model runs here in seconds).",
          at="```attention", command="strict"),

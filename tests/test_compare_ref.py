@@ -108,4 +108,7 @@ def test_compare_ref_errors_on_arity_and_pending(tmp_path):
     figure("compare", f'model: tiny\nsentences: ["{LILY}", "{BEN}"]\nlayer: 3\nhead: 3\nid: pair\n', pending)
     assert ref("lily.compare(her, Lily, wanted)", pending) == PENDING_REF
     assert ref("pair.compare(her, Ben, Lily)", pending) == PENDING_REF
-    assert ref("pair.compare(her, Ben, Lily, 2)", pending) == PENDING_REF
+    assert ref("pair.compare(her, Ben, wanted, 2)", pending) == PENDING_REF
+    # checked against the tokenizer's tokens as on a trace: sentence 2 has no Lily
+    with pytest.raises(LessonError, match=r"to: no token 'Lily' in the sentence; its tokens are #0 '<\|endoftext\|>', #1 'Ben'"):
+        ref("pair.compare(her, Ben, Lily, 2)", pending)

@@ -75,6 +75,7 @@ def chapter(tmp_path_factory):
     root = tmp_path_factory.mktemp("gpt2-chapter")
     content = copy_content(root)
     traces = root / "traces"
+    shutil.copytree(REPO / "traces" / "tiny", traces / "tiny")  # the other chapters' committed traces
     lm = models.load_stand_in()
     assert lm.meta["standIn"] is True
     repo_gpt2 = REPO / "traces" / "gpt2"
@@ -122,7 +123,7 @@ def test_row_numbers_and_head_references_are_filled_in(chapter):
     # section 1: the rule-chosen head, and ·it's row identical in both sentences (causal attention)
     m = re.search(r"it is the head with the largest weight from ·it to ·animal, which turns\s+out to be layer (\d+), head (\d+)", text)
     assert m and 1 <= int(m.group(1)) <= 12 and 1 <= int(m.group(2)) <= 12
-    same = re.search(r"·it gives (\d\.\d\d) to ·animal in the first sentence and\s+(\d\.\d\d) in the second", text)
+    same = re.search(r"·it gives (\d\.\d\d) to ·animal in the\s+first sentence and\s+(\d\.\d\d) in the second", text)
     assert same and same.group(1) == same.group(2)
     # sections 3 and 4: the real q·k row, scaled, and weights
     row = re.search(r"\|?\s*·animal\s+(-?\d+\.\d\d)\s+(-?\d+\.\d\d)\s+(\d\.\d\d)", text)
@@ -168,3 +169,49 @@ def test_the_same_build_without_permission_refuses_the_stand_in(chapter):
     refused = run_build(root, strict=False, assets=False, env={}, cmd=cmd)  # COURSE_ALLOW_STANDIN unset
     assert not refused.ok
     assert "stand-in" in refused.log and "COURSE_ALLOW_STANDIN" in refused.log
+
+
+# ---------------------------------------------------------------- the real site, built here
+
+def prose_outside_figures(page_html: str) -> str:
+    """A page's visible words, figures (and their pending boxes) left out."""
+    body = page_html[page_html.index("<article") : page_html.index("</article>")]
+    body = re.sub(r"<figure\b.*?</figure>", " ", body, flags=re.S)
+    return visible_text(body + "</article>")
+
+
+def test_the_real_site_built_here_has_no_placeholder_inside_a_sentence(tmp_path):
+    """`make site` on the repository as it is (GPT-2 untraced here): every page's prose is whole,
+    GPT-2's facts read as numbers, each passage that needs GPT-2's numbers is one reader note, and
+    every pending figure shows the sentence's real GPT-2 tokens."""
+    import subprocess
+
+    site = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "generator", "site", "--no-downloads", "-d", str(site)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pages = sorted(site.glob("*.html"))
+    assert {p.name for p in pages} >= {"index.html", "attention.html", "heads.html", "gpt2.html", "404.html"}
+    untraced = not (REPO / "traces" / "gpt2" / "index.json").is_file()
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        body = text[text.index("<body") :]
+        assert "course-pending-ref" not in body and "needs-traces" not in body, page.name
+        assert "{{" not in visible_text(text) and "}}" not in visible_text(text), page.name
+        words = prose_outside_figures(text)
+        assert not re.search(r"\bpending\b", words, re.I), f"{page.name}: 'pending' in its prose"
+    gpt2 = (site / "gpt2.html").read_text(encoding="utf-8")
+    words = prose_outside_figures(gpt2)
+    assert "in 12 layers of 12 heads" in words and "√64 = 8.00" in words and "124,439,808 parameters" in words
+    if untraced:
+        notes = re.findall(r'<p class="course-traces-note" role="note"><em>(.*?)</em></p>', gpt2)
+        assert notes and set(notes) == {"Left out here: numbers from GPT-2 small, which this copy of the course was built without."}
+        # no prose about parts of figures that are not drawn: the compare table's difference
+        # column, the menus, the scoreboard's sortable tables
+        for part in ("difference column", "Token menu", "use the menus", "can be sorted"):
+            assert part not in words, part
+        boxes = re.findall(r'<figure class="course-fig course-pending".*?</figure>', gpt2, flags=re.S)
+        assert len(boxes) == 3  # compare, the all-heads grid, the scoreboard
+        didnt = '<code class="course-token">·didn</code> <code class="course-token">&#x27;t</code>'
+        assert sum(didnt in b for b in boxes) == 2, "the sentence's real GPT-2 tokens, ·didn + 't"
+        assert "13 × 13 cells" in boxes[0] and "all 144 heads of GPT-2 small" in boxes[2]

@@ -324,7 +324,7 @@ def test_training_and_predictions(tmp_path):
 def test_scoreboard_pending_when_no_scores(tmp_path):
     ctx = ctx_for(tmp_path, [lily_trace()])
     out = render.render(directive("scoreboard", "model: tiny\nid: board\n"), ctx)
-    assert 'data-pending="true"' in out and "Head scores pending" in out
+    assert 'data-pending="true"' in out and "Not scored in this copy of the course." in out
     assert ref("board.top(induction, 1)", ctx) == PENDING_REF
 
 

@@ -87,7 +87,8 @@ def test_scoreboard_without_scores_is_a_pending_box(tmp_path):
     ctx = Ctx(store=store, page="p.md")
     d = D.parse_directive("scoreboard", "model: gpt2\nid: sb\n", "p.md:1")
     html = render.render(d, ctx)
-    assert 'data-pending="true"' in html and "Head scores pending" in html and "make traces" in html
+    assert 'data-pending="true"' in html and "Not scored in this copy of the course." in html and "all 144 heads of GPT-2 small" in html
+    assert "make traces" not in html and "heads.json" not in html  # for readers; the build log tells the author
     assert "course-data" not in html and "<td" not in html
     assert ctx.missing == {Missing("gpt2", Missing.HEAD_SCORES): ["p.md:1"]}
     assert render.render_ref(refs.Ref("sb", "top", ("induction", "1"), "p.md:3", "sb.top(induction, 1)"), ctx) == PENDING_REF
@@ -98,7 +99,7 @@ def test_scoreboard_of_stale_scores_is_pending(tmp_path):
     store.write(synthetic_trace("A retrained model", revision="synthetic-0002"))  # new revision, old heads.json
     ctx = Ctx(store=store, page="p.md")
     html = render.render(D.parse_directive("scoreboard", "model: tiny\n", "p.md:1"), ctx)
-    assert "Head scores pending" in html
+    assert "Not scored in this copy of the course." in html
 
 
 def test_scoreboard_reference_mistakes_are_one_line_errors(tmp_path):

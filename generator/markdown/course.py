@@ -23,7 +23,10 @@ Parts:
 3. An inline processor for `{{ figure-id.weight(her, Lily) }}` and the other references
    (render.render_ref), and a postprocessor for the references inside code.
 4. Missing traces: one warning per missing thing per page on the `mkdocs.plugins.generator`
-   logger, so `mkdocs build --strict` fails on them; the page shows a "traces pending" box.
+   logger, so `mkdocs build --strict` fails on them; a figure shows its pending box (the
+   sentence's real tokens, the grid's size), and a reference has no number: it may stand only in
+   a passage marked `{: .needs-traces }` (needs_traces.py), which is then replaced, whole, by one
+   note for readers. A reference with no number anywhere else stops the build with its line.
 5. Math (math.py).
 
 References (tokens by text, `her` / `·her` / `' her'`, or by position `#6`; layers and heads
@@ -57,7 +60,18 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ model.tiny.training.headChance(induction) }}
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 
-A reference to a figure whose trace is pending renders `<span class="course-pending-ref">pending</span>`.
+A reference to a figure whose traces are missing has no number. Mark the paragraph, list item or
+table that holds it with a line of its own right under it (marked passages next to each other go
+together, so a lead-in sentence can go with its table):
+
+    In this head ·it gives {{ it.weight(it, animal) }} to ·animal.
+    {: .needs-traces }
+
+With the traces the passage reads as written; without them it is one short note for readers, and
+an unmarked reference with no number is an error. A reference to a figure whose traces are
+missing is still checked against the sentence's tokens from the committed tokenizer (a token the
+sentence lacks, a position past its end, a layer or head the model lacks: render/pending.py), as
+are the figure's `token:`, its pick and the sentence's length against the model's context.
 """
 
 from __future__ import annotations
@@ -82,9 +96,10 @@ from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
 from ..render import training
-from ..render.context import Ctx
+from ..render.context import Ctx, Missing
+from ..render.refs import PENDING_REF
 from ..store import DamagedFile, StoreError, TraceStore
-from . import math
+from . import math, needs_traces
 from .errors import CourseBuildError, reraise
 
 log = logging.getLogger("mkdocs.plugins.generator")
@@ -98,6 +113,33 @@ class PageState:
     first_line: int = 1
     ctx: Ctx = field(default_factory=Ctx)
     code_refs: list = field(default_factory=list)  # (placeholder, Ref) for references inside code
+    pending: dict = field(default_factory=dict)  # htmlStash placeholder -> needs_traces.PendingRef
+    marks: list = field(default_factory=list)  # the lines of the page's `{: .needs-traces }` marks
+    trace_refs: set = field(default_factory=set)  # placeholders of references that traces fill in
+
+    def code_pending(self, placeholder: str):
+        """The PendingRef of a reference inside code that has no number in this build, or None."""
+        for held, ref in self.code_refs:
+            if held == placeholder:
+                return pending_ref(ref, self.ctx) if render.render_ref(ref, self.ctx) == PENDING_REF else None
+        return None
+
+
+def pending_ref(ref, ctx: Ctx) -> needs_traces.PendingRef:
+    """Why `ref` has no number in this build, and what the author can do about it."""
+    shown = " ".join(ref.raw.split())
+    if ref.target == "model":
+        model = ref.name.split(".")[0]
+        if ".training." in f".{ref.name}.":
+            return needs_traces.PendingRef(ref.where, shown, model, f"the tiny model's training log {ctx.training_log_path} is missing", "run `make tiny-model`")
+        reason = f"model {model} has no traces here"
+    else:
+        fig = ctx.figures[ref.target]
+        model = fig.directive.model
+        what = "head scores" if fig.kind == "scoreboard" else "traces"
+        reason = f"the {fig.kind} figure '{ref.target}' ({fig.directive.where}) has no {what} of model {model} here"
+    remedy = Missing(model, Missing.TRACE).remedy()
+    return needs_traces.PendingRef(ref.where, shown, model, reason, remedy[0].lower() + remedy[1:].rstrip("."))
 
 
 _STORES: dict[Path, TraceStore] = {}
@@ -144,6 +186,8 @@ class CourseExtension(Extension):
         md.preprocessors.register(SourceFinder(md, self), "course_find_source", 125)
         md.preprocessors.register(SourcePreprocessor(md, self), "course_source", 35)
         md.inlinePatterns.register(RefProcessor(r"\{\{(.*?)\}\}", md, self), "course_ref", 185)
+        # after attr_list (8) has read the `{: .needs-traces }` marks, before the glossary terms (7)
+        md.treeprocessors.register(needs_traces.NeedsTraces(md, self), "course_needs_traces", 7.5)
         math.register(md, self)
         # after raw_html (30) has put the highlighted code back into the page
         md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
@@ -265,6 +309,7 @@ class SourcePreprocessor(Preprocessor):
             self.ext.state = self.ext.new_state("<page>", None, 1)
             try:
                 check_layout(lines, "<page>", 1, D.SPECS)
+                self.ext.state.marks = needs_traces.check_marks(lines, "<page>", 1)
                 return refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs)
             except LessonError as exc:
                 reraise(exc)
@@ -280,6 +325,7 @@ class SourcePreprocessor(Preprocessor):
         self.ext.state = self.ext.new_state(shown, rel, first)
         try:
             check_layout(lines, shown, first, D.SPECS)
+            self.ext.state.marks = needs_traces.check_marks(lines, shown, first)
             return refs.annotate_source(lines, shown, first, self.ext.state.code_refs)
         except LessonError as exc:
             reraise(exc)
@@ -340,8 +386,14 @@ class RefProcessor(InlineProcessor):
             where = f"{state.shown}:{mark['line']}"
         shown = refs.LINE_MARK_RE.sub("", m.group(1)).strip()
         with one_line_errors(where, f"internal error while filling in {{{{ {shown} }}}}", "report it with this reference"):
-            out = render.render_ref(refs.parse_ref(m.group(1), state.shown), state.ctx)
-        return self.md.htmlStash.store(out), m.start(0), m.end(0)
+            ref = refs.parse_ref(m.group(1), state.shown)
+            out = render.render_ref(ref, state.ctx)
+            placeholder = self.md.htmlStash.store(out)
+            if ref.target != "model" or ".training." in f".{ref.name}.":
+                state.trace_refs.add(placeholder)
+            if out == PENDING_REF:  # needs_traces replaces its passage, or refuses the page
+                state.pending[placeholder] = pending_ref(ref, state.ctx)
+        return placeholder, m.start(0), m.end(0)
 
 
 class CodeRefPostprocessor(Postprocessor):
@@ -359,6 +411,8 @@ class CodeRefPostprocessor(Postprocessor):
                 continue
             with one_line_errors(ref.where, f"internal error while filling in {{{{ {ref.raw} }}}}", "report it with this reference"):
                 rendered = render.render_ref(ref, state.ctx)
+            if rendered == PENDING_REF:  # outside every replaced passage (needs_traces)
+                needs_traces.refuse(pending_ref(ref, state.ctx))
             plain = html.unescape(TAG_RE.sub("", rendered))
             text = text.replace(placeholder, html.escape(plain, quote=False))
         # No clearing: toc runs the postprocessors on each heading before the page itself.

@@ -13,10 +13,10 @@ from types import ModuleType
 
 from ..lessons import directives as D
 from ..lessons.refs import Ref
-from . import attention, compare, models, predictions, scoreboard, softmax, stepper, training
+from . import attention, compare, models, pending, predictions, scoreboard, softmax, stepper, training
 from . import embedding, layernorm, merges, neighbours, token_split, vector_map  # chapters 1 and 2
 from .context import Ctx
-from .refs import PENDING_REF, check_arity, ref_fail
+from .refs import check_arity, ref_fail
 
 KINDS: dict[str, ModuleType] = {
     "attention": attention,
@@ -51,6 +51,6 @@ def render_ref(ref: Ref, ctx: Ctx) -> str:
         ref_fail(ref, f"no figure with id '{ref.target}' on this page (ids here: {known})", "give the figure `id: " + ref.target + "` or use one of the ids above")
     module = KINDS[fig.kind]
     check_arity(ref, fig.kind, module.REFS)
-    if fig.pending:
-        return PENDING_REF
+    if fig.pending:  # its arguments checked against the tokens known without the trace
+        return pending.check_ref(ref, fig, module.REFS)
     return module.ref(ref, fig)

@@ -18,8 +18,9 @@ from .. import heads, schema
 from ..lessons import directives as D
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
-from ..registry import DEFINITIONS, MODELS, NAMES, TITLES
+from ..registry import DEFINITIONS, NAMES, TITLES
 from . import attention, templating
+from . import pending as pending_box
 from .context import Ctx, Figure, Missing, load_panel
 from .pick import clearest_row, shows
 from .format import f2
@@ -33,7 +34,7 @@ def pending(d: D.Scoreboard, ctx: Ctx) -> str:
     n = ctx.next_number()
     ctx.note_missing(Missing(d.model, Missing.HEAD_SCORES), d.where)
     ctx.register(d, Figure("scoreboard", n, d, pending=True))
-    return templating.render("scoreboard_pending.html", n=n, model=d.model, kinds=", ".join(d.scores), pinned=MODELS[d.model].hf_name)
+    return pending_box.scoreboard_pending(d, n, list(d.scores))
 
 
 def example_figures(d: D.Scoreboard, scores: heads.HeadScores, ctx: Ctx) -> tuple[dict[str, int | None], list[str]]:
