@@ -35,6 +35,10 @@ _WHAT = [
 _AT = re.compile(r"^(?P<at>.+?): (?=no trace|no head scores|the tiny model's training log)")
 
 
+class StrictFailure(Exception):
+    """STRICT= found pending figures of a model it was told to fail on."""
+
+
 @dataclass(frozen=True)
 class Pending:
     model: str

@@ -308,6 +308,9 @@ def add_parsers(sub) -> None:
     p.add_argument("-f", "--config-file", default="mkdocs.yml")
     p.add_argument("-d", "--site-dir", default=None, help="default: site_dir of mkdocs.yml")
     p.add_argument("--no-downloads", action="store_true", help="skip the offline zip and one-file chapters")
+    p.add_argument("--engine", choices=("mkdocs", "zensical"), default="mkdocs",
+                   help="zensical (make site ENGINE=zensical): build with Zensical into build/zensical-site "
+                        "(generator/zensical_build.py); build/site is not touched")
     p.set_defaults(func=_cmd_site)
 
 
@@ -322,4 +325,8 @@ def _cmd_assets(args) -> int:
 
 
 def _cmd_site(args) -> int:
+    if args.engine == "zensical":
+        from . import zensical_build
+
+        return zensical_build.build_zensical(args.config_file, strict=args.strict, site_dir=args.site_dir)
     return build_site(args.config_file, strict=args.strict, site_dir=args.site_dir, with_downloads=not args.no_downloads)

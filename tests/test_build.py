@@ -315,21 +315,20 @@ def zensical_skip_reason() -> str | None:
 
 @pytest.mark.skipif(zensical_skip_reason() is not None, reason=zensical_skip_reason() or "")
 def test_zensical_builds_the_same_config(tmp_path):
-    """Zensical reads mkdocs.yml and runs the Markdown extensions (not MkDocs plugins). The repo's
-    theme overrides use MkDocs-only template variables (page.file.dest_uri in overrides/main.html
-    fails with "undefined value"), so this copy drops custom_dir; everything of ours is kept."""
+    """Zensical reads mkdocs.yml and runs the Markdown extensions (not MkDocs plugins), with the
+    course's theme overrides (overrides/ uses only what both engines give templates). The real
+    course under Zensical: tests/browser/test_site_build.py."""
     write_project(tmp_path, {"lesson.md": LESSON}, traces(), training_log_doc())
     from generator import publish
 
     publish.write_assets(tmp_path / "content", tmp_path / "traces")
-    cfg = tmp_path / "mkdocs.yml"
-    cfg.write_text(re.sub(r"^  custom_dir: .*\n", "", cfg.read_text(), flags=re.M))
     exe = shutil.which("zensical") or str(Path(sys.executable).parent / "zensical")
     proc = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     page = (tmp_path / "build" / "site" / "lesson.html").read_text(encoding="utf-8")
     assert figure_count(page) == 6 and "course-fig" in page
     assert "Intro: ·her gives Lily 0.66 in layer 3, head 3." in page
+    assert 'href="./downloads/lesson.html"' in page and "Made with" in page and "https://zensical.org/" in page  # overrides/
     assert re.sub(r"<figure.*?</figure>", "", page, flags=re.S).count("<math") == 2  # the lesson's two formulas (the stepper writes e^score in MathML too)
     # and a bad block fails it with the lesson's line
     (tmp_path / "content" / "bad.md").write_text("# Bad\n\n```attention\nmodel: bert\nsentence: a\n```\n")

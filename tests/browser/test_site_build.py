@@ -229,3 +229,69 @@ def test_palette_switch_recolours_the_plot(open_site, site):
     page.wait_for_function(f"{get} !== {light!r}")
     dark = page.evaluate(get)
     assert dark.replace(" ", "") in ("#2e303e", "rgb(46,48,62)")
+
+
+# ---------------------------------------------------------------- Zensical on the real course
+
+
+@pytest.fixture(scope="module")
+def zensical_site(tmp_path_factory):
+    """`python -m generator site --engine=zensical` (make site ENGINE=zensical) on a copy of the
+    course as it is: the real mkdocs.yml, overrides/, content/ and traces/, nothing rewritten."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from generator.bench_serve import REPO, copy_course
+
+    if __import__("importlib").util.find_spec("zensical") is None:
+        pytest.skip("zensical is not installed (pip install -e '.[test]')")
+    root = copy_course(tmp_path_factory.mktemp("zensical") / "course")
+    assert (root / "mkdocs.yml").read_bytes() == (REPO / "mkdocs.yml").read_bytes()
+    mkdocs_site = root / "build" / "site"
+    mkdocs_site.mkdir(parents=True)
+    (mkdocs_site / "index.html").write_text("the MkDocs site")
+    env = dict(__import__("os").environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "generator", "site", "--engine=zensical", "--strict=tiny"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (mkdocs_site / "index.html").read_text() == "the MkDocs site" and len(list(mkdocs_site.iterdir())) == 1
+    assert not list(root.glob(".zensical-build-*.yml"))  # the build's config is removed
+    site = root / "build" / "zensical-site"
+    server = LocalServer(site)
+    yield root, site, server
+    server.close()
+
+
+def test_zensical_builds_every_page_of_the_real_course(zensical_site):
+    root, site, _ = zensical_site
+    lessons = {p.relative_to(root / "content").with_suffix(".html").as_posix()
+               for p in (root / "content").rglob("*.md") if "assets" not in p.parts}
+    built = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
+    assert lessons and lessons <= built, sorted(lessons - built)
+    page = (site / "attention.html").read_text(encoding="utf-8")
+    assert 'class="course-fig' in page
+    assert 'href="./downloads/attention.html"' in page or "downloads/attention.html" in page  # the one-file link (overrides/main.html)
+    assert "assets/stylesheets/course-a11y.css" in page  # the overrides are in
+    assert (site / GENERATED_PLOTLY).is_file()
+
+
+GENERATED_PLOTLY = "assets/generated/plotly-cartesian.min.js"
+
+
+def test_a_zensical_figure_works_in_chromium(browser, zensical_site):
+    from .conftest import page_opener
+
+    _, site, server = zensical_site
+    for where in ((site / "attention.html").as_uri(), f"{server.base}/attention.html"):
+        with page_opener(browser, {f"127.0.0.1:{server.port}"}) as open_:
+            w = open_()
+            page = w.goto(where)
+            page.locator("#fig-1").scroll_into_view_if_needed()
+            page.wait_for_function("document.querySelector('#fig-1 .js-plotly-plot')")
+            before = page.text_content("#fig-1 .course-summary")
+            other = page.evaluate("""() => { const s = document.querySelector('#fig-1 select[data-control=head]');
+              return Array.from(s.options).map(o => o.value).find(v => v !== s.value); }""")
+            page.select_option("#fig-1 select[data-control=head]", other)
+            page.wait_for_function(f"document.querySelector('#fig-1 .course-summary').textContent !== {before!r}")
+            assert w.errors == [] and w.external == []
