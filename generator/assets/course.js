@@ -101,17 +101,27 @@
     return ex.map(function (e) { return e / sum; });
   }
 
+  // A token whose text repeats in its sentence has `pos` (page_tokens, render/format.py): its
+  // label carries the position as a subscript (·red₃), and what is said for it the position.
+  // Python's token_label and token_spoken write the same (tests/test_token_labels.py).
   function tokDisplay(t) {
-    if (t.display != null) return String(t.display);
-    var s = String(t.text || '');
-    if (s.charAt(0) === ' ') s = '\u00b7' + s.slice(1);
-    return s.replace(/\n/g, '\u21b5').replace(/\t/g, '\u21e5');
+    var s;
+    if (t.display != null) s = String(t.display);
+    else {
+      s = String(t.text || '');
+      if (s.charAt(0) === ' ') s = '\u00b7' + s.slice(1);
+      s = s.replace(/\n/g, '\u21b5').replace(/\t/g, '\u21e5');
+    }
+    if (t.pos == null) return s;
+    return s + String(t.pos).replace(/[0-9]/g, function (d) { return String.fromCharCode(0x2080 + Number(d)); });
   }
   function tokSpoken(t) {
-    if (t.spoken != null) return String(t.spoken);
     var s = String(t.text || '');
-    if (s.charAt(0) === ' ') return s.length > 1 ? 'space ' + s.slice(1) : 'space';
-    return s === '\n' ? 'newline' : s;
+    if (s === '<|endoftext|>') return 'end of text, position 0';
+    if (t.spoken != null) s = String(t.spoken);
+    else if (s.charAt(0) === ' ') s = s.length > 1 ? 'space ' + s.slice(1) : 'space';
+    else if (s === '\n') s = 'newline';
+    return t.pos == null ? s : s + ', position ' + t.pos;
   }
   // Long tokens would squash the plot: its tick labels keep the first characters (the table and
   // the hover text keep the whole token). Cut by code point, before escaping.

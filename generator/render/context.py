@@ -3,6 +3,7 @@ prose references), each traced sentence as a Panel, and what is Missing (for the
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -12,6 +13,7 @@ import numpy as np
 from .. import heads
 from ..lessons import directives as D
 from ..lessons.errors import LessonError
+from .format import label_tokens
 
 WEIGHT_DECIMALS = 4  # weights in a page's JSON; every displayed weight is derived from these
 STANDIN_ENV = "COURSE_ALLOW_STANDIN"
@@ -24,8 +26,9 @@ class Panel:
     trace: dict
     weights: np.ndarray  # (layer, head, query, key), rounded to WEIGHT_DECIMALS, masked cells 0
 
-    # the trace's own fields, by the names the renderers use
-    tokens = property(lambda self: self.trace["tokens"])
+    # the trace's own fields, by the names the renderers use; a repeated token carries its
+    # position, so every label made from a panel tells ·red₃ from ·red₇ (format.label_tokens)
+    tokens = functools.cached_property(lambda self: label_tokens(self.trace["tokens"]))
     key = property(lambda self: self.trace["key"])
     model = property(lambda self: self.trace["model"])
     meta = property(lambda self: self.trace["meta"])

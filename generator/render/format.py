@@ -11,6 +11,7 @@ import html
 import json
 import math
 import re
+from collections import Counter
 from typing import Any
 
 from markupsafe import Markup
@@ -147,14 +148,38 @@ def compact(x: float):
 EOT = "<|endoftext|>"  # position 0 of every trace (schema version 2)
 
 
-def tok(t: dict) -> Markup:
-    """A token as the page shows it: <span class="course-tok" aria-label="space her">·her</span>."""
+SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+def label_tokens(tokens: list[dict]) -> list[dict]:
+    """The tokens, each whose shown text occurs more than once in the sentence given `pos`, its
+    position (from 0, as the pages count), so that two ·red read ·red₃ and ·red₇."""
+    counts = Counter(t["display"] for t in tokens)
+    return [dict(t, pos=i) if counts[t["display"]] > 1 else t for i, t in enumerate(tokens)]
+
+
+def token_label(t: dict) -> str:
+    """What a page shows for a token: its display text, and a repeated one's position as a
+    subscript (course.js's tokDisplay writes the same)."""
+    pos = t.get("pos")
+    return t["display"] if pos is None else t["display"] + str(pos).translate(SUBSCRIPT_DIGITS)
+
+
+def token_spoken(t: dict) -> str:
+    """What a screen reader says for a token (course.js's tokSpoken says the same)."""
     spoken = t.get("spoken") or schema.spoken_token(t["text"])  # predictions carry no `spoken`
     if t["text"] == EOT:  # position 0 of every trace: said as what it is, shown as written
-        spoken = "end of text, position 0"
-    return Markup(f'<span class="course-tok" aria-label="{esc(spoken)}">{esc(t["display"])}</span>')
+        return "end of text, position 0"
+    pos = t.get("pos")
+    return spoken if pos is None else f"{spoken}, position {pos}"
+
+
+def tok(t: dict) -> Markup:
+    """A token as the page shows it: <span class="course-tok" aria-label="space her">·her</span>."""
+    return Markup(f'<span class="course-tok" aria-label="{esc(token_spoken(t))}">{esc(token_label(t))}</span>')
 
 
 def page_tokens(tokens: list[dict]) -> list[dict]:
-    """The token fields a page's JSON carries."""
-    return [{"id": x["id"], "text": x["text"], "display": x["display"], "spoken": x["spoken"]} for x in tokens]
+    """The token fields a page's JSON carries (`pos` on a repeated token: label_tokens)."""
+    return [{"id": x["id"], "text": x["text"], "display": x["display"], "spoken": x["spoken"]} | ({"pos": x["pos"]} if "pos" in x else {})
+            for x in label_tokens(tokens)]
