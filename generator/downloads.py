@@ -25,9 +25,12 @@ Two kinds:
   formulas, figure data), with the site's stylesheets, the page's local scripts (Plotly,
   course.js) and the heavy trace parts of *that page's* figures inlined as ``<style>`` and
   ``<script>`` elements. Material's own JavaScript (navigation, search) is left out: tabs are
-  CSS (radio buttons), pickers are course.js. Relative links inside the article (other chapters,
-  the trace JSON downloads) are rewritten to be relative to ``downloads/``, so they work when the
-  file sits on the hosted site and are simply dead (no request is made) when it is opened alone.
+  CSS (radio buttons), pickers are course.js. Links inside the article to other pages (the
+  glossary, other chapters) and to the trace JSON downloads become absolute URLs on the hosted
+  site when mkdocs.yml has a site_url (the Pages workflow sets COURSE_SITE_URL), so they work
+  wherever the file is opened; without one (a local build) they are rewritten to be relative to
+  ``downloads/``: they work where the file sits in the built site, and are dead (no request is
+  made) when it is opened alone, as the chapter's banner says.
 
 Nothing here imports mkdocs or torch; it reads and writes files only.
 """
@@ -46,6 +49,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urljoin
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SITE = REPO_ROOT / "build" / "site"
@@ -120,6 +124,13 @@ def _resolve(site_dir: Path, page: str, url: str) -> tuple[Path, str]:
     if rel.startswith("../"):
         raise DownloadError(f"{page}: {url!r} points outside the site")
     return site_dir / rel, rel
+
+
+def absolute_url(site_url: str, page: str, url: str) -> str:
+    """A URL relative to `page` (site-relative) as an absolute URL on the site at `site_url`."""
+    path, sep, rest = url.partition("#")
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(page), path)) if path else page
+    return urljoin(site_url.rstrip("/") + "/", target) + (sep + rest if sep else "")
 
 
 def _rebase(page: str, url: str, new_dir: str) -> str:
@@ -251,7 +262,8 @@ def _data_uri(path: Path) -> str:
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
 
-def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warnings: list[str] | None = None) -> str:
+def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warnings: list[str] | None = None,
+                  site_url: str | None = None) -> str:
     """The self-contained HTML of one built page (site-relative path `page`). A figure whose
     heavy part is missing from the build is a warning (appended to `warnings`; the hosted page
     lacks it too), or a DownloadError when `warnings` is None."""
@@ -297,6 +309,8 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
         url = html.unescape(m.group(2))
         if not _is_relative(url):
             return m.group(0)
+        if site_url and m.group(1).strip() == "href":  # the hosted page: works wherever the file is opened
+            return f'{m.group(1)}="{html.escape(absolute_url(site_url, page, url), quote=True)}"'
         return f'{m.group(1)}="{html.escape(_rebase(page, url, out_dir), quote=True)}"'
 
     article = IMG_SRC_RE.sub(inline_img, article)
@@ -326,9 +340,12 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
 # ---------------------------------------------------------------- everything
 
 
-def build_downloads(site_dir: Path = DEFAULT_SITE, out_dir: Path = DEFAULT_OUT, log=sys.stderr) -> DownloadReport:
+def build_downloads(site_dir: Path = DEFAULT_SITE, out_dir: Path = DEFAULT_OUT, log=sys.stderr,
+                    site_url: str | None = None) -> DownloadReport:
     """One-file chapters into site/downloads/, then the zip of the site into out_dir and a copy
-    of it into site/downloads/. Prints one line per download (and per warning) to `log`."""
+    of it into site/downloads/. Prints one line per download (and per warning) to `log`.
+    With `site_url` (mkdocs.yml's, set where the site is hosted), the one-file chapters link to
+    other pages and to the trace JSON files on the hosted site, absolutely."""
     site_dir, out_dir = Path(site_dir), Path(out_dir)
     if not (site_dir / "index.html").is_file():
         raise DownloadError(f"{site_dir}: no index.html; build the site first (make site)")
@@ -336,7 +353,7 @@ def build_downloads(site_dir: Path = DEFAULT_SITE, out_dir: Path = DEFAULT_OUT, 
     dl = site_dir / DOWNLOADS_DIR
     dl.mkdir(exist_ok=True)
     for page in chapter_pages(site_dir):
-        data = build_onefile(site_dir, page, warnings=report.warnings).encode("utf-8")
+        data = build_onefile(site_dir, page, warnings=report.warnings, site_url=site_url).encode("utf-8")
         target = dl / onefile_name(page)
         target.write_bytes(data)
         report.chapters[page] = {

@@ -257,7 +257,7 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         raise
     if with_downloads:
         try:
-            downloads.build_downloads(tmp, final.parent / "downloads")
+            downloads.build_downloads(tmp, final.parent / "downloads", site_url=cfg.get("site_url"))
         except Exception as exc:  # whatever fails, the old site must stay and the reason be said
             shutil.rmtree(tmp, ignore_errors=True)
             shutil.rmtree(stage, ignore_errors=True)

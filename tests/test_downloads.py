@@ -117,6 +117,27 @@ def test_nested_pages_rebase_links_from_their_own_folder(tmp_path):
     assert 'courseTraceParts["cccccccccccc"]' in text
 
 
+def test_with_a_site_url_one_file_links_are_absolute(tmp_path):
+    """A one-file chapter opened alone (from disk, mailed) still reaches the glossary, the other
+    chapters and the trace JSON: on the hosted site, by absolute URL."""
+    site = make_site(tmp_path)
+    dl.build_downloads(site, tmp_path / "out", log=None, site_url="https://user.github.io/course/")
+    text = (site / "downloads/attention.html").read_text(encoding="utf-8")
+    assert 'href="https://user.github.io/course/index.html#intro"' in text
+    assert 'href="https://user.github.io/course/assets/generated/traces/tiny/aaaaaaaaaaaa.json"' in text
+    assert 'href="#fig-1"' in text  # in-page links stay
+    assert not re.search(r'href="\.\./', text)
+    nested = (site / "downloads/part-deep.html").read_text(encoding="utf-8")
+    assert 'href="https://user.github.io/course/index.html#intro"' in nested
+    assert 'href="https://user.github.io/course/assets/generated/traces/tiny/cccccccccccc.json"' in nested
+    # the figure data is inlined: its data-parts attribute is not a link a reader follows
+    assert 'data-parts="../assets/generated/traces/tiny/cccccccccccc.js"' in nested
+    # the zip is the same with or without: its pages keep their relative links
+    plain = tmp_path / "plain"
+    dl.build_downloads(make_site(plain), plain / "out", log=None)
+    assert (tmp_path / "out" / dl.ZIP_NAME).read_bytes() == (plain / "out" / dl.ZIP_NAME).read_bytes()
+
+
 def zip_listing(path: Path):
     with zipfile.ZipFile(path) as zf:
         return [(i.filename, i.date_time, i.external_attr >> 16, i.create_system, i.compress_type) for i in zf.infolist()]

@@ -1360,3 +1360,168 @@
     window.document$.subscribe(function () { init(); });
   }
 })();
+
+/* ==================================================================== chapters 1 and 2
+ * tokens, merges, embedding, layernorm, neighbours, map (CONTRACT.md, "Chapters 1 and 2").
+ * Their own init: course.js above leaves figures of these kinds alone. Every number was
+ * computed when the course was built; this only shows, hides and plots what the page holds.
+ * Globals: tokens (the tokens figure's current sentence), embedding (the embedding figure's data).
+ */
+(function () {
+  'use strict';
+
+  var PLOT = { displayModeBar: false, responsive: true, scrollZoom: false, doubleClick: false, showTips: false };
+  var escapeForPlotly = function (s) { return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'); };
+  var dataOf = function (fig) {
+    var node = fig.querySelector(':scope > script.course-data');
+    try { return node ? JSON.parse(node.textContent) : null; } catch (e) { return null; }
+  };
+  var canPlot = function () { return typeof window.Plotly !== 'undefined' && window.Plotly.newPlot; };
+  var textColour = function (fig) { return getComputedStyle(fig).color || '#222'; };
+  var baseLayout = function (fig, extra) {
+    var layout = { paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)', dragmode: false,
+      font: { family: 'inherit', color: textColour(fig) }, margin: { l: 70, r: 20, t: 10, b: 50 } };
+    Object.keys(extra).forEach(function (k) { layout[k] = extra[k]; });
+    return layout;
+  };
+  var plotInto = function (fig, traces, layout) {
+    var host = fig.querySelector('.course-plot');
+    if (!host || !canPlot()) return null;
+    return Promise.resolve(window.Plotly.react(host, traces, layout, PLOT)).catch(function (e) {
+      console.warn('course.js: Plotly failed in #' + fig.id, e);
+    });
+  };
+
+  // ---- tokens: one sentence at a time, its tokens in the console as `tokens`
+  function initTokens(fig, data) {
+    var controls = fig.querySelector('.course-controls');
+    var select = fig.querySelector('select[data-control="sentence"]');
+    var blocks = fig.querySelectorAll('.course-token-sentence');
+    function show(i) {
+      Array.prototype.forEach.call(blocks, function (b) { b.hidden = b.getAttribute('data-sentence') !== String(i); });
+      var s = data.sentences[i];
+      var current = { text: s.text };
+      data.models.forEach(function (m) { current[m] = s.tokens[m]; });
+      window.tokens = current;
+    }
+    if (controls) controls.hidden = false;
+    if (select) select.addEventListener('change', function () { show(parseInt(select.value, 10) || 0); });
+    show(select ? parseInt(select.value, 10) || 0 : 0);
+  }
+
+  // ---- merges: one step at a time, Back and Next
+  function initMerges(fig) {
+    var steps = fig.querySelectorAll('.course-merge-step');
+    if (!steps.length) return;
+    var at = 0;
+    var nav = document.createElement('div');
+    nav.className = 'course-step-nav course-merge-nav';
+    var back = document.createElement('button');
+    back.type = 'button';
+    back.textContent = 'Back';
+    var next = document.createElement('button');
+    next.type = 'button';
+    next.textContent = 'Next';
+    var status = document.createElement('p');
+    status.className = 'course-merge-status';
+    status.setAttribute('aria-live', 'polite');
+    nav.appendChild(back);
+    nav.appendChild(next);
+    nav.appendChild(status);
+    fig.querySelector('.course-merge-steps').insertAdjacentElement('beforebegin', nav);
+    function go(k) {
+      at = Math.max(0, Math.min(k, steps.length));
+      Array.prototype.forEach.call(steps, function (li, i) { li.hidden = i >= at; });
+      back.disabled = at === 0;
+      next.disabled = at === steps.length;
+      status.textContent = at === 0 ? 'Before the first merge. Press Next.' : 'Merge ' + at + ' of ' + steps.length + (at === steps.length ? ': no pair left in the list.' : '.');
+    }
+    back.addEventListener('click', function () { go(at - 1); });
+    next.addEventListener('click', function () { go(at + 1); });
+    go(0);
+  }
+
+  // ---- embedding: the heatmap of token rows, position rows or their sum
+  function initEmbedding(fig, data) {
+    window.embedding = data;
+    var controls = fig.querySelector('.course-controls');
+    var select = fig.querySelector('select[data-control="part"]');
+    var labels = data.tokens.map(function (t) { return escapeForPlotly(t.display); });
+    function draw() {
+      var part = select ? select.value : 'sum';
+      var z = data.parts[part];
+      var dims = z[0].map(function (_, j) { return j + 1; });
+      return plotInto(fig, [{
+        type: 'heatmap', z: z, x: dims, y: labels.map(function (_, i) { return i; }), colorscale: 'RdBu', reversescale: true, zmid: 0,
+        customdata: z.map(function (row, i) { return row.map(function () { return labels[i]; }); }),
+        hovertemplate: '%{customdata}, dimension %{x}: %{z:.3f}<extra></extra>', colorbar: { thickness: 12 }
+      }], baseLayout(fig, {
+        height: 80 + 26 * labels.length,
+        xaxis: { title: { text: 'dimension' }, fixedrange: true },
+        yaxis: { autorange: 'reversed', tickmode: 'array', tickvals: labels.map(function (_, i) { return i; }), ticktext: labels, fixedrange: true }
+      }));
+    }
+    if (controls) controls.hidden = false;
+    if (select) select.addEventListener('change', draw);
+    return draw;
+  }
+
+  // ---- layernorm: the three stages of one vector, number by number
+  function initLayerNorm(fig, data) {
+    var colours = ['#7f8ea3', '#00224e', '#cc3311'];
+    return function () {
+      return plotInto(fig, data.vectors.map(function (v, i) {
+        return { type: 'scatter', mode: 'markers', name: data.names[i], x: v.map(function (_, j) { return j + 1; }), y: v,
+          marker: { size: 5, color: colours[i] }, hovertemplate: 'dimension %{x}: %{y:.3f}<extra>' + escapeForPlotly(data.names[i]) + '</extra>' };
+      }), baseLayout(fig, { height: 320, legend: { orientation: 'h', y: 1.15 },
+        xaxis: { title: { text: 'dimension' }, fixedrange: true }, yaxis: { title: { text: 'value' }, fixedrange: true } }));
+    };
+  }
+
+  // ---- map: common tokens as grey dots, the lesson's words marked and named
+  function initMap(fig, data) {
+    return function () {
+      var grey = { type: 'scatter', mode: 'markers', name: 'common tokens', x: data.tokens.map(function (t) { return t.x; }),
+        y: data.tokens.map(function (t) { return t.y; }), text: data.tokens.map(function (t) { return escapeForPlotly(t.display); }),
+        marker: { size: 6, color: 'rgba(127, 142, 163, 0.55)' }, hovertemplate: '%{text}<extra></extra>' };
+      var marked = { type: 'scatter', mode: 'markers+text', name: 'words of the lessons', x: data.marks.map(function (t) { return t.x; }),
+        y: data.marks.map(function (t) { return t.y; }), text: data.marks.map(function (t) { return escapeForPlotly(t.display); }),
+        textposition: 'top center', marker: { size: 9, color: '#cc3311' }, hovertemplate: '%{text}<extra>marked</extra>' };
+      var pct = function (x) { return Math.round(100 * x) + '%'; };
+      return plotInto(fig, [grey, marked], baseLayout(fig, { height: 460, legend: { orientation: 'h', y: 1.08 },
+        xaxis: { title: { text: 'first direction (' + pct(data.explained[0]) + ' of the spread)' }, fixedrange: true, zeroline: false },
+        yaxis: { title: { text: 'second direction (' + pct(data.explained[1]) + ')' }, fixedrange: true, zeroline: false } }));
+    };
+  }
+
+  var KINDS = { tokens: initTokens, merges: initMerges, embedding: initEmbedding, layernorm: initLayerNorm, map: initMap, neighbours: null };
+
+  var redraw = [];  // the plots of the page shown now, redrawn when the theme changes
+  var watching = false;
+
+  function init() {
+    if (redraw.length && !document.body.contains(redraw[0].fig)) redraw = [];  // instant navigation: a new page
+    Array.prototype.forEach.call(document.querySelectorAll('figure.course-fig'), function (fig) {
+      var kind = fig.getAttribute('data-kind');
+      if (!(kind in KINDS) || fig.__course12 || fig.getAttribute('data-pending') === 'true') return;
+      fig.__course12 = true;
+      document.documentElement.classList.add('course-js');
+      if (!KINDS[kind]) return;
+      try {
+        var draw = KINDS[kind](fig, dataOf(fig) || {});
+        if (typeof draw === 'function') { draw(); redraw.push({ fig: fig, draw: draw }); }
+      } catch (e) {
+        console.warn('course.js: could not enhance #' + fig.id, e);
+      }
+    });
+    if (!watching && window.MutationObserver && document.body) {  // dark mode: the new text colour
+      watching = true;
+      new MutationObserver(function () { redraw.forEach(function (r) { r.draw(); }); })
+        .observe(document.body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });
+    }
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
+  else init();
+  if (window.document$ && typeof window.document$.subscribe === 'function') window.document$.subscribe(init);
+})();
