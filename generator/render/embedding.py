@@ -14,7 +14,7 @@ from .format import whole
 from .refs import ref_fail
 from .vector_data import num
 
-REFS = {"width": (0, 0), "tokens": (0, 0), "value": (2, 3), "norm": (1, 2), "id": (1, 1)}
+REFS = {"width": (0, 0), "tokens": (0, 0), "value": (2, 3), "norm": (1, 2), "id": (1, 1), "position": (1, 1)}
 PARTS = ("token", "position", "sum")
 PART_NAMES = {"token": "token row", "position": "position row", "sum": "sum"}
 FIRST_DIMS = 8  # columns of the no-JS table; the heatmap shows every dimension
@@ -59,6 +59,8 @@ def ref(ref: Ref, fig: Figure) -> str:
     i = vector_data.token_index(ref, tokens, ref.args[0])
     if ref.name == "id":
         return str(tokens[i]["id"])
+    if ref.name == "position":
+        return str(i)
     if ref.name == "norm":
         return num(np.linalg.norm(nums["arrays"][part_arg(ref, ref.args, 1, "token")][i]))
     dim = vector_data.dim_arg(ref, ref.args[1], nums["width"])

@@ -19,7 +19,8 @@ REFS = {
     "count": (1, 2), "pieces": (2, 3), "split": (2, 3), "id": (2, 3), "vocab": (1, 1), "eot": (1, 1),
     "differ": (0, 1), "sentences": (0, 0),
 }
-NAMES = {"tiny": "Tiny model", "gpt2": "GPT-2"}
+NAMES = {"tiny": "the tiny model", "gpt2": "GPT-2"}  # in running text
+HEADS = {"tiny": "Tiny model", "gpt2": "GPT-2"}  # above a column
 
 
 def words_of(text: str) -> list[str]:
@@ -39,7 +40,7 @@ def sentence_view(text: str, models: tuple[str, ...]) -> dict:
     for m in models:
         first = {"id": tokens.bos_id(m), "text": eot, "display": eot, "spoken": "end of text"}
         pieces = [{"id": p.id, "text": p.text, "display": p.display, "spoken": p.spoken} for p in split[m]]
-        columns.append({"model": m, "name": NAMES.get(m, m), "tokens": [first] + pieces, "count": len(pieces)})
+        columns.append({"model": m, "name": HEADS.get(m, m), "tokens": [first] + pieces, "count": len(pieces)})
     differ = []
     if len(models) == 2:
         a, b = models
