@@ -12,7 +12,9 @@ changes, read off MkDocs 1.6's source:
   lists it), so a trace made by another process (`make traces`) shows without touching a lesson;
   a change this process has already built is not built twice;
 * content/assets/generated/ is written by publish.write_assets before each build and is not
-  watched, so the build's own output never triggers another build.
+  watched, so the build's own output never triggers another build;
+* downloads/ is made by `make site` only: a link to it in the preview opens a page that says
+  where the downloads are (generator/assets/serve-downloads.html), not a bare 404.
 
 torch is imported only when a trace is needed, by the Tracer's thread. Without the models extra
 (or without a model, GPT-2 here), the figures stay pending boxes and the reason is said once.
@@ -233,7 +235,19 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
     import watchdog.events
     from mkdocs.livereload import LiveReloadServer
 
+    note = (Path(__file__).resolve().parent / "assets" / "serve-downloads.html").read_bytes()
+    prefix = mount_path.rstrip("/") + "/downloads/"
+
     class CourseServer(LiveReloadServer):
+        def serve_request(self, environ, start_response):
+            """downloads/ is made by `make site`, not by the preview: a page that says where they
+            are rather than a bare 404."""
+            path = environ.get("PATH_INFO", "")
+            if path.startswith(prefix) and not (Path(root) / path[len(mount_path.rstrip("/")) + 1:]).is_file():
+                start_response("404 Not Found", [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(note)))])
+                return [note]
+            return super().serve_request(environ, start_response)
+
         def watch(self, path: str, func=None, *, recursive: bool = True) -> None:
             path = os.path.abspath(path)
             if path in self._watched_paths:
