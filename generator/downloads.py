@@ -41,6 +41,7 @@ import argparse
 import base64
 import gzip
 import html
+import json
 import mimetypes
 import posixpath
 import re
@@ -50,6 +51,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin
+
+from . import schema
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SITE = REPO_ROOT / "build" / "site"
@@ -146,6 +149,21 @@ def _rebase(page: str, url: str, new_dir: str) -> str:
 def script_text(js: str) -> str:
     """JavaScript made safe to sit inside <script>…</script> (no early close, no comment state)."""
     return re.sub(r"</(script)", r"<\\/\1", js, flags=re.I).replace("<!--", "<\\!--")
+
+
+def part_script(part: Path) -> str:
+    """A figure's heavy part for a one-file chapter: the encoded trace file beside it (schema 3,
+    a quarter of the plain part; course.js decodes it), else the plain part itself."""
+    trace = part.with_suffix(".json")
+    try:
+        text = trace.read_text(encoding="utf-8")
+        doc = json.loads(text)
+    except (OSError, ValueError):
+        return part.read_text(encoding="utf-8")
+    if not isinstance(doc, dict) or doc.get("schemaVersion") != schema.SCHEMA_VERSION or doc.get("key") != part.stem:
+        return part.read_text(encoding="utf-8")
+    key = json.dumps(part.stem)
+    return f"window.courseTraceParts = window.courseTraceParts || {{}};\nwindow.courseTraceParts[{key}] = {text.strip()};\n"
 
 
 def style_text(css: str) -> str:
@@ -296,7 +314,7 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
                 raise DownloadError(problem)
             warnings.append(f"{problem}; the one-file chapter (and the hosted page) will lack that figure's q, k, v")
             continue
-        parts_js.append(f"<script>{script_text(path.read_text(encoding='utf-8'))}</script>")
+        parts_js.append(f"<script>{script_text(part_script(path))}</script>")
 
     def inline_img(m: re.Match) -> str:
         src = html.unescape(m.group(2))

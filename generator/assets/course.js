@@ -240,7 +240,54 @@
     return scriptLoads[abs];
   }
 
+  // A part may also be the trace file itself (schema 3, traces/README.md "Encoded arrays"): the
+  // one-file chapters inline that, a quarter of the plain part's size. Decoded here as the store's
+  // loader does: int16 x scale rounded to the scale's decimals, scaledMasked = scores / sqrt(headDim)
+  // (masked above the diagonal), attnConcat = every head's out side by side.
+  var SCALE_DIGITS = 2; // significant digits of an encoded array's scale (store_codec.py)
+
+  function scaleDecimals(scale) { return Math.max(0, (SCALE_DIGITS - 1) - Math.floor(Math.log10(scale))); }
+
+  function decodeArray(o) {
+    var bytes = atob(o.int16);
+    var rows = o.shape[0], cols = o.shape[1], dec = scaleDecimals(o.scale);
+    var at = function (n) {
+      var v = (bytes.charCodeAt(2 * n) | (bytes.charCodeAt(2 * n + 1) << 8)) << 16 >> 16; // little-endian int16
+      return Number((v * o.scale).toFixed(dec));
+    };
+    var m = [];
+    for (var i = 0, n = 0; i < rows; i++) {
+      var row = [];
+      for (var j = 0; j < cols; j++) row.push(o.tril && j > i ? 0 : at(n++));
+      m.push(row);
+    }
+    return m;
+  }
+
+  function decodeTraceFile(doc) {
+    var d = doc.meta.headDim;
+    return {
+      layers: doc.layers.map(function (layer) {
+        var heads = layer.heads.map(function (h) {
+          var scores = decodeArray(h.scores);
+          var dec = scaleDecimals(h.scores.scale) + 1;
+          return {
+            q: decodeArray(h.q), k: decodeArray(h.k), v: decodeArray(h.v), scores: scores, out: decodeArray(h.out),
+            scaledMasked: scores.map(function (row, i) {
+              return row.map(function (x, j) { return j > i ? null : Number((x / Math.sqrt(d)).toFixed(dec)); });
+            })
+          };
+        });
+        var concat = heads[0].out.map(function (_, i) {
+          return [].concat.apply([], heads.map(function (h) { return h.out[i]; }));
+        });
+        return { heads: heads, attnConcat: concat };
+      })
+    };
+  }
+
   function mergePart(t, part) {
+    if (part.schemaVersion != null) part = decodeTraceFile(part);
     (part.layers || []).forEach(function (pl, l) {
       var tl = t.layers[l];
       if (!tl) return;
@@ -283,6 +330,47 @@
     return Promise.all(traces.map(loadTrace)).then(function () { return traces; });
   }
 
+  // ------------------------------------------------------------------ "Show as a table"
+
+  // With a plot on screen, the coloured table that carries the same numbers (the no-JavaScript
+  // and print view) is one click away instead of a second copy below it: a disclosure button
+  // (aria-expanded, aria-controls) just before the table's box, which gets hidden. Print
+  // (course.css) shows the table whatever the button says.
+  var TABLE_SHOW = 'Show as a table';
+  var TABLE_HIDE = 'Hide the table';
+
+  function uniqueId(base) {
+    var id = base, k = 2;
+    while (document.getElementById(id)) id = base + '-' + k++;
+    return id;
+  }
+
+  function tableToggle(table, idBase) {
+    var box = table && table.closest('.course-table-wrap');
+    if (!box || box.__courseToggle) return box ? box.__courseToggle : null;
+    if (!box.id) box.id = uniqueId((idBase || 'course') + '-table');
+    var button = el('button', 'course-table-toggle');
+    button.type = 'button';
+    button.setAttribute('aria-controls', box.id);
+    var toggle = {
+      button: button,
+      box: box,
+      set: function (open) {
+        box.hidden = !open;
+        box.classList.toggle('course-table-closed', !open);
+        button.setAttribute('aria-expanded', open ? 'true' : 'false');
+        button.textContent = open ? TABLE_HIDE : TABLE_SHOW;
+      }
+    };
+    button.addEventListener('click', function () {
+      toggle.set(button.getAttribute('aria-expanded') !== 'true'); // the scroll-box observer sees the new size
+    });
+    box.parentNode.insertBefore(button, box);
+    toggle.set(false);
+    box.__courseToggle = toggle;
+    return toggle;
+  }
+
   // ------------------------------------------------------------------ one attention panel
 
   function AttentionView(root, data, fig) {
@@ -302,12 +390,18 @@
     this.cache = {};
     this.minis = null;
     this.state = null;
+    this.geom = null;
     this.prepareTable();
-    if (this.plotHost && this.n && hasPlotly()) this.plotHost.style.minHeight = this.plotHeight() + 'px';
+    if (this.plotHost && this.n && hasPlotly()) this.tableToggle = tableToggle(this.table, fig.id);
   }
 
-  AttentionView.prototype.plotHeight = function () {
-    return Math.max(220, (this.n > 16 ? 26 : 34) * this.n + 130);
+  // The plot's height, kept free before it is drawn (no jump when it is). Read and write in two
+  // passes over every view (reserveSpace in init), so the page is laid out once, not per figure.
+  AttentionView.prototype.measure = function () {
+    if (this.tableToggle && !this.plotted) this.geom = heatmapGeometry(this.n, this.plotHost.clientWidth);
+  };
+  AttentionView.prototype.reserve = function () {
+    if (this.geom && !this.plotted) this.plotHost.style.minHeight = this.geom.height + 'px';
   };
 
   AttentionView.prototype.prepareTable = function () {
@@ -451,8 +545,46 @@
     return this.cache[key];
   };
 
+  // Heatmap layout, in CSS pixels. A cell is square-ish: as wide as the plot allows, between
+  // CELL_MIN (below it the plot scrolls inside its box, never the page) and CELL_MAX. Numbers
+  // are drawn in cells only where they fit at CELL_FONT (legible); otherwise the value is in
+  // the hover text (a tap on touch screens) and in the table.
+  var HEATMAP = {
+    cellMax: 34, cellMin: 12, rowMin: 14,
+    cellFont: 11, tickFont: 12, smallTickFont: 10,
+    textChars: 4, charWidth: 0.62, textPad: 4, textMinRow: 16,
+    marginLeft: 90, marginTop: 110, marginRight: 20, marginBottom: 10,
+    colourbarRoom: 80, colourbarThickness: 12,
+    narrowBelow: 560, narrowBottom: 64, // below this width the colour bar lies under the grid
+    tickChars: 14, narrowTickChars: 10,
+    rotatedBelow: 18, strideBelow: 11, // x labels turn upright below 18 px, every other one below 11
+    heightMin: 220, defaultWidth: 700
+  };
   var CB_TICKVALS = [0, 0.25, 0.5, 0.75, 1];
   var CB_TICKTEXT = ['0', '0.25', '0.5', '0.75', '1'];
+
+  // Everything about the layout that depends on the width of the box the plot is drawn in.
+  function heatmapGeometry(n, width) {
+    var H = HEATMAP;
+    var w = width > 0 ? width : H.defaultWidth;
+    var narrow = w < H.narrowBelow;
+    var right = narrow ? H.marginRight : H.colourbarRoom;
+    var cell = Math.max(H.cellMin, Math.min(H.cellMax, (w - H.marginLeft - right) / Math.max(n, 1)));
+    var row = Math.max(H.rowMin, cell);
+    var textWidth = H.textChars * H.charWidth * H.cellFont + H.textPad;
+    var bottom = narrow ? H.narrowBottom : H.marginBottom;
+    return {
+      narrow: narrow,
+      cell: cell,
+      showText: cell >= textWidth && row >= H.textMinRow,
+      upright: cell < H.rotatedBelow,
+      stride: cell < H.strideBelow ? 2 : 1,
+      minWidth: Math.ceil(H.marginLeft + right + n * H.cellMin),
+      height: Math.max(H.heightMin, Math.round(row * n) + H.marginTop + bottom),
+      key: [narrow, cell >= textWidth && row >= H.textMinRow, cell < H.rotatedBelow, cell < H.strideBelow ? 2 : 1,
+        Math.round(row)].join()
+    };
+  }
 
   // A new figure object for Plotly.react on each change, built around arrays that stay the same
   // objects (react compares arrays by reference): a token change then only moves the focus
@@ -461,30 +593,39 @@
     var s = this.state;
     var n = this.n;
     var d = this.headData(s.layer, s.head);
+    var g = this.geom || heatmapGeometry(n, 0);
     var c = this.constant;
     if (!c) {
       var idx = [];
       for (var i = 0; i < n; i++) idx.push(i);
-      c = this.constant = {
-        idx: idx,
-        ticks: this.tokens.map(function (t) { return plotEsc(shorten(tokDisplay(t), 14)); })
-      };
+      var tokens = this.tokens;
+      var ticks = function (max) { return tokens.map(function (t) { return plotEsc(shorten(tokDisplay(t), max)); }); };
+      c = this.constant = { idx: idx, ticks: ticks(HEATMAP.tickChars), narrowTicks: ticks(HEATMAP.narrowTickChars) };
     }
+    var ticks = g.narrow ? c.narrowTicks : c.ticks;
+    var xVals = g.stride > 1 ? c.idx.filter(function (i) { return i % g.stride === 0; }) : c.idx;
+    var xText = g.stride > 1 ? xVals.map(function (i) { return ticks[i]; }) : ticks;
+    var tickFont = { size: g.upright ? HEATMAP.smallTickFont : HEATMAP.tickFont };
+    var colourbar = g.narrow
+      ? { orientation: 'h', x: 0.5, xanchor: 'center', y: -0.02, yanchor: 'top', len: 1, thickness: HEATMAP.colourbarThickness,
+          title: { text: 'weight', side: 'right' }, tickvals: CB_TICKVALS, ticktext: CB_TICKTEXT }
+      : { title: { text: 'weight', side: 'right' }, thickness: HEATMAP.colourbarThickness, len: 0.9,
+          tickvals: CB_TICKVALS, ticktext: CB_TICKTEXT };
     var trace = {
       type: 'heatmap', x: c.idx, y: c.idx, z: d.z, text: d.text, hovertext: d.hover,
-      texttemplate: n <= 40 ? '%{text}' : '', textfont: { size: n > 16 ? 9 : 11 },
+      texttemplate: g.showText ? '%{text}' : '', textfont: { size: HEATMAP.cellFont },
       hovertemplate: '%{hovertext}<extra></extra>', hoverongaps: true,
       zmin: 0, zmax: 1, zauto: false, colorscale: COLORSCALE, xgap: 1, ygap: 1,
-      colorbar: { title: { text: 'weight', side: 'right' }, thickness: 12, len: 0.9,
-        tickvals: CB_TICKVALS, ticktext: CB_TICKTEXT }
+      colorbar: colourbar
     };
     var layout = {
-      height: this.plotHeight(),
-      margin: { l: 90, r: 20, t: 110, b: 10 },
-      xaxis: { tickmode: 'array', tickvals: c.idx, ticktext: c.ticks, side: 'top', tickangle: -50,
-        range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
+      height: g.height,
+      margin: { l: HEATMAP.marginLeft, r: HEATMAP.marginRight, t: HEATMAP.marginTop,
+        b: g.narrow ? HEATMAP.narrowBottom : HEATMAP.marginBottom },
+      xaxis: { tickmode: 'array', tickvals: xVals, ticktext: xText, side: 'top', tickangle: g.upright ? -90 : -50,
+        tickfont: tickFont, range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
         title: { text: 'looks at (key)', standoff: 6 }, automargin: true },
-      yaxis: { tickmode: 'array', tickvals: c.idx, ticktext: c.ticks, autorange: 'reversed',
+      yaxis: { tickmode: 'array', tickvals: c.idx, ticktext: ticks, autorange: 'reversed', tickfont: tickFont,
         fixedrange: true, showgrid: false, zeroline: false,
         title: { text: 'token (query)', standoff: 6 }, automargin: true },
       shapes: [{ type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
@@ -509,8 +650,9 @@
     if (this.plotted) return this.plotted;
     if (!this.plotHost || !hasPlotly() || !this.n || !this.state) return Promise.resolve(false);
     this.readTheme();
+    this.geom = heatmapGeometry(this.n, this.plotHost.clientWidth);
     var inner = el('div', 'course-plot-inner');
-    inner.style.minWidth = (Math.min(this.n, 60) * 24 + 150) + 'px';
+    inner.style.minWidth = this.geom.minWidth + 'px';
     clear(this.plotHost);
     this.plotHost.appendChild(inner);
     this.plotDiv = inner;
@@ -520,6 +662,8 @@
       .then(function () {
         mark('course:newplot-end');
         self.plotReady = true;
+        self.plotHost.style.minHeight = '';
+        self.watchWidth();
         inner.on('plotly_click', function (ev) {
           var pt = ev && ev.points && ev.points[0];
           if (!pt) return;
@@ -532,9 +676,34 @@
         return true;
       }, function (err) {
         console.warn('course.js: Plotly failed', err);
+        if (self.tableToggle) self.tableToggle.set(true); // the table is the figure, then
         return false;
       });
     return this.plotted;
+  };
+
+  // A new width (a phone turned, a sidebar closed) may change the cell size past a threshold
+  // (cell text, upright labels, where the colour bar goes): redraw then, once per frame.
+  AttentionView.prototype.watchWidth = function () {
+    var self = this;
+    if (!window.ResizeObserver || this.widthObserver) return;
+    var pending = false;
+    this.widthObserver = new ResizeObserver(function () {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(function () {
+        pending = false;
+        var width = self.plotHost.clientWidth;
+        if (!width) return;
+        self.sizeMinis();
+        var g = heatmapGeometry(self.n, width);
+        if (self.geom && g.key === self.geom.key) return;
+        self.geom = g;
+        self.plotDiv.style.minWidth = g.minWidth + 'px';
+        self.react();
+      });
+    });
+    this.widthObserver.observe(this.plotHost);
   };
 
   AttentionView.prototype.react = function () {
@@ -555,7 +724,23 @@
 
   // ---- small multiples
 
+  // Small grids, in CSS pixels: a cell of CELL_MIN..CELL_MAX, so that a layer's heads fit on one
+  // row beside (or, below STACK_BELOW, under) the layer's label.
+  var MINIS = { cellMin: 2, cellMax: 6, labelWidth: 72, perHead: 16, stackBelow: 480 };
+
   function miniLabel(l, h) { return 'L' + (l + 1) + ' H' + (h + 1); }
+
+  AttentionView.prototype.sizeMinis = function () {
+    if (!this.heads || this.heads.hidden || !this.minis) return;
+    var width = this.heads.clientWidth;
+    if (!width) return;
+    var nHead = (this.weights[0] || []).length || 1;
+    var stacked = width < MINIS.stackBelow;
+    var room = width - (stacked ? 0 : MINIS.labelWidth) - nHead * MINIS.perHead;
+    var cell = Math.max(MINIS.cellMin, Math.min(MINIS.cellMax, Math.floor(room / (nHead * Math.max(this.n, 1)))));
+    this.heads.classList.toggle('course-heads-stacked', stacked);
+    this.heads.style.setProperty('--course-mini-cell', cell + 'px');
+  };
 
   AttentionView.prototype.buildMinis = function () {
     var self = this;
@@ -691,11 +876,12 @@
     this.headsButton = fig.querySelector('button[data-action="heads"]');
     if (this.headsButton) {
       this.headsButton.addEventListener('click', function () {
-        self.toggleHeads(self.headsButton.getAttribute('aria-expanded') !== 'true');
+        self.toggleHeads(self.headsButton.getAttribute('aria-expanded') !== 'true', { user: true });
       });
     }
-    this.views.forEach(function (v) { v.render(self.state); });
-    this.renderDiff();
+    // The HTML already shows this state (figures.py writes the same text): only the row buttons
+    // learn which row is pressed. Nothing else is written before the first paint.
+    this.views.forEach(function (v) { v.take(self.state); v.renderFocus(v.state.token); });
     this.syncControls();
     if (fig.getAttribute('data-show-heads') === 'true') this.wantHeads = true;
   }
@@ -713,16 +899,26 @@
     });
   };
 
-  AttentionFigure.prototype.toggleHeads = function (open) {
-    var self = this;
+  // The small multiples open just below the pickers, where the reader is looking; opened by the
+  // reader, focus moves to the head shown in the big grid (arrow keys move on from there).
+  AttentionFigure.prototype.toggleHeads = function (open, opts) {
     var btn = this.headsButton;
+    var target = null;
     this.views.forEach(function (v) {
       if (!v.heads) return;
       if (open) v.buildMinis();
       v.heads.hidden = !open;
+      if (open) v.sizeMinis();
+      if (open && !target && v.minis) {
+        target = v.minis.filter(function (b) { return b.getAttribute('aria-pressed') === 'true'; })[0] || v.minis[0];
+      }
     });
     if (btn) btn.setAttribute('aria-expanded', open ? 'true' : 'false');
-    return self;
+    if (open && target && opts && opts.user) {
+      target.focus({ preventScroll: true });
+      target.scrollIntoView({ block: 'nearest', behavior: reducedMotion ? 'auto' : 'smooth' });
+    }
+    return this;
   };
 
   AttentionFigure.prototype.setState = function (partial, opts) {
@@ -989,19 +1185,61 @@
 
   // ------------------------------------------------------------------ training curve
 
+  // Chart sizes in CSS pixels, and the colours a chart takes from course.css (light and slate
+  // palettes: every line and marker at least 3:1 against the page, gridlines faint).
+  var TRAINING = {
+    lossHeight: 320, headsHeight: 340,
+    margin: { l: 60, r: 20, t: 20, b: 50 },
+    lossLegendY: 1.12, headsLegendY: 1.16,
+    batchLine: 1, validationLine: 2, validationMarker: 6, kindLine: 2, kindMarker: 5, chanceLine: 1.5
+  };
+  var CHART_COLOURS = { // fallbacks when course.css did not load
+    '--course-line-soft': '#6f7d92', '--course-line-strong': '#00224e', '--course-gridline': 'rgba(0, 0, 0, 0.12)'
+  };
+  var KIND_COLOURS = { 'previous-token': '#0077bb', 'duplicate-token': '#aa3377', induction: '#cc3311', sink: '#117733' };
+
+  function cssColour(node, name, fallback) {
+    var v = (getComputedStyle(node).getPropertyValue(name) || '').trim();
+    return v || fallback;
+  }
+
   function TrainingFigure(fig) {
+    var self = this;
     this.el = fig;
     this.id = fig.id;
     this.data = ownData(fig) || {};
     this.host = fig.querySelector('.course-plot');
     this.headsHost = fig.querySelector('.course-heads-plot');
     this.done = null;
+    this.toggles = [];
+    if (!hasPlotly()) return;
+    [[this.host, TRAINING.lossHeight], [this.headsHost, TRAINING.headsHeight]].forEach(function (p) {
+      if (p[0]) p[0].style.minHeight = p[1] + 'px';
+    });
+    Array.prototype.forEach.call(fig.querySelectorAll('.course-table-wrap > table'), function (t) {
+      var toggle = tableToggle(t, fig.id);
+      if (toggle) self.toggles.push(toggle);
+    });
   }
+  TrainingFigure.prototype.colour = function (name) { return cssColour(this.el, name, CHART_COLOURS[name]); };
   // One colour per score kind, from course.css (--course-kind-<kind>, light and slate).
-  var KIND_COLOURS = { 'previous-token': '#0077bb', 'duplicate-token': '#aa3377', induction: '#cc3311', sink: '#117733' };
   TrainingFigure.prototype.kindColour = function (kind) {
-    var v = (getComputedStyle(this.el).getPropertyValue('--course-kind-' + kind) || '').trim();
-    return v || KIND_COLOURS[kind] || '#7f8ea3';
+    return cssColour(this.el, '--course-kind-' + kind, KIND_COLOURS[kind] || CHART_COLOURS['--course-line-soft']);
+  };
+  TrainingFigure.prototype.layout = function (height, yTitle, legendY, yRange) {
+    var grid = this.colour('--course-gridline');
+    var axis = function (title) {
+      return { title: { text: title }, fixedrange: true, gridcolor: grid, zerolinecolor: grid, linecolor: grid };
+    };
+    var layout = {
+      height: height, margin: TRAINING.margin,
+      xaxis: axis('optimiser step'), yaxis: axis(yTitle),
+      legend: { orientation: 'h', y: legendY }, dragmode: false,
+      paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)',
+      font: { family: 'inherit', color: getComputedStyle(this.el).color || '#222' }
+    };
+    if (yRange) layout.yaxis.range = yRange;
+    return layout;
   };
   // The best head of each kind against step (solid), with its chance level (dashed, same colour).
   TrainingFigure.prototype.headsFigure = function () {
@@ -1011,76 +1249,70 @@
     (h.series || []).forEach(function (s) {
       var colour = self.kindColour(s.kind);
       data.push({ type: 'scatter', mode: 'lines+markers', name: s.label, legendgroup: s.kind, x: h.steps, y: s.scores,
-        customdata: s.heads, line: { color: colour, width: 2 }, marker: { size: 5, color: colour },
+        customdata: s.heads, line: { color: colour, width: TRAINING.kindLine }, marker: { size: TRAINING.kindMarker, color: colour },
         hovertemplate: 'step %{x}: %{y:.2f} (%{customdata})<extra>' + s.label + '</extra>' });
       if (s.chance != null) {
         data.push({ type: 'scatter', mode: 'lines', name: 'chance: ' + s.label, legendgroup: s.kind, showlegend: false,
-          x: [first, last], y: [s.chance, s.chance], line: { color: colour, width: 1.5, dash: 'dash' },
+          x: [first, last], y: [s.chance, s.chance], line: { color: colour, width: TRAINING.chanceLine, dash: 'dash' },
           hovertemplate: 'chance %{y:.2f}<extra>' + s.label + '</extra>' });
       }
     });
-    var layout = {
-      height: 340, margin: { l: 60, r: 20, t: 20, b: 50 },
-      xaxis: { title: { text: 'optimiser step' }, fixedrange: true },
-      yaxis: { title: { text: 'best head\'s score (dashed: chance)' }, range: [0, 1.02], fixedrange: true },
-      legend: { orientation: 'h', y: 1.16 }, dragmode: false,
-      paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)',
-      font: { family: 'inherit', color: getComputedStyle(this.el).color || '#222' }
-    };
-    return { data: data, layout: layout };
+    return { data: data, layout: this.layout(TRAINING.headsHeight, 'best head\'s score (dashed: chance)', TRAINING.headsLegendY, [0, 1.02]) };
   };
-  TrainingFigure.prototype.plotHeads = function () {
-    var spec = this.headsHost && this.headsFigure();
-    if (!spec) return Promise.resolve(false);
-    var inner = el('div', 'course-plot-inner');
-    clear(this.headsHost);
-    this.headsHost.appendChild(inner);
-    return Promise.resolve(window.Plotly.newPlot(inner, spec.data, spec.layout, PLOT_CONFIG)).then(
-      function () { return true; }, function (e) { console.warn('course.js: Plotly failed', e); return false; });
-  };
-  // After a theme switch: text colour on both charts, and the kinds' colours.
-  TrainingFigure.prototype.retheme = function () {
-    var colour = getComputedStyle(this.el).color;
-    if (this.host && this.host.firstChild) window.Plotly.relayout(this.host.firstChild, { 'font.color': colour });
-    var spec = this.headsHost && this.headsHost.firstChild && this.headsFigure();
-    if (spec) window.Plotly.react(this.headsHost.firstChild, spec.data, spec.layout, PLOT_CONFIG);
-  };
-  TrainingFigure.prototype.plot = function () {
-    if (this.done) return this.done;
+  TrainingFigure.prototype.lossFigure = function () {
     var d = this.data;
     var steps = d.steps || d.train || [];
     var val = d.validation || d.val || [];
-    if (!this.host || !hasPlotly() || !(steps.length || val.length)) {
-      this.done = Promise.resolve(false);
-      return this.done;
-    }
-    var self = this;
+    if (!(steps.length || val.length)) return null;
     var x = function (p) { return p.step; };
     var y = function (p) { return p.loss; };
     var data = [];
     if (steps.length) {
       data.push({ type: 'scatter', mode: 'lines', name: 'training batches', x: steps.map(x), y: steps.map(y),
-        line: { color: '#7f8ea3', width: 1 }, hovertemplate: 'step %{x}: %{y:.3f}<extra>training</extra>' });
+        line: { color: this.colour('--course-line-soft'), width: TRAINING.batchLine },
+        hovertemplate: 'step %{x}: %{y:.3f}<extra>training</extra>' });
     }
     if (val.length) {
+      var strong = this.colour('--course-line-strong');
       data.push({ type: 'scatter', mode: 'lines+markers', name: 'validation', x: val.map(x), y: val.map(y),
-        line: { color: '#00224e', width: 2 }, marker: { size: 6 },
+        line: { color: strong, width: TRAINING.validationLine }, marker: { size: TRAINING.validationMarker, color: strong },
         hovertemplate: 'step %{x}: %{y:.3f}<extra>validation</extra>' });
     }
-    var layout = {
-      height: 320, margin: { l: 60, r: 20, t: 20, b: 50 },
-      xaxis: { title: { text: 'optimiser step' }, fixedrange: true },
-      yaxis: { title: { text: 'loss (nats per token)' }, fixedrange: true },
-      legend: { orientation: 'h', y: 1.12 }, dragmode: false,
-      paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)',
-      font: { family: 'inherit', color: getComputedStyle(this.el).color || '#222' }
-    };
+    return { data: data, layout: this.layout(TRAINING.lossHeight, 'loss (nats per token)', TRAINING.lossLegendY) };
+  };
+  function newChart(host, spec) {
     var inner = el('div', 'course-plot-inner');
-    clear(this.host);
-    this.host.appendChild(inner);
-    this.done = Promise.resolve(window.Plotly.newPlot(inner, data, layout, PLOT_CONFIG)).then(
-      function () { return true; }, function (e) { console.warn('course.js: Plotly failed', e); return false; }).then(
-      function (ok) { return self.plotHeads().then(function () { return ok; }); });
+    clear(host);
+    host.appendChild(inner);
+    return Promise.resolve(window.Plotly.newPlot(inner, spec.data, spec.layout, PLOT_CONFIG)).then(
+      function () { host.style.minHeight = ''; return true; },
+      function (e) { console.warn('course.js: Plotly failed', e); return false; });
+  }
+  TrainingFigure.prototype.plotHeads = function () {
+    var spec = this.headsHost && this.headsFigure();
+    return spec ? newChart(this.headsHost, spec) : Promise.resolve(true); // nothing to draw, nothing missing
+  };
+  // After a theme switch: both charts again, in the palette's colours.
+  TrainingFigure.prototype.retheme = function () {
+    var loss = this.host && this.host.firstChild && this.lossFigure();
+    if (loss) window.Plotly.react(this.host.firstChild, loss.data, loss.layout, PLOT_CONFIG);
+    var heads = this.headsHost && this.headsHost.firstChild && this.headsFigure();
+    if (heads) window.Plotly.react(this.headsHost.firstChild, heads.data, heads.layout, PLOT_CONFIG);
+  };
+  TrainingFigure.prototype.plot = function () {
+    if (this.done) return this.done;
+    var self = this;
+    var spec = this.host && hasPlotly() && this.lossFigure();
+    if (!spec) {
+      this.done = Promise.resolve(false);
+      return this.done;
+    }
+    this.done = newChart(this.host, spec).then(function (ok) {
+      return self.plotHeads().then(function (headsOk) {
+        if (!ok || !headsOk) self.toggles.forEach(function (t) { t.set(true); }); // a chart is missing: its table is the figure
+        return ok;
+      });
+    });
     return this.done;
   };
 
@@ -1310,9 +1542,13 @@
     });
     window.traces = traces;
     window.trace = traces[0];
-    initScrollBoxes();
+    var heatmaps = plottable.some(function (f) { return f instanceof AttentionFigure; });
+    // Scroll boxes measure every box on the page: after the first heatmap is on screen.
+    if (heatmaps && paintedAt === null) document.addEventListener('course:painted', initScrollBoxes, { once: true });
+    else initScrollBoxes();
     if (!fresh) return;
     document.documentElement.classList.add('course-js');
+    reserveSpace(plottable);
     var fromHash = parseHash(location.hash);
     if (fromHash.length) {
       applyHash(false);
@@ -1321,7 +1557,14 @@
     }
     schedulePlots(plottable);
     initTabs();
-    if (!plottable.some(function (f) { return f instanceof AttentionFigure; })) scheduleIdleParts();
+    if (!heatmaps) scheduleIdleParts();
+  }
+
+  function reserveSpace(plottable) {
+    var views = [];
+    plottable.forEach(function (f) { views = views.concat(f.views || []); });
+    views.forEach(function (v) { v.measure(); }); // reads only: one layout
+    views.forEach(function (v) { v.reserve(); }); // writes only
   }
 
   window.addEventListener('hashchange', function () { applyHash(true); });

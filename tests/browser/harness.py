@@ -205,7 +205,9 @@ def panel_children(fig_id: str, doc: dict, layer: int, head: int, token: int, co
                    + sel("token", [(i, f"{i + 1}: {t['display']}") for i, t in enumerate(tokens)], token)
                    + sel("layer", [(i, f"Layer {i + 1}") for i in range(nl)], layer)
                    + sel("head", [(i, f"Head {i + 1}") for i in range(nh)], head)
-                   + '<button type="button" data-action="heads" aria-expanded="false">All heads</button></div>')
+                   + f'<button type="button" data-action="heads" aria-expanded="false" aria-controls="{fig_id}-heads">'
+                   'All heads</button></div>')
+        out.append(f'<div class="course-heads" id="{fig_id}-heads" hidden></div>')  # under the pickers
     out.append('<div class="course-plot" aria-hidden="true"></div>')
     out.append('<p class="course-note">0.00 means less than 0.005. Hidden cells are later tokens that this token cannot see.</p>')
     head_row = "".join(f'<th scope="col">{tok_html(t)}</th>' for t in tokens)
@@ -225,7 +227,6 @@ def panel_children(fig_id: str, doc: dict, layer: int, head: int, token: int, co
                f'<tbody>{"".join(rows)}</tbody></table></div>')
     lis = "".join(f"<li>{sentence_html(tokens, grid[i], i, '', ' looks at ')}</li>" for i in range(n))
     out.append(f'<div class="course-top3"><ol>{lis}</ol></div>')
-    out.append('<div class="course-heads" hidden></div>')
     return "\n".join(out)
 
 
