@@ -103,7 +103,8 @@ def test_glossary_page_lists_every_term_sorted_with_anchors(tmp_path):
     html = convert("# Glossary\n\nEvery token, defined.\n\n[[glossary]]\n", tmp_path, name="glossary.md")
     headings = re.findall(r'<h2 id="([\w-]+)">([^<]+)</h2>', html)
     assert headings == [("attention", "Attention"), ("attention-head", "Attention head"), ("softmax", "Softmax"), ("token", "Token")]
-    assert "Also written: attention heads, heads, head." in html
+    assert "Also written" not in html and "heads, head" not in html and "course-aliases" not in html  # no inflection list
+    assert '<p>One attention unit.</p>' in html
     assert "Turns scores into weights." in html
     assert marked(html) == []  # no pop-ups on the glossary itself
 
@@ -141,6 +142,68 @@ def test_reading_time_counts_figures_and_skips_markup():
         $$
         """))
     assert (rt.words, rt.figures, rt.formulas) == (6, 1, 1)
+
+
+def test_reading_time_counts_one_view_per_section():
+    """A reader opens the first tab of a set (Story), not all four: the other tabs' words, figures
+    and formulas are not counted, the text after the set is."""
+    one = lambda word, n: " ".join([word] * n)  # noqa: E731
+    rt = lesson.reading_time(textwrap.dedent(f"""\
+        Intro {one("intro", 9)}
+
+        === "Story"
+
+            {one("story", 20)}
+
+        === "Numbers"
+
+            {one("numbers", 500)}
+
+            ```attention
+            model: tiny
+            sentence: "Lily wanted to play with her"
+            ```
+
+        === "Formula"
+
+            $$
+            x = y
+            $$
+
+        After {one("after", 4)}
+
+        ```softmax
+        scores: [1, 0, 0]
+        ```
+
+        === "Story"
+
+            {one("second", 7)}
+
+            === "Inner"
+
+                {one("inner", 3)}
+
+            === "Inner two"
+
+                {one("hidden", 100)}
+
+            {one("back", 2)}
+
+        === "Code"
+
+            {one("code", 300)}
+        """))
+    assert (rt.words, rt.figures, rt.formulas) == (10 + 20 + 5 + 7 + 3 + 2, 1, 0)
+
+
+def test_reading_time_of_the_attention_chapter_is_one_view():
+    """The chapter's four tabs per section used to count in full (24 min and more)."""
+    from generator.lessons.source import split_front_matter
+
+    body, _ = split_front_matter((REPO / "content" / "attention.md").read_text(encoding="utf-8"), "content/attention.md")
+    every_tab = lesson.reading_time(re.sub(r"(?m)^=== ", "", body).replace("\n    ", "\n"))
+    assert lesson.reading_time(body).minutes < 0.75 * every_tab.minutes
 
 
 def test_page_references_in_code_are_left_alone(tmp_path):

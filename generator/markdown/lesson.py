@@ -188,6 +188,7 @@ INLINE_MATH_RE = re.compile(MATH_INLINE_RE)  # what the page renders as a formul
 LINK_TARGET_RE = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 TAG_RE = re.compile(r"</?[A-Za-z][^>]*>")
 COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
+TAB_RE = re.compile(r"\s*===[!+]?\s+[\"']")  # a content tab's label line (pymdownx.tabbed)
 
 
 @dataclass(frozen=True)
@@ -202,12 +203,38 @@ class ReadingTime:
         return max(1, math.ceil(seconds / 60))
 
 
+def tabs_read(lines: list[str]):
+    """Yield (line, read) for each line: `read` is False inside the second and later tabs of a set
+    of content tabs (`=== "Numbers"` after `=== "Story"`). A reader opens one view of a section,
+    the first one shown, so only it counts towards the reading time; its label is not read."""
+    sets: list[list] = []  # open tab sets, outermost first: [indent of their ===, in a later tab]
+    for line in lines:
+        if line.strip():
+            indent = len(line) - len(line.lstrip())
+            tab = TAB_RE.match(line)
+            while sets and indent <= sets[-1][0] and not (tab and indent == sets[-1][0]):
+                sets.pop()  # text at or left of a set's === ends it
+            if tab:
+                if sets and sets[-1][0] == indent:
+                    sets[-1][1] = True
+                else:
+                    sets.append([indent, False])
+                yield line, False
+                continue
+        yield line, not any(later for _indent, later in sets)
+
+
 def reading_time(text: str) -> ReadingTime:
     """Count what a reader reads: prose and code words (a `{{ }}` reference counts as one word, an
-    inline formula as one, link targets and HTML tags as none), course figures, display formulas."""
+    inline formula as one, link targets and HTML tags as none), course figures, display formulas,
+    in the first tab of each set of content tabs only (tabs_read)."""
     words = figures = formulas = 0
     math_end = None  # inside a display formula: the text that closes it
-    for _i, line, role, fence in walk_lines(COMMENT_RE.sub(" ", text).split("\n")):
+    lines = COMMENT_RE.sub(" ", text).split("\n")
+    read = [r for _line, r in tabs_read(lines)]
+    for i, line, role, fence in walk_lines(lines):
+        if not read[i]:
+            continue
         directive = fence is not None and (fence["lang"] or "") in SPECS
         if role == "open":
             figures += directive
@@ -301,10 +328,7 @@ class GlossaryListProcessor(BlockProcessor):
             h = etree.SubElement(box, "h2", {"id": term.slug})
             h.text = AtomicString(term.name[:1].upper() + term.name[1:])
             p = etree.SubElement(box, "p")
-            p.text = AtomicString(term.definition)
-            if term.aliases:
-                small = etree.SubElement(p, "span", {"class": "course-aliases"})
-                small.text = AtomicString(" Also written: " + ", ".join(term.aliases) + ".")
+            p.text = AtomicString(term.definition)  # its aliases only find the term in prose
 
 
 class TermTreeprocessor(Treeprocessor):
