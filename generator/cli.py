@@ -57,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     trace_run.add_parser(sub)  # traces
     bench.add_parser(sub)  # bench
 
-    from . import publish
+    from . import publish, zensical_build
 
-    publish.add_parsers(sub)  # assets, site
+    publish.add_parsers(sub, engines={"zensical": zensical_build.build_zensical})  # assets, site
 
     from . import downloads
 

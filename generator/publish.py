@@ -295,7 +295,10 @@ def sync_generated(stage: Path, generated: Path) -> None:
 # ---------------------------------------------------------------- command line
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub, engines: dict | None = None) -> None:
+    """`assets` and `site`; `engines` maps another --engine's name to its build function
+    (zensical_build.build_zensical), called as f(config_file, strict=, site_dir=)."""
+    engines = engines or {}
     p = sub.add_parser("assets", help="write content/assets/generated/ (Plotly, course.js/css, colour scale, trace files)")
     p.add_argument("--content", default="content", help="the lessons' folder (docs_dir)")
     p.add_argument("--traces", default="traces", help="the trace store")
@@ -308,10 +311,10 @@ def add_parsers(sub) -> None:
     p.add_argument("-f", "--config-file", default="mkdocs.yml")
     p.add_argument("-d", "--site-dir", default=None, help="default: site_dir of mkdocs.yml")
     p.add_argument("--no-downloads", action="store_true", help="skip the offline zip and one-file chapters")
-    p.add_argument("--engine", choices=("mkdocs", "zensical"), default="mkdocs",
+    p.add_argument("--engine", choices=("mkdocs", *engines), default="mkdocs",
                    help="zensical (make site ENGINE=zensical): build with Zensical into build/zensical-site "
                         "(generator/zensical_build.py); build/site is not touched")
-    p.set_defaults(func=_cmd_site)
+    p.set_defaults(func=_cmd_site, engines=engines)
 
 
 def _cmd_assets(args) -> int:
@@ -325,8 +328,6 @@ def _cmd_assets(args) -> int:
 
 
 def _cmd_site(args) -> int:
-    if args.engine == "zensical":
-        from . import zensical_build
-
-        return zensical_build.build_zensical(args.config_file, strict=args.strict, site_dir=args.site_dir)
+    if args.engine != "mkdocs":  # another engine's build (cli.py passes it: it sits above this module)
+        return args.engines[args.engine](args.config_file, strict=args.strict, site_dir=args.site_dir)
     return build_site(args.config_file, strict=args.strict, site_dir=args.site_dir, with_downloads=not args.no_downloads)
