@@ -10,6 +10,10 @@ Two models are registered:
   (:data:`GPT2_REVISION`). It loads from the Hugging Face cache, from a local directory
   (``--gpt2-path`` or ``COURSE_GPT2_PATH``) or from the hub. Offline it fails fast with
   :class:`ModelUnavailable` and a one-line message saying what is missing and how to get it.
+  A local directory's traces record the revision ``local-<sha12 of its weights file>`` (the
+  pinned commit only for the hub snapshot folder named by it), so the pages, which show every
+  figure's revision, never pass a local copy's numbers off as the published model's. A local copy
+  is not a stand-in (``standIn: false``); tests/test_gpt2_e2e.py loads a random-weight one.
 
 :func:`load_stand_in` builds a randomly initialised model with GPT-2 small's shape for tests and
 benchmarks; its traces say ``standIn: true`` and must never be committed.

@@ -1,0 +1,144 @@
+"""Issue 14 item 5: the GPT-2 chapter end to end on the closest thing to GPT-2 that exists here.
+
+A full GPT-2-shaped checkpoint is built from the committed generator/gpt2/config.json with random
+weights (transformers' GPT2LMHeadModel, seed 0) and saved with `save_pretrained`, together with the
+committed tokenizer, into a temporary folder. `python -m generator traces --models gpt2` then loads
+it through COURSE_GPT2_PATH exactly as a user's local copy of GPT-2 is loaded (no stand-in flag,
+COURSE_ALLOW_STANDIN unset, the hub switched off), traces every GPT-2 sentence of a temporary copy
+of the course and the scoring set, and `python -m generator site --strict` builds that copy: zero
+pending, every figure and reference filled in.
+
+A local copy's traces carry the revision `local-<first 12 hex digits of the sha256 of its weights
+file>` (models.load_gpt2), never the pinned hub commit, and every figure names it, so numbers from
+a local copy never pass for the published model's. The repository's traces/ is never written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html as htmllib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from generator import schema
+
+pytestmark = pytest.mark.slow
+
+GPT2_FILES = REPO / "generator" / "gpt2"
+IT = "The animal didn't cross the street because it was too tired"
+
+
+def run(args: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if k not in ("COURSE_ALLOW_STANDIN", "COURSE_GPT2_PATH")}
+    full.update({"NO_MKDOCS_2_WARNING": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}, **env)
+    return subprocess.run(args, cwd=cwd, env=full, capture_output=True, text=True, timeout=600)
+
+
+def save_random_gpt2(folder: Path) -> None:
+    """GPT-2 small's published shape with random weights, saved as a user's local copy would be."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    config = GPT2Config.from_json_file(str(GPT2_FILES / "config.json"))
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(config)
+    model.save_pretrained(folder)
+    # from_pretrained reads vocab.json and merges.txt (transformers 5 ignores them as constructor
+    # arguments and makes a tokenizer of one token)
+    tokenizer = GPT2TokenizerFast.from_pretrained(str(GPT2_FILES))
+    assert len(tokenizer) == config.vocab_size
+    tokenizer.save_pretrained(folder)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    local = tmp_path_factory.mktemp("gpt2-local-copy")
+    save_random_gpt2(local)
+    root = tmp_path_factory.mktemp("course-copy")
+    shutil.copytree(REPO / "content", root / "content", ignore=shutil.ignore_patterns("generated"))
+    shutil.copytree(REPO / "traces" / "tiny", root / "traces" / "tiny")  # the committed tiny traces
+    config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "custom_dir: overrides" in config
+    (root / "mkdocs.yml").write_text(config.replace("custom_dir: overrides", f"custom_dir: {json.dumps(str(REPO / 'overrides'))}"), encoding="utf-8")
+    repo_gpt2 = REPO / "traces" / "gpt2"
+    before = sorted(repo_gpt2.rglob("*")) if repo_gpt2.is_dir() else []
+    env = {"COURSE_GPT2_PATH": str(local), "PYTHONPATH": str(REPO)}
+    traced = run([sys.executable, "-m", "generator", "traces", "--models", "gpt2", "--traces-dir", str(root / "traces"),
+                  "--content", str(root / "content")], root, env)
+    assert traced.returncode == 0, traced.stdout + traced.stderr
+    after = sorted(repo_gpt2.rglob("*")) if repo_gpt2.is_dir() else []
+    assert before == after, "tracing the local copy wrote into the repository's traces/gpt2"
+    built = run([sys.executable, "-m", "generator", "site", "--strict", "--no-downloads", "-f", "mkdocs.yml", "-d", str(root / "site")], root, env)
+    assert built.returncode == 0, built.stdout + built.stderr
+    weights = local / "model.safetensors"
+    sha12 = hashlib.sha256(weights.read_bytes()).hexdigest()[:12]
+    return root, built.stdout + built.stderr, sha12
+
+
+def visible(page_html: str) -> str:
+    body = page_html[page_html.index("<article") : page_html.index("</article>")]
+    body = re.sub(r"<script.*?</script>", "", body, flags=re.S)
+    return htmllib.unescape(re.sub(r"<[^>]+>", "", body))
+
+
+def test_the_local_copy_traces_the_chapter_as_gpt2_under_its_own_revision(course):
+    root, _, sha12 = course
+    index = json.loads((root / "traces" / "gpt2" / "index.json").read_text(encoding="utf-8"))
+    meta = index["meta"]
+    assert meta["revision"] == f"local-{sha12}" and meta["standIn"] is False
+    assert (meta["nLayer"], meta["nHead"], meta["width"], meta["nCtx"], meta["vocabSize"]) == (12, 12, 768, 1024, 50257)
+    assert meta["nParams"] == 124_439_808
+    texts = {t["text"] for t in index["traces"]}
+    assert {IT, IT.replace("tired", "wide")} <= texts
+    trace = json.loads((root / "traces" / "gpt2" / next(t["file"] for t in index["traces"] if t["text"] == IT)).read_text(encoding="utf-8"))
+    assert [t["text"] for t in trace["tokens"]][:5] == ["<|endoftext|>", "The", " animal", " didn", "'t"]
+    scores = json.loads((root / "traces" / "gpt2" / "heads.json").read_text(encoding="utf-8"))
+    assert scores["revision"] == f"local-{sha12}" and scores["standIn"] is False
+
+
+def test_strict_build_has_every_gpt2_figure_and_reference_filled_in(course):
+    root, log, sha12 = course
+    assert "pending" not in log.lower(), log
+    page = (root / "site" / "gpt2.html").read_text(encoding="utf-8")
+    assert "course-pending" not in page and "course-traces-note" not in page and "pending</span>" not in page
+    kinds = re.findall(r'<figure class="course-fig" id="fig-\d+" data-kind="(\w+)"', page)
+    assert kinds[:3] == ["compare", "attention", "scoreboard"] and set(kinds[3:]) <= {"attention"}
+    text = visible(page)
+    assert "{{" not in text and "}}" not in text
+    # every figure names the local copy's revision (as pages show revisions: schema.short_revision)
+    shown = schema.short_revision(f"local-{sha12}")
+    assert text.count(f"revision {shown}") == len(kinds) and "607a30d" not in text
+    # GPT-2's real tokens, from the committed tokenizer through save_pretrained
+    assert "·didn" in page and "&#x27;t" in page
+    same = re.search(r"·it gives (\d\.\d\d) to ·animal in the\s+first sentence and\s+(\d\.\d\d) in the second", text)
+    assert same and same.group(1) == same.group(2), "causal attention: ·it's row is the same in both sentences"
+    assert re.search(r"in this head ·tired gives \d\.\d\d to ·animal, and ·wide gives\s+\d\.\d\d", text)
+    assert re.search(r"difference column is 0\.00 all the way down", text)
+    row = re.search(r"·animal\s+(-?\d+\.\d\d)\s+(-?\d+\.\d\d)\s+(\d\.\d\d)", text)
+    assert row and abs(float(row.group(1)) / 8 - float(row.group(2))) <= 0.01  # ÷ √64
+    for kind in ("previous-token", "duplicate-token", "induction", "sink"):
+        assert re.search(rf"{kind}, layer \d+, head \d+ \(\d\.\d\d\)", text), kind
+    assert re.search(r"induction\s+6\.9\s+layer 7, head 10\s+\d\.\d\d\s+\d+", text)
+
+
+def test_the_difference_column_is_zero_for_it(course):
+    """What the prose says of the compare table is true of the numbers beside it."""
+    root, _, _ = course
+    page = (root / "site" / "gpt2.html").read_text(encoding="utf-8")
+    table = page[page.index('class="course-diff-table"') :]
+    table = table[: table.index("</table>")]
+    body = table[table.index("<tbody>") :]
+    rows = [re.findall(r"<td>(.*?)</td>", row) for row in body.split("<tr>")[1:]]
+    assert len(rows) == 10 and all(len(r) == 6 for r in rows)  # <|endoftext|> to ·it, positions 0-9
+    assert [r[-1] for r in rows] == ["0.00"] * 10
+    assert all(r[2] == r[4] for r in rows), "the same weights in both sentences"
