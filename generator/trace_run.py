@@ -185,7 +185,7 @@ def run_traces(
         unused = store.unused(name, by_req)
         pruned = (store.forget(name, unused) + store.prune(name)) if prune else []
         print(
-            f"{name}@{lm.revision[:12]}: {done} traced, {len(by_req) - len(todo)} already there"
+            f"{name}@{lm.revision[:12]}: {done} traced, {len(by_req) - len(todo)} kept (traced already)"
             + (f", {len(pruned)} pruned" if prune else "")
             + f" -> {store.root / name}",
             file=out,
@@ -195,6 +195,8 @@ def run_traces(
             print(f"  traced {r.text[:70]!r} ({by_req[r]})", file=out)
         if len(lesson_new) > 20:
             print(f"  … and {len(lesson_new) - 20} more", file=out)
+        for e in (unused if prune else [])[:20]:
+            print(f"  pruned {str(e.get('text'))[:70]!r}", file=out)
         listed = {e["file"] for e in store.entries(name)}
         stale = [p for p in (store.root / name).glob("*.json") if TRACE_FILE_RE.match(p.name) and p.name not in listed]
         if (unused or stale) and not prune:

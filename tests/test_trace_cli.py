@@ -53,15 +53,15 @@ def test_traces_tiny_and_reports_missing_gpt2(tmp_path, tiny):
     code, out, err = run(store, its, tiny)
     assert code == 0
     assert [e["text"] for e in store.entries("tiny")] == ["Ben wanted to play", "Lily wanted to play"]
-    assert "tiny@test-random: 2 traced, 0 already there" in out
+    assert "tiny@test-random: 2 traced, 0 kept (traced already)" in out
     assert "gpt2: openai-community/gpt2@607a30d not in the HF cache" in err
     assert "missing (model unavailable here):" in err and "gpt2: 1 of 1 traces missing" in err
 
     code, out, _ = run(store, its, tiny, models=["tiny"])
-    assert code == 0 and "0 traced, 2 already there" in out
+    assert code == 0 and "0 traced, 2 kept (traced already)" in out
     before = store.lookup("tiny", "Ben wanted to play").stat().st_mtime_ns
     code, out, _ = run(store, its, tiny, models=["tiny"], force=True)
-    assert code == 0 and "2 traced, 0 already there" in out
+    assert code == 0 and "2 traced, 0 kept (traced already)" in out
     assert store.lookup("tiny", "Ben wanted to play").stat().st_mtime_ns >= before
 
 
@@ -128,7 +128,8 @@ def test_unused_traces_are_kept_unless_pruning_is_asked(tmp_path, tiny):
     assert code == 0 and "1 traces no lesson or scoring text uses are kept; `make traces PRUNE=1` removes them" in out
     assert ben.is_file() and store.has("tiny", "Ben wanted to play")
     code, out, _ = run(store, one, tiny, models=["tiny"], prune=True)
-    assert code == 0 and "0 traced, 1 already there, 1 pruned" in out
+    assert code == 0 and "0 traced, 1 kept (traced already), 1 pruned" in out
+    assert "  pruned 'Ben wanted to play'" in out and "pruned 'Lily" not in out
     assert not ben.exists() and not store.has("tiny", "Ben wanted to play") and store.has("tiny", "Lily wanted to play")
 
 
@@ -140,13 +141,13 @@ def test_a_damaged_trace_is_retraced_and_a_damaged_index_rebuilt(tmp_path, tiny)
     good = lily.read_bytes()
     lily.write_bytes(good[: len(good) // 2])  # cut short, as a killed copy would leave it
     code, out, err = run(store, its, tiny, models=["tiny"])
-    assert code == 0 and f"{lily}: damaged; retracing 'Lily wanted to play'" in err and "1 traced, 1 already there" in out
+    assert code == 0 and f"{lily}: damaged; retracing 'Lily wanted to play'" in err and "1 traced, 1 kept (traced already)" in out
     assert lily.read_bytes() == good
     index = store.index_path("tiny")
     index.write_text('{"schemaVersion": 2, "model": "tiny", "tra', encoding="utf-8")
     code, out, err = run(TraceStore(tmp_path), its, tiny, models=["tiny"])
     assert code == 0 and f"{index}: is not valid JSON" in err and "rebuilt it from the 2 trace files that check out" in err
-    assert "0 traced, 2 already there" in out
+    assert "0 traced, 2 kept (traced already)" in out
 
 
 def test_missing_content_folder_is_an_error(tmp_path, capsys):
