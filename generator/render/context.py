@@ -76,7 +76,7 @@ class Missing:
         if self.what == Missing.HEAD_SCORES:
             return f"{at}: no head scores for model {self.model} (traces/{self.model}/heads.json); the page shows a pending box. {self.remedy()}"
         if self.what == Missing.VECTORS:
-            return f"{at}: traces/{self.model}/vectors.json has no {self.text}; the page shows a pending box. {self.remedy()}"
+            return f"{at}: traces/{self.model}/vectors.json lacks {self.text}; the page shows a pending box. {self.remedy()}"
         if self.what == Missing.MODEL:
             return f"{at}: no traces of model {self.model}, so its numbers show 'pending'. {self.remedy()}"
         return f"{at}: no trace of {self.text!r} for model {self.model}; the page shows a 'traces pending' box. {self.remedy()}"
