@@ -25,7 +25,7 @@ def load(d: D.Directive, ctx: Ctx, sentences=(), words=()) -> vectors_file.Vecto
     if vec is not None:
         meta = ctx.store.model_meta(d.model)
         if meta is not None and meta.get("revision") != vec.revision:
-            raise DamagedFile(vec.file, f"was written from model revision {schema.short_revision(vec.revision)}, but the traces are from {schema.short_revision(meta.get('revision'))}")
+            raise DamagedFile(vec.file, f"was written from model revision {schema.short_revision(vec.revision)}, but the traces are from {schema.short_revision(meta.get('revision'))}", vectors_file.FIX)
     for what in lacking:
         ctx.note_missing(Missing(d.model, Missing.VECTORS, what), d.where)
     return None if lacking else vec
