@@ -74,7 +74,7 @@ class Tracer:
         self.models = models
         self.threads = threads
         self.loader = loader
-        self.say = say or (lambda line: log.info(line))
+        self.say = say if say is not None else (lambda line: log.info(line))
         self.loaded: dict[str, object] = {}
         self.unavailable: dict[str, str] = {}  # model -> why, said once
         self.refused: set[TraceRequest] = set()  # untraceable sentences, said once (the page says where)

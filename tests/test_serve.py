@@ -1,0 +1,145 @@
+"""generator/serve.py without a browser: the Tracer behind `make serve` (which sentences it traces,
+the model loaded once, what it says when it cannot trace), the store stamp that stops a second
+rebuild, and that the server starts without importing torch. The loop in Chromium:
+tests/browser/test_serve.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import serve
+from generator.store import TraceStore
+
+REPO = Path(__file__).resolve().parents[1]
+
+LESSON = '''# L
+
+```attention
+model: tiny
+sentence: "{a}"
+layer: 1
+head: 1
+```
+
+```compare
+model: gpt2
+sentences: ["{b}", "{a}"]
+layer: 1
+head: 1
+```
+'''
+
+
+def lesson(tmp_path: Path, a: str = "Lily wanted to play", b: str = "The cat sat") -> Path:
+    content = tmp_path / "content"
+    content.mkdir(exist_ok=True)
+    (content / "l.md").write_text(LESSON.format(a=a, b=b), encoding="utf-8")
+    return content
+
+
+class Said(list):
+    def __call__(self, line: str) -> None:
+        self.append(line)
+
+
+def test_the_serving_process_does_not_import_torch():
+    code = ("import sys; from generator import cli, serve; from generator.serve import Tracer, cannot_load; "
+            "cannot_load('tiny'); print('torch' in sys.modules, 'transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_missing_lists_each_untraced_sentence_once_and_gpt2_is_said_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-cache"))
+    monkeypatch.delenv("COURSE_GPT2_PATH", raising=False)
+    said = Said()
+    tracer = serve.Tracer(tmp_path / "traces", lesson(tmp_path), say=said)
+    try:
+        first = tracer.missing()
+        assert [(r.model, r.text, src) for r, src in first.items()] == [("tiny", "Lily wanted to play", "content/l.md:3")]
+        assert tracer.missing() == {}  # queued: not handed out twice
+        assert tracer.busy_models() == {"tiny"}
+        assert len([s for s in said if s.startswith("gpt2: ")]) == 1 and "pending boxes" in said[0]
+        assert tracer.unavailable.keys() == {"gpt2"}
+    finally:
+        tracer.close()
+
+
+def test_without_the_models_extra_it_says_once_how_to_turn_tracing_on(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "generator.tracing", None)  # `import` then raises ImportError
+    said = Said()
+    tracer = serve.Tracer(tmp_path / "traces", lesson(tmp_path), models=("tiny",), say=said)
+    try:
+        for _ in range(2):
+            job = tracer.submit(tracer.missing())
+            assert job.done.wait(30)
+        hints = [s for s in said if "tracing on save is off" in s]
+        assert len(hints) == 1 and "pip install -e '.[models]'" in hints[0] and "make traces" in hints[0]
+        assert tracer.missing() == {}  # nothing is queued for a model that cannot load
+        assert not (tmp_path / "traces" / "tiny").exists()
+    finally:
+        tracer.close()
+
+
+def test_the_tracer_keeps_the_model_loaded_and_writes_the_trace(tmp_path):
+    pytest.importorskip("torch")
+    from trace_helpers import random_tiny
+
+    tiny = random_tiny(seed=4)
+    loads = []
+
+    def loader(name):
+        loads.append(name)
+        return tiny
+
+    said = Said()
+    traces = tmp_path / "traces"
+    content = lesson(tmp_path)
+    tracer = serve.Tracer(traces, content, models=("tiny",), loader=loader, say=said)
+    try:
+        stamp = serve.store_stamp(traces)
+        job = tracer.submit(tracer.missing())
+        assert job.done.wait(120) and [r.text for r, _ in job.timings] == ["Lily wanted to play"]
+        assert TraceStore(traces).has("tiny", "Lily wanted to play")
+        assert serve.store_stamp(traces) != stamp  # the traces/ watch sees the new index
+        assert tracer.warm(job.requests)
+        lesson(tmp_path, a="Ben wanted to play")  # the author saves another sentence
+        job = tracer.submit(tracer.missing())
+        assert job.done.wait(120) and [r.text for r, _ in job.timings] == ["Ben wanted to play"]
+        assert loads == ["tiny"]  # loaded once, kept between saves
+        assert any("traced 'Ben wanted to play' (content/l.md:3)" in s for s in said)
+        assert tracer.missing() == {}
+    finally:
+        tracer.close()
+
+
+def test_an_untraceable_sentence_is_said_once_with_its_line(tmp_path):
+    pytest.importorskip("torch")
+    from trace_helpers import random_tiny
+
+    tiny = random_tiny(seed=4)
+    said = Said()
+    content = lesson(tmp_path, a=" ".join(["play"] * 400))  # longer than the model's context
+    tracer = serve.Tracer(tmp_path / "traces", content, models=("tiny",), loader=lambda name: tiny, say=said)
+    try:
+        job = tracer.submit(tracer.missing())
+        assert job.done.wait(120) and job.timings == []
+        assert [s for s in said if s.startswith("content/l.md:3: ")] and "shorten the sentence" in said[-1]
+        assert tracer.missing() == {}  # refused: not retried on every rebuild
+    finally:
+        tracer.close()
+
+
+def test_store_stamp_sees_index_and_heads_only(tmp_path):
+    (tmp_path / "tiny").mkdir()
+    empty = serve.store_stamp(tmp_path)
+    (tmp_path / "tiny" / "abc.json").write_text("{}")
+    assert serve.store_stamp(tmp_path) == empty  # a trace file alone is not visible yet
+    (tmp_path / "tiny" / "index.json").write_text("{}")
+    assert serve.store_stamp(tmp_path) != empty
