@@ -110,6 +110,7 @@ SCRIPT_RE = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.S | re.I)
 SRC_RE = re.compile(r"\bsrc=\"([^\"]+)\"")
 TYPE_RE = re.compile(r"\btype=\"([^\"]+)\"")
 PARTS_RE = re.compile(r"\sdata-parts=\"([^\"]+)\"")
+INLINE_PART_RE = re.compile(r"<script>window\.courseTraceParts = .*?</script>", re.S)
 JS_TYPES = ("", "text/javascript", "module", "application/javascript")
 SCRIPT_TARGET, ONEFILE_TARGET, RATIO_TARGET = 1.8e6, 2.5e6, 1.3
 
@@ -158,9 +159,10 @@ def site_weights(site: Path) -> dict:
         pages[rel] = page_scripts(p)
     onefile = {}
     for rel in downloads.chapter_pages(site):
-        data = downloads.build_onefile(site, rel, warnings=[]).encode("utf-8")
-        onefile[rel] = {"bytes": len(data), "gzip": len(gzip.compress(data, 6, mtime=0)),
-                        "partsBytes": pages[rel]["partsBytes"] if rel in pages else 0}
+        text = downloads.build_onefile(site, rel, warnings=[])
+        data = text.encode("utf-8")
+        inlined = sum(len(m.group(0).encode("utf-8")) for m in INLINE_PART_RE.finditer(text))
+        onefile[rel] = {"bytes": len(data), "gzip": len(gzip.compress(data, 6, mtime=0)), "partsBytes": inlined}
     return {"site": str(site), "pages": pages, "onefile": onefile}
 
 
@@ -181,7 +183,77 @@ def weights_report(w: dict) -> str:
                      f" max {worst / 1e6:.2f} MB]")
         for rel, v in w["onefile"].items():
             lines.append(f"    downloads/{rel.replace('/', '-')}: {v['bytes'] / 1e6:.2f} MB ({v['gzip'] / 1e6:.2f} MB gzipped;"
-                         f" of which trace parts {v['partsBytes'] / 1e6:.2f} MB)")
+                         f" of which inlined trace parts {v['partsBytes'] / 1e6:.2f} MB)")
+    return "\n".join(lines)
+
+
+# Every plot drawn (course.js draws a figure as it nears the screen), skipped blocks rendered for
+# their real height (course.css content-visibility), back at the top.
+DRAW_ALL_JS = """async () => {
+  const s = document.createElement('style');
+  s.textContent = '.md-typeset > * { content-visibility: visible !important; }';
+  document.head.appendChild(s);
+  for (const p of document.querySelectorAll('.course-plot')) {
+    if (!p.getClientRects().length) continue;
+    p.scrollIntoView({block: 'center'});
+    for (let i = 0; i < 100 && !p.querySelector('.main-svg'); i++) await new Promise(r => setTimeout(r, 50));
+  }
+  window.scrollTo(0, 0);
+  await new Promise(r => setTimeout(r, 300));
+  return {height: document.documentElement.scrollHeight, width: document.documentElement.scrollWidth};
+}"""
+HEIGHT_TARGET = 8000  # attention.html at 1280 px, every tab on its first panel, tables and "All heads" closed
+SHOT_WIDTHS, SHOT_SCHEMES = (1280, 375), ("light", "dark")
+
+
+def reader_pages(site: Path) -> list[str]:
+    from . import downloads
+
+    return ["index.html"] + [p for p in downloads.chapter_pages(site) if p != "index.html"]
+
+
+def reader_views(site: Path, shots: Path | None) -> dict:
+    """Each reader page at 1280 and 375 px, light and dark: its height and width as a reader
+    first sees it (plots drawn), and a full-page screenshot into `shots` when given."""
+    from playwright.sync_api import sync_playwright
+
+    out: dict = {}
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            for width in SHOT_WIDTHS:
+                for scheme in SHOT_SCHEMES:
+                    ctx = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+                    ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:")) else r.abort())
+                    ctx.set_default_timeout(120000)
+                    tab = ctx.new_page()
+                    for rel in reader_pages(site):
+                        tab.goto((site / rel).as_uri())
+                        tab.wait_for_load_state("load")
+                        size = tab.evaluate(DRAW_ALL_JS)
+                        out[(rel, width, scheme)] = size
+                        if shots is not None:
+                            name = f"{Path(rel).stem}-{width}-{scheme}.png"
+                            tab.screenshot(path=str(shots / name), full_page=True)
+                    ctx.close()
+        finally:
+            browser.close()
+    return out
+
+
+def views_report(views: dict, shots: Path | None) -> str:
+    lines = ["pages as a reader first sees them (plots drawn, tabs on their first panel, tables and \"All heads\" closed)"]
+    for (rel, width, scheme), v in views.items():
+        if scheme != "light":
+            continue
+        target = f"  [target <= {HEIGHT_TARGET} px: {'met' if v['height'] <= HEIGHT_TARGET else 'MISSED'}]" if (
+            rel == "attention.html" and width == 1280) else ""
+        wide = f", WIDER than the screen: {v['width']} px" if v["width"] > width else ""
+        lines.append(f"  {rel} at {width} px: {v['height']:,} px tall{wide}{target}")
+    if shots is not None:
+        lines.append(f"  screenshots ({len(views)}: {', '.join(map(str, SHOT_WIDTHS))} px, light and dark): {shots}")
     return "\n".join(lines)
 
 
@@ -239,6 +311,7 @@ def run(page: Path, runs: int = 5, switches: int = 20, blank: Path | None = None
             r.abort()
 
     floor: list[float] = []
+    floor_cpu: list[float] = []  # main-thread CPU of the warm floor loads (load on the machine does not add to it)
 
     def floor_load(tab) -> float:
         tab.goto("about:blank")
@@ -271,7 +344,10 @@ def run(page: Path, runs: int = 5, switches: int = 20, blank: Path | None = None
             loads = []
             for i in range(runs + 1):
                 if blank_url and i > 0:  # warm: floor, page, floor, page, ... (the tab ends on the page)
+                    c0 = cpu()
                     floor.append(floor_load(tab))
+                    c1 = cpu()
+                    floor_cpu.append(1000 * (c1 - c0 if c1 >= c0 else c1))  # a new renderer process counts from 0
                 tab.goto("about:blank")
                 c0 = cpu()
                 tab.goto(url, wait_until="commit")
@@ -292,6 +368,8 @@ def run(page: Path, runs: int = 5, switches: int = 20, blank: Path | None = None
         fl = {"bundle": None, "cold": floor[0], "warm": statistics.median(floor[1:]) if len(floor) > 1 else None}
         fl["coldRatio"] = loads[0]["painted"] / fl["cold"]
         fl["warmRatio"] = w["painted"] / fl["warm"] if fl["warm"] else None
+        fl["cpu"] = statistics.median(floor_cpu) if floor_cpu else None
+        fl["cpuRatio"] = w["cpu"] / fl["cpu"] if fl["cpu"] else None
     return {
         "page": str(page), "cold": loads[0], "warm": w, "floor": fl,
         "switch": switch, "external": external, "runs": runs, "switches": switches,
@@ -318,6 +396,8 @@ def report(r: dict) -> str:
             f" cold {fl['cold']:.0f} ms, warm {fl['warm']:.0f} ms",
             f"    ratio first heatmap / floor: warm {fl['warmRatio']:.2f}, cold {fl['coldRatio']:.2f}"
             f"  [target <= {RATIO_TARGET}: {'met' if ok else 'MISSED'} (warm)]",
+            f"    main-thread CPU until painted, warm medians: page {w['cpu']:.0f} ms, floor {fl['cpu']:.0f} ms,"
+            f" ratio {fl['cpuRatio']:.2f} (what other processes' load cannot inflate)",
         ]
     lines += [
         f"  head switch on #{s['id']} ({s['tokens']} tokens, {s['heads']} heads), median of {r['switches']}:"
@@ -340,7 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-floor", action="store_true", help="skip the blank-page Plotly floor")
     ap.add_argument("--no-weights", action="store_true", help="skip script bytes and one-file chapter sizes")
     ap.add_argument("--json", help="also write every figure to this JSON file")
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--shots", default=str(REPO / "build" / "shots"), help="screenshots of every reader page go here")
+    ap.add_argument("--no-views", action="store_true", help="skip page heights and screenshots")
+    ap.add_argument("--runs", type=int, default=9, help="warm reloads, each page load interleaved with a floor load")
     ap.add_argument("--switches", type=int, default=20)
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
@@ -357,6 +439,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_weights and (site / "index.html").is_file():
             out["weights"] = site_weights(site)
             print(weights_report(out["weights"]), flush=True)
+        if not args.no_views and (site / "index.html").is_file():
+            views = reader_views(site, Path(args.shots) if args.shots else None)
+            out["views"] = {f"{rel} {w} {sch}": v for (rel, w, sch), v in views.items()}
+            print(views_report(views, Path(args.shots) if args.shots else None), flush=True)
         bundle = None if args.no_floor else plotly_bundle_of(page)
         blank = blank_page(Path(tmp), bundle) if bundle else None
         r = run(page, args.runs, args.switches, blank=blank)
