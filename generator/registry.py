@@ -31,13 +31,16 @@ class ModelSpec:
     n_layer: int
     n_head: int
     n_ctx: int
+    caption_name: str = ""  # how a figure's caption names it for readers, before its details
 
 
 MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
-        ModelSpec("tiny", None, None, "the course's tiny GPT-2 (4 layers × 4 heads × width 128), trained on TinyStories", 4, 4, 256),
-        ModelSpec("gpt2", GPT2_HF_NAME, GPT2_REVISION, "GPT-2 small (12 layers × 12 heads × width 768), OpenAI's weights", 12, 12, 1024),
+        ModelSpec("tiny", None, None, "the course's tiny GPT-2 (4 layers × 4 heads × width 128), trained on TinyStories", 4, 4, 256,
+                  caption_name="Tiny model, trained for this course"),
+        ModelSpec("gpt2", GPT2_HF_NAME, GPT2_REVISION, "GPT-2 small (12 layers × 12 heads × width 768), OpenAI's weights", 12, 12, 1024,
+                  caption_name="GPT-2 small, trained by OpenAI"),
     )
 }
 

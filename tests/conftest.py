@@ -106,7 +106,7 @@ def synthetic_trace(
     meta = {
         "model": model, "hfName": "openai-community/gpt2" if model == "gpt2" else None, "revision": revision,
         "nLayer": L, "nHead": H, "width": H * d, "headDim": d, "nCtx": shape["n_ctx"], "vocabSize": 4096,
-        "nParams": 123456, "tokenizer": "synthetic", "libraryVersions": {"numpy": np.__version__},
+        "nParams": 123456, "tokenizer": "synthetic", "libraryVersions": {"numpy": "synthetic"},
         "schemaVersion": schema.SCHEMA_VERSION, "precision": {"compute": "float64", "significantDigits": 6},
         "standIn": stand_in,
     }

@@ -161,6 +161,24 @@ def test_attention_summary_top3_table(tmp_path):
     assert "revision synthetic-0" in text_of(out)
 
 
+@pytest.mark.parametrize("model, named, details", [
+    ("tiny", "Tiny model, trained for this course.", "Model tiny, revision synthetic-0"),
+    ("gpt2", "GPT-2 small, trained by OpenAI.", "Model gpt2 (openai-community/gpt2), revision synthetic-0"),
+])
+def test_provenance_names_the_model_for_readers_and_keeps_the_rest_behind_details(tmp_path, model, named, details):
+    """Issue 13: "Tiny model, trained for this course"; the revision, the versions that traced
+    it and the trace JSON one click away, in a <details>."""
+    ctx = ctx_for(tmp_path, [synthetic_trace(LILY, model=model)])
+    block = f"model: {model}\nsentence: \"{LILY}\"\nlayer: 1\nhead: 1\ncaption: \"A caption.\"\n"
+    cap = re.search(r'<figcaption class="course-prov">(.*?)</figcaption>', render.render(directive("attention", block), ctx)).group(1)
+    outside = re.sub(r"<details.*?</details>", "", cap)
+    assert text_of(outside) == f"A caption. {named}"
+    summary, body = re.search(r'<details class="course-prov-details"><summary>(.*?)</summary>(.*?)</details>', cap).groups()
+    assert summary == "Details and data"
+    assert text_of(body).startswith(details) and "traced with numpy synthetic; trace format" in text_of(body)
+    assert re.search(r'<a href="assets/generated/traces/[a-z0-9]+/\w+\.json" download>trace JSON</a>', body)
+
+
 def test_summary_drops_zero_entries_after_first(tmp_path):
     t = synthetic_trace("a b c", plant={(0, 0, 2): {0: 0.999, 1: 0.001, 2: 0.0}})
     ctx = ctx_for(tmp_path, [t])

@@ -91,4 +91,4 @@ def test_chart_data_holds_the_four_series_and_the_fallback_table():
     assert "<tfoot><tr><th scope=\"row\">chance</th><td>–</td><td>0.12</td><td>0.06</td><td>0.06</td><td>0.12</td></tr></tfoot>" in table
     assert "the best induction head 0.60 (chance 0.06)" in out
     assert "Minutes" not in out  # validation points no longer carry wallSeconds
-    assert "corpus stories.txt and more-stories.txt" in out
+    assert "the TinyStories files stories.txt and more-stories.txt" in out  # behind the caption's details

@@ -16,7 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from .. import schema
+from .. import registry, schema
 
 # ---------------------------------------------------------------- colours
 
@@ -141,6 +141,15 @@ def whole(n: int) -> str:
 def compact(x: float):
     """1.0 -> 1, so the page's JSON is shorter; other numbers unchanged."""
     return int(x) if x == int(x) else x
+
+
+# ---------------------------------------------------------------- models
+
+
+def caption_name(model: str) -> str:
+    """A model as a figure's caption names it for readers ("Tiny model, trained for this course")."""
+    spec = registry.MODELS.get(model)
+    return spec.caption_name if spec is not None and spec.caption_name else f"Model {model}"
 
 
 # ---------------------------------------------------------------- tokens

@@ -80,12 +80,15 @@ def trace_url(ctx: Ctx, panel: Panel, ext: str = "json") -> str:
 
 
 def provenance(ctx: Ctx, panels: list[Panel], caption: str | None) -> dict:
-    """What _parts.html's provenance macro writes: model, revision, the trace download links."""
+    """What _parts.html's provenance macro writes: the model as readers know it, then behind a
+    disclosure its revision, the versions that traced it and the trace download links."""
     meta = panels[0].meta
     return {
         "caption": caption,
         "model": panels[0].model,
         "hf_name": meta.get("hfName"),
         "revision": schema.short_revision(meta.get("revision") or "unknown"),
+        "versions": [f"{name} {version}" for name, version in sorted((meta.get("libraryVersions") or {}).items())],
+        "schema_version": meta.get("schemaVersion"),
         "urls": [trace_url(ctx, p) for p in panels],
     }

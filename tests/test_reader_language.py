@@ -1,0 +1,81 @@
+"""Reader language on the built course (issue 13): a reader's page names the model the way a
+reader knows it, keeps the revision, versions and trace files behind a disclosure, and shows no
+build command or repository path (those go to the build log). The course is built once per
+session by hardening_helpers.shared_course, from the repository's content/."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from hardening_helpers import INJECTION_PAGE_NAME, shared_course
+
+# What an author types, never what a reader needs: nowhere on a page.
+COMMANDS = {
+    "a make target": r"\bmake (?:traces|site|serve|test|bench|tiny-model|vendor|assets)\b",
+    "the package": r"\bgenerator/",
+    "an environment variable": r"\bCOURSE_[A-Z]",
+}
+# Files: only behind a provenance disclosure (<details>), where the revision and versions are.
+DEVELOPER_TEXT = COMMANDS | {
+    "the traces folder": r"\btraces/",
+    "a file path": r"[\w./-]+\.(?:json|py|yml|yaml|safetensors|txt)\b",
+}
+
+
+@pytest.fixture(scope="module")
+def site():
+    return shared_course() / "build" / "site"
+
+
+def visible_text(fragment: str) -> str:
+    """What a reader reads: no scripts, styles or head, no attribute values (link targets)."""
+    fragment = re.sub(r"<(script|style|head)\b.*?</\1>", " ", fragment, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", fragment))
+
+
+def developer_text(fragment: str) -> list[str]:
+    """Commands anywhere in an HTML fragment's visible text, paths outside <details>."""
+    def hits(text: str, patterns: dict) -> list[str]:
+        return [f"{what}: …{text[max(0, m.start() - 40):m.end() + 20]}…" for what, pattern in patterns.items() for m in re.finditer(pattern, text)]
+
+    return hits(visible_text(fragment), COMMANDS) + hits(visible_text(re.sub(r"<details\b.*?</details>", " ", fragment, flags=re.S)), DEVELOPER_TEXT)
+
+
+def lesson_pages(site):
+    return [p for p in sorted(site.glob("*.html")) if p.name not in ("404.html", INJECTION_PAGE_NAME.replace(".md", ".html"))]
+
+
+def test_figures_show_no_build_commands_or_paths(site):
+    """Everything the generator writes into a page (figures, captions, pending boxes) on every page."""
+    found = []
+    for page in lesson_pages(site):
+        for fig in re.findall(r'<figure class="course-fig.*?</figure>', page.read_text(encoding="utf-8"), re.S):
+            found += [f"{page.name}: {hit}" for hit in developer_text(fig)]
+    assert found == []
+
+
+@pytest.mark.parametrize("name", ["attention.html", "glossary.html", "heads.html", "index.html"])
+def test_whole_pages_show_no_build_commands_or_paths(site, name):
+    assert developer_text((site / name).read_text(encoding="utf-8")) == []
+
+
+def test_provenance_reads_as_a_reader_would_say_it(site):
+    page = (site / "attention.html").read_text(encoding="utf-8")
+    captions = re.findall(r'<figcaption class="course-prov">(.*?)</figcaption>', page, re.S)
+    assert all("Tiny model, trained for this course." in c and "course-prov-details" in c for c in captions)
+    traced = [c for c in captions if " download>" in c]
+    assert len(traced) >= 5, "every traced figure of the chapter links its trace"
+    for cap in traced:
+        outside = visible_text(re.sub(r"<details.*?</details>", "", cap, flags=re.S))
+        assert "Tiny model, trained for this course." in outside and "revision" not in outside and ".json" not in cap.split("<details")[0]
+        details = re.search(r"<details class=\"course-prov-details\"><summary>Details and data</summary>(.*?)</details>", cap, re.S).group(1)
+        assert re.search(r"revision [0-9a-f]{12}", details) and "torch " in details
+        assert re.search(r'<a href="assets/generated/traces/tiny/[0-9a-f]+\.json" download>', details)
+
+
+def test_the_glossary_lists_no_inflections(site):
+    page = visible_text((site / "glossary.html").read_text(encoding="utf-8"))
+    assert "Also written" not in page and "Attention head" in page
