@@ -105,9 +105,6 @@ def test_the_new_figures_render_with_their_traces_numbers(author):
     assert f"·cup looks at ·Ben with {round(weight, 4):.2f}." in text
 
 
-@pytest.mark.xfail(reason="needs the references checked against the committed tokenizer before tracing "
-                          "(issue 12, another helper's part); until then a reference to an untraced sentence "
-                          "is only checked once its trace exists", strict=False)
 def test_a_typo_in_a_reference_to_an_untraced_sentence_fails_in_one_line(author):
     root = author["root"]
     lesson = root / "content" / "typo.md"
