@@ -20,6 +20,7 @@ export SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 
 SITE_STAMP   := $(VENV)/.deps-site
 MODELS_STAMP := $(VENV)/.deps-models
 TEST_STAMP   := $(VENV)/.deps-test
+ZENSICAL_STAMP := $(VENV)/.deps-zensical
 
 .PHONY: site serve traces tiny-model test bench clean assets vendor
 
@@ -34,6 +35,10 @@ $(MODELS_STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e '.[models]'
 	touch $@
 
+$(ZENSICAL_STAMP): pyproject.toml | $(PY)
+	$(PIP) install -e '.[zensical]'
+	touch $@
+
 $(TEST_STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e '.[models,test]'
 	touch $@
@@ -44,7 +49,7 @@ assets: $(SITE_STAMP)
 ## Build the course into build/site from the committed traces (no torch needed). STRICT=1: nothing
 ## may be pending; STRICT=tiny: no tiny figure may be pending (GPT-2's stay warnings).
 ## ENGINE=zensical: build with Zensical into build/zensical-site (build/site is not touched).
-site: $(SITE_STAMP)
+site: $(SITE_STAMP) $(if $(filter zensical,$(ENGINE)),$(ZENSICAL_STAMP))
 	$(PY) -m generator site $(if $(STRICT),--strict=$(STRICT)) $(if $(filter-out mkdocs,$(ENGINE)),--engine=$(ENGINE))
 
 ## Live preview on 127.0.0.1:$(PORT) for authors: a saved sentence is traced in the background

@@ -64,7 +64,7 @@ def zensical_missing() -> str | None:
     try:
         import zensical  # noqa: F401
     except ImportError as exc:
-        return f"Zensical is not installed ({exc}); install it with `.venv/bin/pip install -e '.[test]'` (zensical is pinned there)"
+        return f"Zensical is not installed ({exc}); install it with `make site ENGINE=zensical` (it installs the zensical extra) or `.venv/bin/pip install -e '.[zensical]'`"
     return None
 
 
