@@ -1710,9 +1710,12 @@
   }
 
   // ---- layernorm: the three stages of one vector, number by number
+  // colours from course.css, so light and dark mode each get their own
+  var cssColour = function (fig, name, fallback) { return (getComputedStyle(fig).getPropertyValue(name) || '').trim() || fallback; };
+
   function initLayerNorm(fig, data) {
-    var colours = ['#7f8ea3', '#00224e', '#cc3311'];
     return function () {
+      var colours = [cssColour(fig, '--course-line-soft', 'gray'), cssColour(fig, '--course-line-strong', 'navy'), cssColour(fig, '--course-kind-induction', 'firebrick')];
       return plotInto(fig, data.vectors.map(function (v, i) {
         return { type: 'scatter', mode: 'markers', name: data.names[i], x: v.map(function (_, j) { return j + 1; }), y: v,
           marker: { size: 5, color: colours[i] }, hovertemplate: 'dimension %{x}: %{y:.3f}<extra>' + escapeForPlotly(data.names[i]) + '</extra>' };
@@ -1729,7 +1732,7 @@
         marker: { size: 6, color: 'rgba(127, 142, 163, 0.55)' }, hovertemplate: '%{text}<extra></extra>' };
       var marked = { type: 'scatter', mode: 'markers+text', name: 'words of the lessons', x: data.marks.map(function (t) { return t.x; }),
         y: data.marks.map(function (t) { return t.y; }), text: data.marks.map(function (t) { return escapeForPlotly(t.display); }),
-        textposition: 'top center', marker: { size: 9, color: '#cc3311' }, hovertemplate: '%{text}<extra>marked</extra>' };
+        textposition: 'top center', marker: { size: 9, color: cssColour(fig, '--course-kind-induction', 'firebrick') }, hovertemplate: '%{text}<extra>marked</extra>' };
       var pct = function (x) { return Math.round(100 * x) + '%'; };
       return plotInto(fig, [grey, marked], baseLayout(fig, { height: 460, legend: { orientation: 'h', y: 1.08 },
         xaxis: { title: { text: 'first direction (' + pct(data.explained[0]) + ' of the spread)' }, fixedrange: true, zeroline: false },
