@@ -521,6 +521,38 @@ def test_markdown_page_renders_figures_refs_and_math(tmp_path, monkeypatch):
     assert "<pre><code>model:" not in out
 
 
+BEN = "Ben wanted to play with her"
+COMPARE_PAGE = """\
+# Compare
+
+```compare
+model: tiny
+sentences: ["Lily wanted to play with her", "Ben wanted to play with her"]
+layer: 3
+head: 3
+{token}id: pair
+```
+
+{prose}
+"""
+
+
+@pytest.mark.parametrize("token, prose, focus", [
+    ("", "·to gives {{ pair.weight(to, Lily, 1) }} to Lily; it has {{ pair.tokens }} tokens.", 2),  # the row the prose reads
+    ("", "In layer {{ pair.layer }}, {{ pair.top(#1) }}, then {{ pair.weight(to, Lily) }}.", 1),  # the first such reference
+    ("", "Layer {{ pair.layer }} only.", 5),  # no row named: the last token
+    ("token: play\n", "·to gives {{ pair.weight(to, Lily, 1) }}.", 3),  # a `token:` wins
+])
+def test_compare_focus_follows_the_pages_references(tmp_path, monkeypatch, token, prose, focus):
+    """Issue 12: without `token:`, the compare figure opens on the row its references read, not
+    on the last token."""
+    monkeypatch.chdir(tmp_path)
+    out = md_convert(tmp_path, COMPARE_PAGE.format(token=token, prose=prose), [synthetic_trace(LILY), synthetic_trace(BEN)])
+    assert re.search(r'data-kind="compare"[^>]* data-token="(\d+)"', out).group(1) == str(focus)
+    diff = re.search(r'<table class="course-diff-table">.*?</table>', out, re.S).group(0)
+    assert len(re.findall(r"<tr><td>", diff)) == focus + 1  # the difference table follows the same row
+
+
 @pytest.mark.parametrize(
     "block, line, message",
     [

@@ -4,10 +4,13 @@ one, `compare(her, Ben, Lily)` takes each weight from the first sentence that ha
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..lessons import directives as D
 from ..lessons.directives import parse_token_ref
 from ..lessons.errors import LessonError
-from ..lessons.refs import Ref
+from ..lessons.refs import Ref, iter_refs
+from ..lessons.source import read_text
 from . import attention, templating
 from .context import Ctx, Figure, Panel, load_panel
 from .format import diff2, f2, tok
@@ -33,6 +36,28 @@ def diff_rows(a: Panel, b: Panel, layer: int, head: int, focus: int) -> list[lis
     return rows
 
 
+# References whose first argument is the token that looks (its row).
+ROW_REFS = ("weight", "score", "scaled", "top", "argmax", "compare")
+
+
+def referenced_focus(d: D.Compare, panel: Panel, ctx: Ctx) -> int | None:
+    """Where the page's prose points the figure: the position, in sentence 1, of the row its first
+    reference reads (`{{ pair.weight(her, Lily) }}`: ·her). None without such a reference, or
+    where the page's file cannot be read (the page's own pass reports a broken reference)."""
+    text = read_text(Path(ctx.page)) if d.id is not None else None
+    if text is None:
+        return None
+    try:
+        for r in iter_refs(text, ctx.page):
+            if r.target == d.id and r.name in ROW_REFS and r.args:
+                hits = token_hits(parse_token_ref(r.args[0], r.where, "reference"), panel.tokens)
+                if len(hits) == 1:
+                    return hits[0]
+    except LessonError:
+        return None
+    return None
+
+
 def render(d: D.Compare, ctx: Ctx) -> str:
     panels = [load_panel(d, d.model, s, ctx) for s in d.sentences]
     if any(p is None for p in panels):
@@ -41,6 +66,8 @@ def render(d: D.Compare, ctx: Ctx) -> str:
     if a.weights.shape[:2] != b.weights.shape[:2]:
         raise LessonError(d.where, "compare: the two traces come from models of different shapes", "retrace both sentences with `make traces`")
     layer, head, focus = attention.chosen(d, a, ctx, "compare")  # rules are evaluated on the first sentence
+    referenced = referenced_focus(d, a, ctx) if d.token is None and d.pick.rule != "best" else None
+    focus = focus if referenced is None else referenced  # no `token:`: the row the prose reads, else the last
     n = ctx.next_number()
     out = templating.render(
         "compare.html", n=n, fid=f"fig-{n}",
