@@ -8,6 +8,20 @@
  * Globals: traces, trace, softmax(array), courseReady(), course (setState, figures, paintedAt).
  * Optional, set before this file loads: window.courseConfig = {idleParts: false} stops the
  * on-idle load of heavy parts (they still load on courseReady() or when a "Code" tab opens).
+ *
+ * One classic script (not an ES module: modules do not load from file://, and the one-file
+ * chapters inline scripts as text), in sections, each opening with its named numbers:
+ *   constants and helpers        number format (as Python's), cell colours (colorscale.js), tokens
+ *   traces and heavy parts       the console's `traces`, parts loaded by <script>, schema-3 decoding
+ *   "Show as a table"            the disclosure that keeps a plotted figure's table one click away
+ *   one attention panel          AttentionView: table, summary, top-3; Plotly (HEATMAP); small multiples (MINIS)
+ *   attention / compare figure   AttentionFigure: pickers, state, "All heads", the compare diff
+ *   URL hash                     #fig-1:layer=3,head=3,token=6 (HASH_WRITE_DELAY)
+ *   stepper, softmax widget, scoreboard, training curve (TRAINING, CHART_COLOURS)
+ *   first paint, lazy plots      course:painted, which plot is drawn when (LAZY)
+ *   content tabs, scroll boxes   print labels, Code tabs load parts; keyboard stops for wide boxes
+ *   init                         figures found and enhanced, the theme followed
+ * Sections appended after init (chapters 1 and 2) run in their own closure.
  */
 (function () {
   'use strict';
@@ -520,35 +534,11 @@
 
   // ---- Plotly
 
-  AttentionView.prototype.headData = function (l, h) {
-    var key = l + ':' + h;
-    if (this.cache[key]) return this.cache[key];
-    var grid = (this.weights[l] || [])[h] || [];
-    var n = this.n;
-    var disp = this.tokens.map(function (t) { return plotEsc(tokDisplay(t)); });
-    var z = [], text = [], hover = [];
-    for (var q = 0; q < n; q++) {
-      var zr = [], tr = [], hr = [];
-      for (var k = 0; k < n; k++) {
-        if (k > q) {
-          zr.push(null); tr.push('');
-          hr.push(disp[q] + ' cannot look ahead at ' + disp[k]);
-        } else {
-          var w = (grid[q] || [])[k];
-          zr.push(w); tr.push(fmt2(w));
-          hr.push(disp[q] + ' \u2192 ' + disp[k] + ': ' + fmt2(w));
-        }
-      }
-      z.push(zr); text.push(tr); hover.push(hr);
-    }
-    this.cache[key] = { z: z, text: text, hover: hover };
-    return this.cache[key];
-  };
-
-  // Heatmap layout, in CSS pixels. A cell is square-ish: as wide as the plot allows, between
-  // CELL_MIN (below it the plot scrolls inside its box, never the page) and CELL_MAX. Numbers
-  // are drawn in cells only where they fit at CELL_FONT (legible); otherwise the value is in
-  // the hover text (a tap on touch screens) and in the table.
+  // Heatmap layout, in CSS pixels. Cells share the width the box gives; a cell narrower than
+  // cellMin makes the plot wider than its box (it then scrolls inside it, never the page). Rows
+  // are as tall as a cell is wide, within rowMin..cellMax. Numbers are drawn in the cells only
+  // where four characters fit at cellFont (legible); otherwise the value is in the hover text
+  // (a tap on a touch screen) and in the table.
   var HEATMAP = {
     cellMax: 34, cellMin: 12, rowMin: 14,
     cellFont: 11, tickFont: 12, smallTickFont: 10,
@@ -585,6 +575,31 @@
         Math.round(row)].join()
     };
   }
+
+  AttentionView.prototype.headData = function (l, h) {
+    var key = l + ':' + h;
+    if (this.cache[key]) return this.cache[key];
+    var grid = (this.weights[l] || [])[h] || [];
+    var n = this.n;
+    var disp = this.tokens.map(function (t) { return plotEsc(tokDisplay(t)); });
+    var z = [], text = [], hover = [];
+    for (var q = 0; q < n; q++) {
+      var zr = [], tr = [], hr = [];
+      for (var k = 0; k < n; k++) {
+        if (k > q) {
+          zr.push(null); tr.push('');
+          hr.push(disp[q] + ' cannot look ahead at ' + disp[k]);
+        } else {
+          var w = (grid[q] || [])[k];
+          zr.push(w); tr.push(fmt2(w));
+          hr.push(disp[q] + ' \u2192 ' + disp[k] + ': ' + fmt2(w));
+        }
+      }
+      z.push(zr); text.push(tr); hover.push(hr);
+    }
+    this.cache[key] = { z: z, text: text, hover: hover };
+    return this.cache[key];
+  };
 
   // A new figure object for Plotly.react on each change, built around arrays that stay the same
   // objects (react compares arrays by reference): a token change then only moves the focus
@@ -1003,10 +1018,11 @@
   }
 
   // replaceState is a synchronous round trip to the browser: once per burst of changes.
+  var HASH_WRITE_DELAY = 120; // ms after the last change
   var hashTimer = null;
   function writeHashSoon() {
     if (hashTimer) clearTimeout(hashTimer);
-    hashTimer = setTimeout(function () { hashTimer = null; writeHash(); }, 120);
+    hashTimer = setTimeout(function () { hashTimer = null; writeHash(); }, HASH_WRITE_DELAY);
   }
   window.addEventListener('pagehide', function () {
     if (hashTimer) { clearTimeout(hashTimer); hashTimer = null; writeHash(); }
@@ -1092,6 +1108,8 @@
 
   // ------------------------------------------------------------------ softmax widget
 
+  var SOFTMAX_DECIMALS = 3; // as figures.py's f"{w:.3f}"
+
   function initSoftmax(fig) {
     var data = ownData(fig) || {};
     var inputs = Array.prototype.slice.call(fig.querySelectorAll('input[data-score]'));
@@ -1125,7 +1143,7 @@
         if (bad) inp.setAttribute('aria-invalid', 'true'); else inp.removeAttribute('aria-invalid');
         var out = fig.querySelector('output.course-weight[data-i="' + i + '"]');
         var bar = fig.querySelector('.course-bar[data-i="' + i + '"]');
-        if (out) out.textContent = bad ? NDASH : fmt(weights[n], 3);
+        if (out) out.textContent = bad ? NDASH : fmt(weights[n], SOFTMAX_DECIMALS);
         if (bar) bar.style.width = bad ? '0%' : (weights[n] * 100).toFixed(1) + '%';
       });
       var badNames = vals.map(function (v, i) { return isNaN(v) ? name(i) : null; }).filter(Boolean);
@@ -1318,6 +1336,14 @@
 
   // ------------------------------------------------------------------ first paint, lazy plots
 
+  // Times in ms, distances in CSS px.
+  var LAZY = {
+    partsIdleTimeout: 3000, partsFallbackDelay: 300, // heavy parts: on idle after the first paint
+    plotIdleTimeout: 2000, plotFallbackDelay: 50,    // the other displayed plots, one per idle period
+    nearScreen: 100,                                 // "visible now" reaches this far past the viewport
+    observeMargin: '300px 0px'                       // a hidden plot is drawn this close to the screen
+  };
+
   var paintedAt = null;
   function painted(id) {
     if (paintedAt !== null) return;
@@ -1330,14 +1356,14 @@
   function scheduleIdleParts() {
     if (config.idleParts === false) return;
     var go = function () { courseReady().catch(function (e) { console.warn(e.message || e); }); };
-    if (window.requestIdleCallback) window.requestIdleCallback(go, { timeout: 3000 });
-    else setTimeout(go, 300);
+    if (window.requestIdleCallback) window.requestIdleCallback(go, { timeout: LAZY.partsIdleTimeout });
+    else setTimeout(go, LAZY.partsFallbackDelay);
   }
 
   function visibleNow(node) {
     if (!node.getClientRects().length) return false;
     var r = node.getBoundingClientRect();
-    return r.bottom > -100 && r.top < (window.innerHeight || 800) + 100;
+    return r.bottom > -LAZY.nearScreen && r.top < (window.innerHeight || 800) + LAZY.nearScreen;
   }
 
   function nextTask() {
@@ -1345,8 +1371,8 @@
   }
 
   function whenIdle(fn) {
-    if (window.requestIdleCallback) window.requestIdleCallback(fn, { timeout: 2000 });
-    else setTimeout(fn, 50);
+    if (window.requestIdleCallback) window.requestIdleCallback(fn, { timeout: LAZY.plotIdleTimeout });
+    else setTimeout(fn, LAZY.plotFallbackDelay);
   }
 
   // The first visible figure is drawn at once; the other visible ones one after another once it
@@ -1374,7 +1400,7 @@
           var f = figuresById[e.target.id] || e.target.__course;
           if (f && f.plot) queue(f);
         });
-      }, { rootMargin: '300px 0px' });
+      }, { rootMargin: LAZY.observeMargin });
       later.forEach(function (f) { io.observe(f.el); });
     }
     var rest = later.slice();
