@@ -319,3 +319,21 @@ def test_directive_mistakes_are_one_line():
         with pytest.raises(LessonError) as e:
             D.parse_directive(kind, textwrap.dedent(body), "content/x.md:4")
         assert str(e.value).startswith(f"content/x.md:4: {message}") and "\n" not in str(e.value), str(e.value)
+
+
+def test_make_traces_runs_the_vectors_step_after_the_traces(monkeypatch, tmp_path):
+    """The hook in trace_run.main_traces: vectors are written only when tracing succeeded."""
+    pytest.importorskip("torch")
+    from generator import trace_run, vectors
+
+    calls = []
+    monkeypatch.setattr(vectors, "write_for_lessons", lambda *a, **k: calls.append((a, k)) or 0)
+    (tmp_path / "content").mkdir()
+    args = ["traces", "--models", "tiny", "--traces-dir", str(tmp_path / "t"), "--content", str(tmp_path / "content")]
+    from generator import cli
+
+    monkeypatch.setattr(trace_run, "run_traces", lambda *a, **k: 0)
+    assert cli.main(args) == 0 and len(calls) == 1
+    assert calls[0][0][0] == ["tiny"] and str(calls[0][0][1]) == str(tmp_path / "t")
+    monkeypatch.setattr(trace_run, "run_traces", lambda *a, **k: 1)
+    assert cli.main(args) == 1 and len(calls) == 1  # a failed trace run writes no vectors
