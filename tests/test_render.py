@@ -421,6 +421,7 @@ def test_every_output_escapes_token_text(tmp_path):
     outs = [render.render(directive("attention", body), ctx)]
     outs.append(render.render(directive("predictions", "model: tiny\nsentences: [" + json.dumps(t["text"], ensure_ascii=False) + "]\n"), ctx))
     outs.append(render.render(directive("softmax", 'scores: [1, 2]\nlabels: ["<x>", "\\"q\\""]\n'), ctx))
+    outs.append(render.render(directive("stepper", 'tokens: ["<b>x</b>", "<img src=y>\u202e", "<x>"]\nquery: [[1], [0], [2]]\nkey: [[1], [1], [1]]\nvalue: [[1], [0], [1]]\n'), ctx))
     outs.append(ref("bad.top(#5, 3)", ctx))
     outs.append(ref("bad.argmax(#5)", ctx))
     for out in outs:
