@@ -1,0 +1,60 @@
+"""The chapter's stepper as the seed lesson has it, and repeated tokens with their positions, in
+Chromium on the built course (issue 13): one step counter, the set-up table, the full score grid
+with the focus row marked, bordered tables, e^score as MathML; ·red₄ and ·red₁₀ in a live figure."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import page_opener
+
+pytestmark = pytest.mark.browser
+
+
+def shown(page, locator):
+    """Scroll to a figure and wait until it is drawn (course.css skips off-screen sections)."""
+    locator.scroll_into_view_if_needed()
+    locator.evaluate("el => new Promise(done => { const ok = () => el.innerText.trim() ? done() : requestAnimationFrame(ok); ok(); })")
+
+
+@pytest.fixture
+def page(browser, server):
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
+        w = open_()
+        w.goto(f"{server.base}/attention.html")
+        yield w.page
+        assert w.errors == []
+
+
+def test_the_stepper_has_one_counter_the_setup_table_and_the_full_grid(page):
+    fig = page.locator(".course-fig[data-kind=stepper]").first
+    shown(page, fig)
+    text = fig.inner_text()
+    assert text.count("Step 1 of 5") == 1 and "of 5:" not in text
+    assert page.evaluate("""() => {
+      const li = document.querySelector('.course-fig[data-kind=stepper] li.course-step.is-current');
+      return [getComputedStyle(li).listStyleType, getComputedStyle(li.parentNode).listStyleType];
+    }""") == ["none", "none"], "no list number before the step"
+    setup = fig.locator("table.course-step-setup")
+    assert setup.is_visible() and setup.locator("tbody tr").count() == 3
+    grid = fig.locator("li.course-step.is-current table")
+    assert grid.locator("tbody tr").count() == 3 and grid.locator("thead th").count() == 4  # 3 × 3 and the row headers
+    assert grid.locator("tbody tr.course-focus").count() == 1
+    border = page.evaluate("() => getComputedStyle(document.querySelector('.course-fig[data-kind=stepper] li.is-current td')).borderTopWidth")
+    assert float(border.rstrip("px")) >= 1
+    fig.locator("button[data-action=next]").click()
+    fig.locator("button[data-action=next]").click()
+    assert fig.locator(".course-step-status").inner_text() == "Step 3 of 5"
+    ns = page.evaluate("() => document.querySelector('.course-fig[data-kind=stepper] li.is-current thead math').namespaceURI")
+    assert ns == "http://www.w3.org/1998/Math/MathML"
+
+
+def test_repeated_tokens_carry_their_position_in_the_live_figure(page):
+    fig_id = page.evaluate("""() => Array.from(document.querySelectorAll('.course-fig[data-kind=attention]'))
+      .find(f => /red ball to Sam/.test(f.querySelector('script.course-data').textContent)).id""")
+    shown(page, page.locator(f"#{fig_id}"))
+    page.select_option(f"#{fig_id} select[data-control=token]", "10")
+    summary = page.locator(f"#{fig_id} .course-summary").inner_text()
+    assert summary.startswith("In layer") and "·red₁₀ looks most at" in summary
+    labels = page.evaluate(f"() => Array.from(document.querySelectorAll('#{fig_id} .course-summary .course-tok')).map(s => s.getAttribute('aria-label'))")
+    assert labels[0] == "space red, position 10"
