@@ -45,6 +45,11 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
+# Models whose weights this course has, so chapter 2 can freeze their vectors (traces/<m>/vectors.json);
+# GPT-2's are not here, and no page may invent its numbers.
+VECTOR_MODELS = ("tiny",)
+
+
 @dataclass(frozen=True)
 class Vocab:
     """Where to draw random ordinary tokens from, and the id of <|endoftext|>."""

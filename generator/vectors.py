@@ -6,9 +6,9 @@ From the committed checkpoint (loaded by generator/models.py) and the chapter's 
 * for every sentence of an `embedding` or `layernorm` figure: each token's row of the embedding
   matrix (wte), its position's row (wpe), their sum (the input of layer 1), that sum normalised
   (mean 0, standard deviation 1) and the output of layer 1's ln_1 (normalised × weight + bias);
-* for every word a `neighbours` or `map` figure names: its embedding row and its NEAREST closest
-  rows by cosine similarity, over the whole vocabulary;
-* a 2-D map: the first MAP_TOKENS whole-word tokens of the vocabulary (BPE gives ids in the order
+* for every word a `neighbours` or `map` figure names: its embedding row and its closest rows by
+  cosine similarity over the whole vocabulary (vectors_file.CONFIG.nearest of them);
+* a 2-D map: the first CONFIG.map_tokens whole-word tokens of the vocabulary (BPE gives ids in the order
   it learned its merges, so the earliest are the most frequent), projected on the two principal
   axes of their embedding rows (PCA with numpy), with the lesson's words projected the same way.
 
@@ -72,7 +72,7 @@ def sentence_rows(lm, text: str) -> dict:
 def nearest(matrix: np.ndarray, unit: np.ndarray, i: int, model: str, k: int) -> list[dict]:
     cos = unit @ unit[i]  # (vocab,)
     cos[i] = -np.inf  # not itself
-    order = np.lexsort((np.arange(len(cos)), -cos))[:k]  # ties by id: the same order every time
+    order = np.lexsort((np.arange(len(cos)), -cos))[:k]  # (k,): ties by id, the same order every time
     return [{"token": token_entry(model, j), "cosine": float(cos[j])} for j in order]
 
 
@@ -85,8 +85,8 @@ def map_doc(matrix: np.ndarray, model: str, marks: list[int], n: int) -> dict:
     _, s, vt = np.linalg.svd(rows - centre, full_matrices=False)  # vt: (n, width)
     axes = vt[:2]  # (2, width)
     # an SVD's signs are arbitrary: turn each axis so its largest entry is positive
-    axes = axes * np.sign(axes[np.arange(2), np.abs(axes).argmax(axis=1)])[:, None]
-    explained = (s[:2] ** 2 / np.sum(s**2)).tolist()
+    axes = axes * np.sign(axes[np.arange(2), np.abs(axes).argmax(axis=1)])[:, None]  # (2, width)
+    explained = (s[:2] ** 2 / np.sum(s**2)).tolist()  # (2,)
 
     def placed(ids):
         xy = (matrix[ids] - centre) @ axes.T  # (len(ids), 2)
@@ -114,10 +114,10 @@ def build(lm, sentences: list[str], words: list[tuple[str, int]]) -> dict:
         "sentences": [sentence_rows(lm, s) for s in sentences],
         "words": [
             {"word": w, "token": token_entry(lm.name, i), "vector": matrix[i].tolist(), "norm": float(norms[i]),
-             "nearest": nearest(matrix, unit, i, lm.name, vectors_file.NEAREST)}
+             "nearest": nearest(matrix, unit, i, lm.name, vectors_file.CONFIG.nearest)}
             for w, i in words
         ],
-        "map": map_doc(matrix, lm.name, [i for _, i in words], vectors_file.MAP_TOKENS),
+        "map": map_doc(matrix, lm.name, [i for _, i in words], vectors_file.CONFIG.map_tokens),
     }
 
 

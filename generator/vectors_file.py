@@ -20,8 +20,17 @@ FILE = "vectors.json"
 FORMAT = 1  # the document's `format`; a reader refuses any other
 MAX_BYTES = 4 * 1024 * 1024
 FIX = "run `make traces`: it rewrites vectors.json from the tiny model"
-NEAREST = 8  # neighbours kept per word
-MAP_TOKENS = 300  # common tokens on the 2-D map
+
+
+@dataclass(frozen=True)
+class VectorsConfig:
+    """What `make traces` freezes for chapter 2 (changing it changes vectors.json)."""
+
+    nearest: int = 8  # neighbours kept per word (a figure shows up to all of them)
+    map_tokens: int = 300  # common tokens on the 2-D map: enough to see groups, few enough to hover
+
+
+CONFIG = VectorsConfig()
 
 
 def path(root: Path | str, model: str) -> Path:

@@ -261,7 +261,7 @@ def test_the_committed_vectors_hold_together():
         assert np.allclose(norm * ln["weight"] + ln["bias"], s["ln1"], atol=1e-3)
     for w in vec.doc["words"]:
         assert w["nearest"][0]["cosine"] <= 1 and w["token"]["id"] not in [n["token"]["id"] for n in w["nearest"]]
-    assert len(vec.doc["map"]["tokens"]) == vectors_file.MAP_TOKENS
+    assert len(vec.doc["map"]["tokens"]) == vectors_file.CONFIG.map_tokens
 
 
 # ---------------------------------------------------------------- reading order

@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..registry import VECTOR_MODELS
 from .body import show
 from .errors import fail as _fail
 from .values import Directive, TokenRef, model_option, sentence_option, text_option, token_option
@@ -80,7 +81,7 @@ SPECS: dict[str, tuple[set[str], set[str]]] = {
 
 def tiny_only(value: Any, where: str, kind: str) -> str:
     model = model_option(value, where, kind)
-    if model != "tiny":
+    if model not in VECTOR_MODELS:
         _fail(where, f"{kind}: only the tiny model's vectors are frozen in this course, not {model}'s (its weights are not here)", "write `model: tiny`")
     return model
 
