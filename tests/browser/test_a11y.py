@@ -198,7 +198,11 @@ def test_keyboard_alone_drives_every_widget_with_focus_visible(course, server, o
         assert page.evaluate("document.activeElement.value") != old, f"the arrow keys did not change the {control}"
         assert summary() != before, f"changing the {control} did not change the summary"
 
-    # a table row's button picks that row's token (the first row: the first token)
+    # "Show as a table" by keyboard, then a table row's button picks that row's token (the first
+    # row: the first token)
+    tab_to(page, "#fig-1 button.course-table-toggle")
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "true"
     tab_to(page, "#fig-1 .course-rowpick")
     before = summary()
     page.keyboard.press("Enter")

@@ -1,0 +1,146 @@
+"""The reader's pages of the real course (the session's shared build, hardening_helpers), in
+Chromium: contrast of every chart line, marker and bar in both palettes, computed from the
+colours the browser rendered; every heatmap legible at 375 and 1280 px; the one-file chapter's
+inlined (encoded) trace decoded to the hosted page's numbers; axe with every table and every
+"All heads" open (what the default view hides, axe does not see)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hardening_helpers import settle
+
+from .conftest import page_opener
+from .test_a11y import axe, built_pages, judge, report
+from .test_reader_view import PLOT_BOXES, check_legible
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# Rendered colours -> WCAG contrast against what lies behind each element (its own background
+# and its ancestors', alpha-blended down to the page). `probe` is a self-check of the arithmetic.
+CONTRAST_JS = """() => {
+  const parse = c => { const m = /rgba?\\(([^)]+)\\)/.exec(c || ''); if (!m) return null;
+    const p = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const over = (fg, bg) => ({r: fg.r * fg.a + bg.r * (1 - fg.a), g: fg.g * fg.a + bg.g * (1 - fg.a), b: fg.b * fg.a + bg.b * (1 - fg.a), a: 1});
+  const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+  const behind = el => { const stack = []; for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor); if (c && c.a > 0) { stack.push(c); if (c.a >= 1) break; } }
+    let bg = {r: 255, g: 255, b: 255, a: 1}; for (let i = stack.length - 1; i >= 0; i--) bg = over(stack[i], bg); return bg; };
+  const marks = [], grid = [];
+  const add = (list, fig, what, colour, bg, opacity = 1) => { const c = parse(colour); if (!c) return; c.a *= opacity;
+    if (c.a > 0) list.push({fig, what, colour, opacity, ratio: ratio(over(c, bg), bg)}); };
+  const stroke = p => [getComputedStyle(p).stroke, parseFloat(getComputedStyle(p).strokeOpacity)];
+  const fill = p => [getComputedStyle(p).fill, parseFloat(getComputedStyle(p).fillOpacity)];
+  document.querySelectorAll('.course-fig .js-plotly-plot').forEach(plot => {
+    const fig = plot.closest('.course-fig').id, bg = behind(plot);
+    plot.querySelectorAll('.scatterlayer .js-line, .legend .legendlines path').forEach(p => add(marks, fig, 'line', stroke(p)[0], bg, stroke(p)[1]));
+    plot.querySelectorAll('.scatterlayer .point, .legend .legendpoints path').forEach(p => add(marks, fig, 'marker', fill(p)[0], bg, fill(p)[1]));
+    plot.querySelectorAll('.gridlayer path').forEach(p => add(grid, fig, 'gridline', stroke(p)[0], bg, stroke(p)[1]));
+  });
+  document.querySelectorAll('.course-fig .course-bar').forEach(b =>
+    add(marks, b.closest('.course-fig').id, 'bar', getComputedStyle(b).backgroundColor, behind(b.parentElement)));
+  const page = behind(document.querySelector('.md-content') || document.body);
+  return {marks, grid, scheme: document.body.getAttribute('data-md-color-scheme'),
+          probe: ratio({r: 0, g: 34, b: 78, a: 1}, page)};
+}"""
+PLOTS = ".course-fig[data-kind=attention] .js-plotly-plot, .course-fig[data-kind=compare] .js-plotly-plot"
+OPEN_EVERYTHING = """() => {
+  document.querySelectorAll('button.course-table-toggle[aria-expanded=false]').forEach(b => b.click());
+  document.querySelectorAll('button[data-action=heads][aria-expanded=false]').forEach(b => b.click());
+  return document.querySelectorAll('.course-table-wrap:not([hidden]) table.course-table').length;
+}"""
+
+
+@pytest.fixture
+def open_site(browser, server):
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
+        yield open_
+
+
+@pytest.mark.parametrize("scheme,expected", [("light", "default"), ("dark", "slate")])
+def test_every_line_marker_and_bar_has_3_to_1_in_both_palettes(course, server, open_site, scheme, expected):
+    w = open_site(color_scheme=scheme)
+    w.page.goto(f"{server.base}/attention.html")
+    settle(w.page)
+    for fig in w.page.locator(".course-fig[data-kind=training] .course-plot").all():
+        fig.scroll_into_view_if_needed()
+        fig.locator(".main-svg").first.wait_for(state="attached")
+    got = w.page.evaluate(CONTRAST_JS)
+    assert got["scheme"] == expected
+    # the navy that vanished on slate is caught by this arithmetic (and passes on white)
+    assert (got["probe"] < 3) == (scheme == "dark")
+    kinds = {m["what"] for m in got["marks"]}
+    assert {"line", "marker", "bar"} <= kinds, kinds
+    low = [m for m in got["marks"] if m["ratio"] < 3]
+    assert low == [], low
+    # gridlines are quiet: they must not glare (the white lines on slate did)
+    assert got["grid"], "no gridlines found"
+    loud = [g for g in got["grid"] if g["ratio"] > 1.6]
+    assert loud == [], loud
+    assert not w.errors, w.errors
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_every_heatmap_is_legible(course, server, open_site, width):
+    w = open_site(viewport={"width": width, "height": 900})
+    problems, drawn = [], 0
+    for rel in built_pages(course):
+        w.page.goto(f"{server.base}/{rel}")
+        settle(w.page)
+        w.page.wait_for_timeout(200)  # a redraw for a new width runs on the next frame
+        plots = w.page.evaluate(PLOT_BOXES, PLOTS)
+        drawn += len(plots)
+        problems += [f"{rel}: {p}" for p in check_legible(plots, width)]
+        wide = w.page.evaluate("document.documentElement.scrollWidth")
+        if wide > width:
+            problems.append(f"{rel}: the page scrolls sideways ({wide} px at {width} px)")
+    assert drawn >= 8, f"only {drawn} heatmaps drawn"
+    assert problems == [], "\n".join(problems)
+    assert not w.errors, w.errors
+
+
+def test_one_file_chapter_decodes_its_inlined_trace(course, browser):
+    """The one-file chapter inlines the encoded trace file as each figure's heavy part; course.js
+    decodes it to what the hosted page's plain part holds."""
+    site = course / "build" / "site"
+    onefile = (site / "downloads" / "attention.html").read_text(encoding="utf-8")
+    assert '"int16"' in onefile and "window.courseTraceParts" in onefile  # the encoded file, inlined
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        w.goto((site / "downloads" / "attention.html").as_uri())
+        got = w.page.evaluate("""async () => { await courseReady(); const t = traces[0], h = t.layers[1].heads[2];
+          return {key: t.key, q: h.q, scores: h.scores, scaledMasked: h.scaledMasked.map(r => r.map(x => x === -Infinity ? null : x)),
+                  out: h.out, concat: t.layers[1].attnConcat}; }""")
+        assert not w.errors, w.errors
+    hosted = (site / "assets" / "generated" / "traces" / "tiny" / f"{got['key']}.js").read_text(encoding="utf-8")
+    plain = json.loads(hosted.split(f'window.courseTraceParts["{got["key"]}"] = ', 1)[1].rstrip().rstrip(";"))
+    head = plain["layers"][1]["heads"][2]
+
+    def close(a, b):
+        if isinstance(a, list):
+            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+        return (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= 1e-9)
+
+    for name in ("q", "scores", "scaledMasked", "out"):
+        assert close(got[name], head[name]), name
+    assert close(got["concat"], plain["layers"][1]["attnConcat"])
+
+
+def test_axe_with_every_table_and_all_heads_open(course, server, open_site, capsys):
+    w = open_site(viewport={"width": 375, "height": 900})
+    results = {}
+    for rel in ("attention.html", "heads.html"):
+        w.page.goto(f"{server.base}/{rel}")
+        settle(w.page)
+        assert w.page.evaluate(OPEN_EVERYTHING) > 0
+        w.page.wait_for_timeout(800)  # the page reflows and Material's colour transitions (250 ms) end
+        results[rel] = axe(w.page)
+    text = "\n".join(report(rel, v) for rel, v in results.items())
+    with capsys.disabled():
+        print("\naxe with tables and all heads open, 375 px:\n" + text)
+    assert not w.errors, w.errors
+    judge(results, text)
