@@ -22,6 +22,7 @@ torch is imported only when a trace is needed, by the Tracer's thread. Without t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -37,7 +38,7 @@ from pathlib import Path
 from . import build_log, publish, trace_run
 from .lessons import pages
 from .lessons.errors import LessonError
-from .lessons.source import GENERATED
+from .lessons.source import GENERATED, iter_markdown
 from .store import INDEX_NAME, StoreError, TraceRequest, TraceStore
 
 log = logging.getLogger("mkdocs.course.serve")
@@ -79,6 +80,8 @@ class Tracer:
         self.unavailable: dict[str, str] = {}  # model -> why, said once
         self.refused: set[TraceRequest] = set()  # untraceable sentences, said once (the page says where)
         self.queued: set[TraceRequest] = set()
+        self.written: list[TraceRequest] = []  # written since the last build took them (take_written)
+        self.own_stamp: tuple | None = None  # store_stamp right after this tracer's last write
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="course-tracer", daemon=True)
@@ -127,6 +130,12 @@ class Tracer:
         self._jobs.put(job)
         return job
 
+    def take_written(self) -> tuple[list[TraceRequest], tuple | None]:
+        """What this tracer wrote since the last call, and the store's stamp after its last write."""
+        with self._lock:
+            written, self.written = self.written, []
+            return written, self.own_stamp
+
     def close(self) -> None:
         self._jobs.put(None)
 
@@ -148,6 +157,8 @@ class Tracer:
             return self.loaded.get(name)
         t = time.perf_counter()
         try:
+            from transformers import GPT2LMHeadModel  # noqa: F401 (what models.load builds on)
+
             from . import models
             from . import tracing  # noqa: F401 (imports torch: here, not mid-trace)
         except ImportError as exc:
@@ -164,7 +175,7 @@ class Tracer:
             self.say(f"{exc}; its figures stay pending boxes while `make serve` runs")
             return None
         self.loaded[name] = lm
-        self.say(f"{name}: torch imported in {torch_s:.2f} s, model loaded in {time.perf_counter() - t:.2f} s "
+        self.say(f"{name}: torch and transformers imported in {torch_s:.2f} s, model loaded in {time.perf_counter() - t:.2f} s "
                  f"(kept loaded for tracing on save)")
         return lm
 
@@ -195,6 +206,9 @@ class Tracer:
                         continue
                     took = time.perf_counter() - t
                     job.timings.append((req, took))
+                    with self._lock:
+                        self.written.append(req)
+                        self.own_stamp = store_stamp(self.store.root)
                     self.say(f"traced {req.text[:70]!r} ({by_req[req]}) in {took:.2f} s -> {path}")
 
 
@@ -227,6 +241,77 @@ def store_stamp(traces_dir: Path) -> tuple:
                     continue
                 found.append((model_dir.name, name, st.st_mtime_ns, st.st_size))
     return tuple(found)
+
+
+DIRTY_WARNING = "A 'dirty' build is being performed"  # MkDocs's warning on every dirty build
+
+
+class Rebuilds:
+    """Which build a change needs. A full MkDocs build of the course takes seconds; a "dirty" one
+    (MkDocs rebuilds only the pages whose source is newer than their HTML) well under one. A
+    rebuild is dirty when all that changed is lesson Markdown and the traces this process wrote;
+    the pages that use those new traces lose their HTML first, so MkDocs rebuilds them too.
+    Anything else (mkdocs.yml, the glossary, a trace from another process) gets a full build.
+    A dirty build leaves the search index of the last full build in place (MkDocs's would hold
+    the rebuilt pages only)."""
+
+    def __init__(self, docs: Path, traces_dir: Path, site_dir: Path):
+        self.docs, self.traces_dir, self.site_dir = docs, traces_dir, site_dir
+        self.changed: set[Path] = set()
+        self.stamp: tuple | None = None  # the store as the last build saw it
+        self._lock = threading.Lock()
+
+    def note(self, path: str) -> None:
+        with self._lock:
+            self.changed.add(Path(path))
+
+    def dirty(self, written: list[TraceRequest], own_stamp: tuple | None) -> bool:
+        """Whether the next build may be dirty (and, if so, the pages using `written` are marked)."""
+        with self._lock:
+            changed, self.changed = self.changed, set()
+        if self.stamp is None:  # the first build
+            return False
+        now = store_stamp(self.traces_dir)
+        if now != self.stamp and now != own_stamp:  # another process changed the store
+            return False
+        if any(not (p.suffix == ".md" and p.is_relative_to(self.docs)) and not p.is_relative_to(self.traces_dir) for p in changed):
+            return False
+        self.mark_pages_using(written)
+        return True
+
+    def mark_pages_using(self, written: list[TraceRequest]) -> None:
+        wanted = {(r.model, r.text) for r in written}
+        if not wanted:
+            return
+        for path in iter_markdown(self.docs):
+            try:
+                found = pages.parse_file(path)
+            except (LessonError, OSError, UnicodeDecodeError):
+                continue  # its own build reports it
+            if any(pair in wanted for d in found for pair in pages.directive_sentences(d)):
+                (self.site_dir / path.relative_to(self.docs).with_suffix(".html")).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def dirty_build(site_dir: Path):
+    """Keep the full build's search index over a dirty build, and MkDocs's dirty-build warning
+    out of the log (the preview says once that it rebuilds only what changed)."""
+    search = site_dir / "search"
+    keep = Path(tempfile.mkdtemp(prefix="course-search-"))
+    quiet = logging.Filter()
+    quiet.filter = lambda record: not record.getMessage().startswith(DIRTY_WARNING)
+    build_logger = logging.getLogger("mkdocs.commands.build")
+    build_logger.addFilter(quiet)
+    try:
+        if search.is_dir():
+            shutil.copytree(search, keep / "search")
+        yield
+        if (keep / "search").is_dir():
+            shutil.rmtree(search, ignore_errors=True)
+            shutil.copytree(keep / "search", search)
+    finally:
+        build_logger.removeFilter(quiet)
+        shutil.rmtree(keep, ignore_errors=True)
 
 
 def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool]):
@@ -295,6 +380,7 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     generated = docs / GENERATED
     tracer = Tracer(traces_dir, docs, models=models, threads=threads) if trace else None
     built = {"stamp": None}
+    rebuilds = Rebuilds(docs, traces_dir, Path(site_dir))
     said: set[str] = set()  # build-log lines said already (a pending GPT-2 figure is said once)
     mount_path = urlsplit(config.site_url or "/").path
     serve_url = _serve_url(host, port, mount_path)
@@ -309,15 +395,17 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
                     job.done.wait(WARM_WAIT_S)
                 else:
                     log.info(f"tracing {len(needed)} new sentence(s) in the background; the page reloads when done")
-        built["stamp"] = store_stamp(traces_dir)
+        written, own_stamp = tracer.take_written() if tracer is not None else ([], None)
+        dirty = rebuilds.dirty(written, own_stamp)
+        built["stamp"] = rebuilds.stamp = store_stamp(traces_dir)
         try:
             publish.write_assets(docs, traces_dir)
         except (LessonError, StoreError) as exc:  # the build below names it on its page
             log.debug(f"assets: {exc}")
         cfg = cfg or get_config()
         cfg.site_url = serve_url
-        with build_log.grouped_warnings() as held:
-            build(cfg, serve_url=serve_url)
+        with build_log.grouped_warnings() as held, (dirty_build(Path(site_dir)) if dirty else contextlib.nullcontext()):
+            build(cfg, serve_url=serve_url, dirty=dirty)
         tracing = tracer.busy_models() if tracer is not None else set()
         held.report(skip=tracing, said=said)
 
@@ -326,7 +414,9 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         if p.is_relative_to(generated):  # the build's own output
             return True
         if p.is_relative_to(traces_dir):  # only an index or heads.json this build has not seen
-            return p.name not in WATCHED_STORE_FILES or store_stamp(traces_dir) == built["stamp"]
+            if p.name not in WATCHED_STORE_FILES or store_stamp(traces_dir) == built["stamp"]:
+                return True
+        rebuilds.note(path)
         return False
 
     server = make_server(builder, host, port, site_dir, mount_path, ignore)
@@ -343,6 +433,8 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
             server.watch(config.config_file_path)
         traces_dir.mkdir(parents=True, exist_ok=True)
         server.watch(str(traces_dir))
+        log.info("a lesson edit rebuilds only the pages it changes and those that use its new traces; "
+                 "mkdocs.yml, the glossary or traces from another process rebuild every page")
         server = config.plugins.on_serve(server, config=config, builder=builder)
         for item in config.watch:
             server.watch(item)

@@ -146,3 +146,30 @@ def test_store_stamp_sees_index_and_heads_only(tmp_path):
     assert serve.store_stamp(tmp_path) == empty  # a trace file alone is not visible yet
     (tmp_path / "tiny" / "index.json").write_text("{}")
     assert serve.store_stamp(tmp_path) != empty
+
+
+def test_rebuilds_are_dirty_only_for_lesson_edits_and_this_processs_traces(tmp_path):
+    from generator.store import TraceRequest
+
+    content = lesson(tmp_path)
+    (content / "other.md").write_text("# Other\n\nNo figures.\n", encoding="utf-8")
+    traces, site = tmp_path / "traces", tmp_path / "site"
+    (traces / "tiny").mkdir(parents=True)
+    site.mkdir()
+    for page in ("l.html", "other.html"):
+        (site / page).write_text("built")
+    r = serve.Rebuilds(content.resolve(), traces.resolve(), site)
+    assert not r.dirty([], None)  # the first build is full
+    r.stamp = serve.store_stamp(traces)
+    r.note(str(content / "other.md"))
+    assert r.dirty([], None)  # a lesson edit
+    r.note(str(content / "glossary.yml"))
+    assert not r.dirty([], None)  # the glossary: every page
+    (traces / "tiny" / "index.json").write_text("{}")
+    r.note(str(traces / "tiny" / "index.json"))
+    assert not r.dirty([], None)  # another process's trace: every page
+    own = serve.store_stamp(traces)
+    r.note(str(traces / "tiny" / "index.json"))
+    assert r.dirty([TraceRequest("tiny", "Lily wanted to play")], own)  # this process's own trace
+    # the page using the new trace loses its HTML, so the dirty build rebuilds it; the other keeps it
+    assert not (site / "l.html").exists() and (site / "other.html").read_text() == "built"
