@@ -141,6 +141,8 @@ class Case:
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         where = f"{self.file}:{line_of(text, self.at, self.nth)}" if self.at is not None else self.file
+        if "{where}" in self.expected:  # a line that names the place inside it
+            return self.expected.replace("{where}", where)
         return f"{where}: {self.expected}"
 
 
@@ -380,9 +382,15 @@ CASES = [
     Case("mark-under-a-passage-without-figures", with_gpt2("GPT-2 has {{ model.gpt2.nLayer }} layers.\n{: .needs-traces }"),
          "the mark `{: .needs-traces }` stands under a passage with no reference to a figure, so no trace can be missing from it. Fix: drop the mark, or keep it right under a passage next to one that reads a figure's numbers",
          at="{: .needs-traces }"),
-    Case("missing-trace-strict", bad('sentence: "Lily wanted to play with her"\n', 'sentence: "Lily wanted to play with him"\n'),
-         "no trace of 'Lily wanted to play with him' for model tiny; the page shows a 'traces pending' box. Run `make traces` (the tiny model runs here in seconds).",
-         at="```attention", command="strict"),
+    # A changed sentence whose references no longer fit fails before any trace exists (its tokens
+    # come from the committed tokenizer); one that still fits is a pending figure, which --strict
+    # refuses (build_log.py's one line per model).
+    Case("sentence-changed-under-its-references", bad('sentence: "Lily wanted to play with her"\n', 'sentence: "Lily wanted to play with him"\n'),
+         "reference {{ lily.weight(her, Lily) }}: from: no token 'her' in the sentence; its tokens are #0 '<|endoftext|>', #1 'Lily', #2 '·wanted', #3 '·to', #4 '·play', #5 '·with', #6 '·him'. Fix: name one of these tokens, or give its position like #6",
+         at="lily.weight(her, Lily)"),
+    Case("missing-trace-strict", bad('"Ben wanted to play with her"]', '"Ben wanted to play with him"]'),
+         "tiny: 1 figure pending (1 sentence not traced) at {where}. Run `make traces` (the tiny model runs here in seconds).",
+         at="```compare", command="strict"),
 ]
 # Cases for `python -m generator traces` (content + tiny model): exit status 2, store untouched.
 TRACE_CASES = [
@@ -517,7 +525,7 @@ def test_every_expected_line_names_the_file_and_line_and_says_how_to_fix_it():
             continue
         line = case.line()
         assert "\n" not in line
-        assert re.match(r"^content/[\w.]+(?::\d+)?: ", line), line
+        assert re.match(r"^content/[\w.]+(?::\d+)?: ", line) or re.search(r" at content/[\w.]+:\d+\. ", line), line
         assert ". Fix: " in line or "Run `make traces`" in line, line
 
 
@@ -548,8 +556,8 @@ def test_stale_trace_names_model_sentence_line_and_the_make_target(good_project,
     text = GOOD.replace('sentences: ["Lily wanted to play with her", "Ben wanted to play with her"]',
                         'sentences: ["Lily wanted to play with her", "Ben wanted to play with his dog"]')
     (root / "content" / "lesson.md").write_text(text, encoding="utf-8")
-    want = (f"content/lesson.md:{line_of(text, '```compare')}: no trace of 'Ben wanted to play with his dog' for model tiny; "
-            "the page shows a 'traces pending' box. Run `make traces` (the tiny model runs here in seconds).")
+    want = (f"tiny: 1 figure pending (1 sentence not traced) at content/lesson.md:{line_of(text, '```compare')}. "
+            "Run `make traces` (the tiny model runs here in seconds).")
     before = snapshot(root)
     rc, log = build(root, "--strict")
     assert rc != 0 and want in error_lines(log), log
@@ -557,7 +565,7 @@ def test_stale_trace_names_model_sentence_line_and_the_make_target(good_project,
     rc, log = build(root)
     assert rc == 0, log
     assert want in error_lines(log), log
-    assert [line for line in error_lines(log) if "no trace of" in line] == [want], "only the stale sentence is named"
+    assert [line for line in error_lines(log) if "pending" in line] == [want], "only the stale figure is named"
     page = (root / "site" / "lesson.html").read_text(encoding="utf-8")
     # The page speaks to readers; what the author should run is in the build log (want, above).
     assert "Ben wanted to play with his dog" in page and "make traces" not in page

@@ -142,3 +142,29 @@ def test_the_difference_column_is_zero_for_it(course):
     assert len(rows) == 10 and all(len(r) == 6 for r in rows)  # <|endoftext|> to ·it, positions 0-9
     assert [r[-1] for r in rows] == ["0.00"] * 10
     assert all(r[2] == r[4] for r in rows), "the same weights in both sentences"
+
+
+FIRST_LOAD_LIMIT = 60_000  # bytes gzipped per figure (issue 14 item 4)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "measured on this random-weight GPT-2: the compare figure is 63.7 kB gzipped (59.8 kB of it its "
+    "inline JSON) and the duplicate-token and induction example grids on the 21-token repeated random "
+    "sequences 75 kB (70 kB JSON): the inline JSON (grid.light_data) alone is over the budget"))
+def test_each_gpt2_figure_first_load_stays_under_60_kb_gzipped(course):
+    """A figure's first load is its element in the page, inline JSON included (the heavy trace
+    parts load after the page). Measured on GPT-2's real shape, 12 × 12 heads. Random weights
+    spread attention more evenly than trained ones, so real GPT-2's figures may compress better;
+    this is the budget's check on the only GPT-2-shaped numbers there are here."""
+    import gzip
+
+    root, _, _ = course
+    page = (root / "site" / "gpt2.html").read_text(encoding="utf-8")
+    figures = re.findall(r'<figure class="course-fig" id="(fig-\d+)" data-kind="(\w+)"', page)
+    sizes = {}
+    for m in re.finditer(r'<figure class="course-fig" id="(fig-\d+)" data-kind="(\w+)".*?</figure>', page, flags=re.S):
+        sizes[f"{m.group(1)} {m.group(2)}"] = len(gzip.compress(m.group(0).encode("utf-8"), 9, mtime=0))
+    print("\nfirst load, gzipped: " + ", ".join(f"{k} {v / 1000:.1f} kB" for k, v in sizes.items()))
+    assert len(sizes) == len(figures) >= 3
+    over = {k: v for k, v in sizes.items() if v > FIRST_LOAD_LIMIT}
+    assert not over, over

@@ -128,11 +128,11 @@ class NeedsTraces(Treeprocessor):
             else:
                 groups.append([el])
         for group in groups:
-            if not any(self.refers(el) for el in group):
-                raise CourseBuildError(self.mark_where(marked.index(group[0])), f"the mark `{MARK}` stands under a passage with no reference to a figure, so no trace can be missing from it", "drop the mark, or keep it right under a passage next to one that reads a figure's numbers")
             hits = [h for el in group for h in self.pending_in(el)]
             if hits:
                 self.replace(group, parents, tuple(dict.fromkeys(h.model for h in hits)))
+            elif not any(self.refers(el) for el in group):
+                raise CourseBuildError(self.mark_where(marked.index(group[0])), f"the mark `{MARK}` stands under a passage with no reference to a figure, so no trace can be missing from it", "drop the mark, or keep it right under a passage next to one that reads a figure's numbers")
         self.refuse_leftovers(root)
 
     def mark_where(self, k: int) -> str:
