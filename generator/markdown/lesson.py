@@ -15,7 +15,8 @@ A Python-Markdown extension, listed in mkdocs.yml as `generator.markdown.lesson`
   each a `##` heading whose id is the term's anchor, followed by its definition. Terms are not
   marked on that page.
 * **Reading time.** `{{ page.minutes }}` in prose becomes the page's reading time in whole minutes
-  and `{{ page.words }}` its word count (see `reading_minutes`). The references are read by
+  and `{{ page.words }}` its word count (see `reading_time`): one view per section, the first tab
+  of each set of content tabs, with its figures and formulas (`tabs_read`). The references are read by
   `lessons.refs.parse_ref`, the one parser of `{{ }}` syntax.
 
 The glossary is `content/glossary.yml` (see the comment at its top). Every mistake in it, and every
