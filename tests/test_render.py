@@ -336,7 +336,8 @@ def test_training_and_predictions(tmp_path):
     pred = render.render(directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\n'), ctx)
     assert pred.count("<tr>") == 7 and "·ball</span> 0.10" in pred and "0.00" in pred
     pending = render.render(directive("training", "model: tiny\n"), ctx_for(tmp_path / "other"))
-    assert "course-pending" in pending and "make tiny-model" in pending
+    assert "course-pending" in pending and "Not in this copy of the course." in pending
+    assert "make tiny-model" not in pending and "training_log.json" not in pending  # for readers; the build log tells the author
 
 
 def test_scoreboard_pending_when_no_scores(tmp_path):
