@@ -210,8 +210,81 @@ def test_the_real_site_built_here_has_no_placeholder_inside_a_sentence(tmp_path)
         # column, the menus, the scoreboard's sortable tables
         for part in ("difference column", "Token menu", "use the menus", "can be sorted"):
             assert part not in words, part
+        assert "traces.find" not in gpt2 and "head.scaledMasked" not in gpt2, "no console code for traces the page lacks"
         boxes = re.findall(r'<figure class="course-fig course-pending".*?</figure>', gpt2, flags=re.S)
         assert len(boxes) == 3  # compare, the all-heads grid, the scoreboard
         didnt = '<code class="course-token">·didn</code> <code class="course-token">&#x27;t</code>'
         assert sum(didnt in b for b in boxes) == 2, "the sentence's real GPT-2 tokens, ·didn + 't"
         assert "13 × 13 cells" in boxes[0] and "all 144 heads of GPT-2 small" in boxes[2]
+
+
+# ---------------------------------------------------------------- marked passages, one by one
+
+MARKED = '''# Marked
+
+```attention
+model: gpt2
+sentence: "The animal didn't cross the street because it was too tired"
+layer: 1
+head: 1
+id: g
+```
+
+Kept: GPT-2 has {{ model.gpt2.nLayer }} layers.
+
+For ·it in layer {{ g.layer }}:
+{: .needs-traces }
+
+| token | weight |
+|---|---|
+| ·animal | {{ g.weight(it, animal) }} |
+{: .needs-traces }
+
+Kept between.
+
+- a kept item
+- an item with {{ g.weight(it, street) }}
+  {: .needs-traces }
+- another kept item
+
+In the console:
+{: .needs-traces }
+
+```js
+trace.layers[{{ g.layer0 }}];
+```
+{: .needs-traces }
+
+Kept at the end.
+'''
+
+
+def test_each_kind_of_marked_passage_is_one_note_while_gpt2_is_untraced(tmp_path):
+    from conftest import write_project
+
+    write_project(tmp_path, {"marked.md": MARKED})
+    built = run_build(tmp_path, strict=False)
+    assert built.ok, built.log
+    page = built.html("marked.md")
+    article = page[page.index("<article") : page.index("</article>")]
+    note = '<p class="course-traces-note" role="note"><em>Left out here: numbers from GPT-2 small, which this copy of the course was built without.</em></p>'
+    # lead-in + table: one note; the item: a note inside its own <li>; lead-in + code: one note
+    assert article.count(note) == 3, article
+    assert f"<li>{note}</li>" in article
+    text = visible_text(page)
+    for kept in ("Kept: GPT-2 has 12 layers.", "Kept between.", "a kept item", "another kept item", "Kept at the end."):
+        assert kept in text, kept
+    for gone in ("For ·it", "·animal |", "an item with", "In the console", "trace.layers"):
+        assert gone not in text, gone
+    assert "<table" not in article and "needs-traces" not in page and "course-pending-ref" not in page
+
+
+def test_an_unmarked_reference_inside_code_with_no_number_stops_the_build(tmp_path):
+    from conftest import write_project
+
+    page = MARKED.replace("```\n{: .needs-traces }\n", "```\n").replace("In the console:\n{: .needs-traces }\n", "In the console:\n")
+    write_project(tmp_path, {"marked.md": page})
+    built = run_build(tmp_path, strict=False)
+    assert not built.ok
+    line = page.split("\n").index("trace.layers[{{ g.layer0 }}];") + 1
+    assert f"content/marked.md:{line}: reference {{{{ g.layer0 }}}} has no number in this build" in built.log, built.log

@@ -129,6 +129,11 @@ def test_strict_build_has_every_gpt2_figure_and_reference_filled_in(course):
     for kind in ("previous-token", "duplicate-token", "induction", "sink"):
         assert re.search(rf"{kind}, layer \d+, head \d+ \(\d\.\d\d\)", text), kind
     assert re.search(r"induction\s+6\.9\s+layer 7, head 10\s+\d\.\d\d\s+\d+", text)
+    # the Code views run as written: the head's 0-based place filled in inside the code, the same as the prose's
+    m = re.search(r"layer\s+(\d+), head (\d+) is layers\[(\d+)\]\.heads\[(\d+)\]", text)
+    assert m and (int(m.group(1)) - 1, int(m.group(2)) - 1) == (int(m.group(3)), int(m.group(4)))
+    assert f"const head = t.layers[{m.group(3)}].heads[{m.group(4)}];" in text
+    assert f"t.layers[{m.group(3)}].attnConcat[i];" in text
 
 
 def test_the_difference_column_is_zero_for_it(course):

@@ -1,5 +1,5 @@
 """Passages whose numbers need traces: `{: .needs-traces }` on the line right under a paragraph,
-a list item or a table.
+a list item, a table or a fenced code block (its closing fence).
 
     In this head ·it gives {{ it.weight(it, animal, 1) }} of its attention to ·animal.
     {: .needs-traces }
@@ -11,7 +11,9 @@ build with its line: a reader's page never holds a placeholder inside a sentence
 Marked passages next to each other (a lead-in sentence and its table) are one passage: replaced
 together, by one note, when a reference in any of them has no number. A mark under passages that
 reference no figure is refused (nothing there can go missing). attr_list puts the mark's class on
-paragraphs and list items; a table takes the mark as a last row of one cell, which is read here. Where the mark may stand is checked on the page's lines
+paragraphs and list items (and to the paragraph that holds a fenced code block's stash placeholder,
+whose references inside code are looked up in the stash); a table takes the mark as a last row of
+one cell, which is read here. Where the mark may stand is checked on the page's lines
 (:func:`check_marks`) before Markdown reads them, so a misplaced mark names its line.
 """
 
@@ -100,11 +102,22 @@ class NeedsTraces(Treeprocessor):
         super().__init__(md)
         self.ext = ext
 
+    def code_refs_in(self, text: str) -> list[str]:
+        """The placeholders of references inside code in `text`: in code spans, and in fenced code
+        blocks, which SuperFences has put in the stash."""
+        found = CODE_REF_RE.findall(text)
+        blocks = self.md.htmlStash.rawHtmlBlocks
+        for held in STASH_RE.findall(text):
+            i = int(held[len("\x02wzxhzdk:") : -1])
+            if i < len(blocks) and isinstance(blocks[i], str):
+                found += CODE_REF_RE.findall(blocks[i])
+        return found
+
     def pending_in(self, el: Element) -> list[PendingRef]:
         state = self.ext.state
         text = "".join(el.itertext())
         found = [state.pending[p] for p in STASH_RE.findall(text) if p in state.pending]
-        for placeholder in CODE_REF_RE.findall(text):  # a reference inside a code span
+        for placeholder in self.code_refs_in(text):
             hit = state.code_pending(placeholder)
             if hit is not None:
                 found.append(hit)
@@ -157,7 +170,7 @@ class NeedsTraces(Treeprocessor):
         state = self.ext.state
         code = {held: ref for held, ref in state.code_refs}
         return any(p in state.trace_refs for p in STASH_RE.findall(text)) or any(
-            p in code and code[p].target != "model" for p in CODE_REF_RE.findall(text))
+            p in code and code[p].target != "model" for p in self.code_refs_in(text))
 
     def replace(self, group: list[Element], parents: dict, models: tuple[str, ...]) -> None:
         """Put one note in place of the passages of `group`."""
