@@ -88,6 +88,15 @@ def judge(results: dict[str, list[dict]], text: str) -> None:
         pytest.xfail("; ".join(KNOWN[k] for k in sorted(found)))
 
 
+def print_and_judge(results: dict[str, list[dict]], title: str, capsys, errors: list[str]) -> None:
+    """Print every page's violations under `title`, then fail on page errors and on violations."""
+    text = "\n".join(report(rel, v) for rel, v in results.items())
+    with capsys.disabled():
+        print(f"\n{title}:\n" + text)
+    assert not errors, errors
+    judge(results, text)
+
+
 def report(where: str, violations: list[dict]) -> str:
     lines = [f"{where}: {len(violations)} axe violation(s)"]
     for v in violations:
@@ -106,11 +115,7 @@ def test_axe_every_built_page_over_http(course, server, open_site, capsys):
         w.page.goto(f"{server.base}/{rel}")
         settle(w.page)
         results[rel] = axe(w.page)
-    text = "\n".join(report(rel, v) for rel, v in results.items())
-    with capsys.disabled():
-        print("\naxe over http:\n" + text)
-    assert not w.errors, w.errors
-    judge(results, text)
+    print_and_judge(results, "axe over http", capsys, w.errors)
 
 
 def test_axe_every_one_file_chapter_from_file(course, browser, capsys):
@@ -122,10 +127,7 @@ def test_axe_every_one_file_chapter_from_file(course, browser, capsys):
             settle(w.page)
             results[name] = axe(w.page)
     assert results, "no one-file chapters were built"
-    text = "\n".join(report(f"downloads/{n}", v) for n, v in results.items())
-    with capsys.disabled():
-        print("\naxe on one-file chapters:\n" + text)
-    judge({f"downloads/{n}": v for n, v in results.items()}, text)
+    print_and_judge({f"downloads/{n}": v for n, v in results.items()}, "axe on one-file chapters", capsys, [])
 
 
 @pytest.mark.parametrize("viewport,scheme", [(375, "light"), (1280, "dark")], ids=["375px", "dark"])
@@ -141,11 +143,7 @@ def test_axe_every_built_page_at_375px_and_in_dark_mode(course, server, open_sit
         w.page.goto(f"{server.base}/{rel}")
         settle(w.page)
         results[rel] = axe(w.page)
-    text = "\n".join(report(rel, v) for rel, v in results.items())
-    with capsys.disabled():
-        print(f"\naxe at {viewport} px, {scheme}:\n" + text)
-    assert not w.errors, w.errors
-    judge(results, text)
+    print_and_judge(results, f"axe at {viewport} px, {scheme}", capsys, w.errors)
 
 
 # ---------------------------------------------------------------- keyboard and visible focus

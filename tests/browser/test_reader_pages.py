@@ -13,7 +13,7 @@ import pytest
 from hardening_helpers import settle
 
 from .conftest import page_opener
-from .test_a11y import axe, built_pages, judge, report
+from .test_a11y import axe, built_pages, print_and_judge
 from .test_reader_view import PLOT_BOXES, check_legible
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -141,8 +141,4 @@ def test_axe_with_every_table_and_all_heads_open(course, server, open_site, caps
         assert w.page.evaluate(OPEN_EVERYTHING) > 0
         w.page.wait_for_timeout(800)  # the page reflows and Material's colour transitions (250 ms) end
         results[rel] = axe(w.page)
-    text = "\n".join(report(rel, v) for rel, v in results.items())
-    with capsys.disabled():
-        print("\naxe with tables and all heads open, 375 px:\n" + text)
-    assert not w.errors, w.errors
-    judge(results, text)
+    print_and_judge(results, "axe with tables and all heads open, 375 px", capsys, w.errors)
