@@ -563,13 +563,16 @@
     var row = Math.max(H.rowMin, cell);
     var textWidth = H.textChars * H.charWidth * H.cellFont + H.textPad;
     var bottom = narrow ? H.narrowBottom : H.marginBottom;
+    var minWidth = Math.ceil(H.marginLeft + right + n * H.cellMin);
     return {
+      width: width > 0 ? Math.max(Math.floor(width), minWidth) : undefined,
       narrow: narrow,
       cell: cell,
       showText: cell >= textWidth && row >= H.textMinRow,
       upright: cell < H.rotatedBelow,
       stride: cell < H.strideBelow ? 2 : 1,
-      minWidth: Math.ceil(H.marginLeft + right + n * H.cellMin),
+      minWidth: minWidth,
+      row: row,
       height: Math.max(H.heightMin, Math.round(row * n) + H.marginTop + bottom),
       key: [narrow, cell >= textWidth && row >= H.textMinRow, cell < H.rotatedBelow, cell < H.strideBelow ? 2 : 1,
         Math.round(row)].join()
@@ -634,7 +637,8 @@
       colorbar: colourbar
     };
     var layout = {
-      height: g.height,
+      width: g.width,
+      height: g.height + (this.heightFix || 0),
       margin: { l: HEATMAP.marginLeft, r: HEATMAP.marginRight, t: HEATMAP.marginTop,
         b: g.narrow ? HEATMAP.narrowBottom : HEATMAP.marginBottom },
       xaxis: { tickmode: 'array', tickvals: xVals, ticktext: xText, side: 'top', tickangle: g.upright ? -90 : -50,
@@ -679,15 +683,11 @@
         self.plotReady = true;
         self.plotHost.style.minHeight = '';
         self.watchWidth();
-        inner.on('plotly_click', function (ev) {
-          var pt = ev && ev.points && ev.points[0];
-          if (!pt) return;
-          var q = Math.round(Number(pt.y));
-          if (isFinite(q)) self.fig.setState({ token: q }, { user: true });
-        });
+        self.listen();
         return afterPaint();
       }).then(function () {
         painted(self.fig.id);
+        self.fitRows(); // after the first paint: rarely needed, never waited for
         return true;
       }, function (err) {
         console.warn('course.js: Plotly failed', err);
@@ -697,8 +697,9 @@
     return this.plotted;
   };
 
-  // A new width (a phone turned, a sidebar closed) may change the cell size past a threshold
-  // (cell text, upright labels, where the colour bar goes): redraw then, once per frame.
+  // A new width (a phone turned, a sidebar closed): redraw at that width, once per frame, with
+  // what the new cell size allows (cell text, upright labels, where the colour bar goes). The
+  // plot's width is set here, not left to Plotly's own resizing, so both change together.
   AttentionView.prototype.watchWidth = function () {
     var self = this;
     if (!window.ResizeObserver || this.widthObserver) return;
@@ -712,18 +713,53 @@
         if (!width) return;
         self.sizeMinis();
         var g = heatmapGeometry(self.n, width);
-        if (self.geom && g.key === self.geom.key) return;
+        if (self.geom && g.width === self.geom.width) return;
+        if (!self.geom || g.key !== self.geom.key) self.heightFix = 0;
+        var turned = !self.geom || g.narrow !== self.geom.narrow;
         self.geom = g;
         self.plotDiv.style.minWidth = g.minWidth + 'px';
-        self.react();
+        if (turned) self.replot(); else self.react();
       });
     });
     this.widthObserver.observe(this.plotHost);
   };
 
-  AttentionView.prototype.react = function () {
+  // A click on a row picks that token.
+  AttentionView.prototype.listen = function () {
+    var self = this;
+    this.plotDiv.on('plotly_click', function (ev) {
+      var pt = ev && ev.points && ev.points[0];
+      if (!pt) return;
+      var q = Math.round(Number(pt.y));
+      if (isFinite(q)) self.fig.setState({ token: q }, { user: true });
+    });
+  };
+
+  // Drawn again from scratch: Plotly.react keeps the margins a vertical colour bar pushed when
+  // the bar turns horizontal (a phone), so a change of side replots.
+  AttentionView.prototype.replot = function () {
+    var self = this;
     var spec = this.figureSpec();
-    return Promise.resolve(window.Plotly.react(this.plotDiv, spec.data, spec.layout, PLOT_CONFIG));
+    return Promise.resolve(window.Plotly.newPlot(this.plotDiv, spec.data, spec.layout, PLOT_CONFIG))
+      .then(function () { self.listen(); return self.fitRows(); });
+  };
+
+  AttentionView.prototype.react = function () {
+    var self = this;
+    var spec = this.figureSpec();
+    return Promise.resolve(window.Plotly.react(this.plotDiv, spec.data, spec.layout, PLOT_CONFIG))
+      .then(function () { return self.fitRows(); });
+  };
+
+  // Long tick labels make Plotly's automargin take room from the grid: if the rows came out
+  // lower than the geometry's row (labels would overlap), make the plot that much taller.
+  AttentionView.prototype.fitRows = function () {
+    var full = this.plotDiv && this.plotDiv._fullLayout;
+    if (!full || !full._size || !this.geom || !this.n) return undefined;
+    var missing = Math.ceil((this.geom.row - full._size.h / this.n) * this.n);
+    if (missing <= 0) return undefined;
+    this.heightFix = (this.heightFix || 0) + missing;
+    return Promise.resolve(window.Plotly.relayout(this.plotDiv, { height: full.height + missing }));
   };
 
   // Synchronous when the plot is there; after the first draw when it is being drawn; nothing
@@ -1647,10 +1683,18 @@
   };
   var canPlot = function () { return typeof window.Plotly !== 'undefined' && window.Plotly.newPlot; };
   var textColour = function (fig) { return getComputedStyle(fig).color || '#222'; };
+  // colours from course.css, so light and dark mode each get their own
+  var cssColour = function (fig, name, fallback) { return (getComputedStyle(fig).getPropertyValue(name) || '').trim() || fallback; };
   var baseLayout = function (fig, extra) {
     var layout = { paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)', dragmode: false,
       font: { family: 'inherit', color: textColour(fig) }, margin: { l: 70, r: 20, t: 10, b: 50 } };
     Object.keys(extra).forEach(function (k) { layout[k] = extra[k]; });
+    // quiet gridlines in both palettes (Plotly's own are white on slate); a visible zero line
+    ['xaxis', 'yaxis'].forEach(function (axis) {
+      if (!layout[axis]) return;
+      layout[axis].gridcolor = cssColour(fig, '--course-gridline', 'rgba(0, 0, 0, 0.12)');
+      layout[axis].zerolinecolor = cssColour(fig, '--course-line-soft', 'gray');
+    });
     return layout;
   };
   var plotInto = function (fig, traces, layout) {
@@ -1703,7 +1747,8 @@
       Array.prototype.forEach.call(steps, function (li, i) { li.hidden = i >= at; });
       back.disabled = at === 0;
       next.disabled = at === steps.length;
-      status.textContent = at === 0 ? 'Before the first merge. Press Next.' : 'Merge ' + at + ' of ' + steps.length + (at === steps.length ? ': no pair left in the list.' : '.');
+      status.textContent = at === 0 ? 'Before the first merge. Press Next.'
+        : 'Merge ' + at + ' of ' + steps.length + (at === steps.length ? '. No pair of the word is in the list now: these are its tokens.' : '.');
     }
     back.addEventListener('click', function () { go(at - 1); });
     next.addEventListener('click', function () { go(at + 1); });
@@ -1727,7 +1772,8 @@
       }], baseLayout(fig, {
         height: 80 + 26 * labels.length,
         xaxis: { title: { text: 'dimension' }, fixedrange: true },
-        yaxis: { autorange: 'reversed', tickmode: 'array', tickvals: labels.map(function (_, i) { return i; }), ticktext: labels, fixedrange: true }
+        yaxis: { autorange: 'reversed', tickmode: 'array', tickvals: labels.map(function (_, i) { return i; }), ticktext: labels, fixedrange: true,
+          automargin: true }  // room for the longest token (<|endoftext|>)
       }));
     }
     if (controls) controls.hidden = false;
@@ -1736,8 +1782,6 @@
   }
 
   // ---- layernorm: the three stages of one vector, number by number
-  // colours from course.css, so light and dark mode each get their own
-  var cssColour = function (fig, name, fallback) { return (getComputedStyle(fig).getPropertyValue(name) || '').trim() || fallback; };
 
   function initLayerNorm(fig, data) {
     return function () {
@@ -1751,18 +1795,63 @@
   }
 
   // ---- map: common tokens as grey dots, the lesson's words marked and named
+  // One unit is as long across as up, so distances on the map are the distances the table's
+  // "closest on the map" measures, and the first direction's wider spread shows as width.
+  var MAP = { margin: { l: 70, r: 20, t: 10, b: 50 }, minHeight: 260, maxHeight: 560, pad: 0.06,
+    labelPx: 7, labelHeight: 14, dotPx: 6 };
+  var LABEL_SPOTS = [['top center', 0, -1], ['bottom center', 0, 1], ['middle right', 1, 0], ['middle left', -1, 0],
+    ['top right', 1, -1], ['top left', -1, -1], ['bottom right', 1, 1], ['bottom left', -1, 1]];
+
+  function span(values) {
+    var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values), pad = MAP.pad * (hi - lo || 1);
+    return [lo - pad, hi + pad];
+  }
+
+  // Each marked word's label goes to the first spot around its dot that overlaps no label placed
+  // before it and no other marked dot (pixels, from the map's scale). A label with no free spot
+  // (a narrow screen) is left off: its word is still in the hover and in the table below.
+  function labelSpots(marks, toPx, size) {
+    var boxes = marks.map(function (t) { var p = toPx(t); return { l: p.x - MAP.dotPx, r: p.x + MAP.dotPx, t: p.y - MAP.dotPx, b: p.y + MAP.dotPx }; });
+    var hits = function (a, b) { return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b; };
+    return marks.map(function (t, i) {
+      var p = toPx(t), w = MAP.labelPx * String(t.display).length, h = MAP.labelHeight, best = null;
+      LABEL_SPOTS.some(function (spot) {
+        var cx = p.x + spot[1] * (MAP.dotPx + w / 2), cy = p.y + spot[2] * (MAP.dotPx + h / 2);
+        var box = { l: cx - w / 2, r: cx + w / 2, t: cy - h / 2, b: cy + h / 2 };
+        var outside = box.l < 0 || box.t < 0 || box.r > size.width || box.b > size.height ? 1 : 0;
+        var clashes = outside + boxes.filter(function (b, j) { return j !== i && hits(box, b); }).length;
+        if (!best || clashes < best.clashes) best = { spot: spot[0], box: box, clashes: clashes };
+        return clashes === 0;
+      });
+      if (best.clashes === 0) boxes.push(best.box);
+      return { spot: best.spot, shown: best.clashes === 0 };
+    });
+  }
+
   function initMap(fig, data) {
     return function () {
+      var points = data.tokens.concat(data.marks);
+      var xr = span(points.map(function (t) { return t.x; })), yr = span(points.map(function (t) { return t.y; }));
+      var host = fig.querySelector('.course-plot');
+      var plotWidth = Math.max(120, ((host && host.clientWidth) || 640) - MAP.margin.l - MAP.margin.r);
+      var height = Math.round(Math.min(MAP.maxHeight, Math.max(MAP.minHeight,
+        MAP.margin.t + MAP.margin.b + plotWidth * (yr[1] - yr[0]) / (xr[1] - xr[0]))));
+      var plotHeight = height - MAP.margin.t - MAP.margin.b;
+      var unit = Math.min(plotWidth / (xr[1] - xr[0]), plotHeight / (yr[1] - yr[0]));  // px per unit, both axes
+      var toPx = function (t) { return { x: (t.x - xr[0]) * unit, y: (yr[1] - t.y) * unit }; };
       var grey = { type: 'scatter', mode: 'markers', name: 'common tokens', x: data.tokens.map(function (t) { return t.x; }),
         y: data.tokens.map(function (t) { return t.y; }), text: data.tokens.map(function (t) { return escapeForPlotly(t.display); }),
-        marker: { size: 6, color: 'rgba(127, 142, 163, 0.55)' }, hovertemplate: '%{text}<extra></extra>' };
+        marker: { size: 5, color: cssColour(fig, '--course-line-soft', 'gray') }, hovertemplate: '%{text}<extra></extra>' };
+      var spots = labelSpots(data.marks, toPx, { width: (xr[1] - xr[0]) * unit, height: (yr[1] - yr[0]) * unit });
       var marked = { type: 'scatter', mode: 'markers+text', name: 'words of the lessons', x: data.marks.map(function (t) { return t.x; }),
-        y: data.marks.map(function (t) { return t.y; }), text: data.marks.map(function (t) { return escapeForPlotly(t.display); }),
-        textposition: 'top center', marker: { size: 9, color: cssColour(fig, '--course-kind-induction', 'firebrick') }, hovertemplate: '%{text}<extra>marked</extra>' };
+        y: data.marks.map(function (t) { return t.y; }), hovertext: data.marks.map(function (t) { return escapeForPlotly(t.display); }),
+        text: data.marks.map(function (t, i) { return spots[i].shown ? escapeForPlotly(t.display) : ''; }),
+        textposition: spots.map(function (s) { return s.spot; }), cliponaxis: false, marker: { size: 9, color: cssColour(fig, '--course-kind-induction', 'firebrick') }, hovertemplate: '%{hovertext}<extra>marked</extra>' };
       var pct = function (x) { return Math.round(100 * x) + '%'; };
-      return plotInto(fig, [grey, marked], baseLayout(fig, { height: 460, legend: { orientation: 'h', y: 1.08 },
-        xaxis: { title: { text: 'first direction (' + pct(data.explained[0]) + ' of the spread)' }, fixedrange: true, zeroline: false },
-        yaxis: { title: { text: 'second direction (' + pct(data.explained[1]) + ')' }, fixedrange: true, zeroline: false } }));
+      return plotInto(fig, [grey, marked], baseLayout(fig, { height: height, margin: MAP.margin, legend: { orientation: 'h', y: 1.02, yanchor: 'bottom' },
+        xaxis: { title: { text: 'first direction (' + pct(data.explained[0]) + ' of the spread)' }, fixedrange: true, zeroline: false, range: xr, constrain: 'domain' },
+        yaxis: { title: { text: 'second direction (' + pct(data.explained[1]) + ')' }, fixedrange: true, zeroline: false, range: yr,
+          scaleanchor: 'x', scaleratio: 1, constrain: 'domain' } }));
     };
   }
 

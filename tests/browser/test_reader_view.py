@@ -179,3 +179,29 @@ def test_legibility_check_can_fail():
     assert any("colour bar" in p for p in problems)
     slanted = [dict(a, angle=-50, x=0, size=12), dict(a, angle=-50, x=10, size=12)]  # 7.7 px apart across
     assert overlaps(slanted) and not overlaps([slanted[0], dict(slanted[1], x=24)])  # 18.4 px: clear
+
+
+def test_a_new_width_redraws_the_heatmap_for_it(open_page, harness_url):
+    """Turned from 1280 to 320 px (a phone), the grid drops the numbers that no longer fit and
+    moves the colour bar under itself; back at 1280 px both return."""
+    page = open_page(viewport={"width": 1280, "height": 800}).goto(harness_url())
+    page.locator("#fig-2 .course-plot").scroll_into_view_if_needed()
+    page.locator("#fig-2 .course-plot .main-svg").first.wait_for(state="attached")
+    state = "() => { const p = document.querySelector('#fig-2 .js-plotly-plot'); return [p._fullData[0].texttemplate, p._fullData[0].colorbar.orientation]; }"
+    assert page.evaluate(state) == ["%{text}", "v"]
+    page.set_viewport_size({"width": 320, "height": 800})
+    page.wait_for_function(f"({state})()[1] === 'h'")
+    assert page.evaluate(state) == ["", "h"]
+    assert check_legible(page.evaluate(PLOT_BOXES, "#fig-2 .js-plotly-plot"), 320) == []
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.wait_for_function(f"({state})()[1] === 'v'")
+    assert page.evaluate(state) == ["%{text}", "v"]
+
+
+def test_all_heads_fit_a_phone(open_page, harness_url):
+    """At 375 px every small grid of every layer is on screen (the fourth column was cut off)."""
+    page = open_page(viewport={"width": 375, "height": 800}).goto(harness_url())
+    page.click(f"{FIG1} button[data-action=heads]")
+    rights = page.eval_on_selector_all(f"{FIG1} button.course-mini", "bs => bs.map(b => b.getBoundingClientRect().right)")
+    assert len(rights) == 12 and max(rights) <= 375
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
