@@ -8,9 +8,10 @@ From the committed checkpoint (loaded by generator/models.py) and the chapter's 
   (mean 0, standard deviation 1) and the output of layer 1's ln_1 (normalised × weight + bias);
 * for every word a `neighbours` or `map` figure names: its embedding row and its closest rows by
   cosine similarity over the whole vocabulary (vectors_file.CONFIG.nearest of them);
-* a 2-D map: the first CONFIG.map_tokens whole-word tokens of the vocabulary (BPE gives ids in the order
-  it learned its merges, so the earliest are the most frequent), projected on the two principal
-  axes of their embedding rows (PCA with numpy), with the lesson's words projected the same way.
+* a 2-D map: the first CONFIG.map_tokens tokens of the vocabulary that are a space and letters
+  (whole words, and pieces that begin longer words, like " happ"; BPE gives ids in the order it
+  learned its merges, so the earliest are the most frequent), projected on the two principal axes
+  of their embedding rows (PCA with numpy), with the lesson's words projected the same way.
 
 Every number comes from the weights; nothing is typed in. The writer rounds and checks the
 document (vectors_file.write) and writes it atomically.
@@ -30,7 +31,7 @@ from .lessons.errors import LessonError
 from .lessons.source import iter_markdown, shown_path
 from .lessons.vector_kinds import needs
 
-WHOLE_WORD_RE = re.compile(r"^ [A-Za-z]{2,}$")  # " ball": a space and letters only
+WORD_START_RE = re.compile(r"^ [A-Za-z]{2,}$")  # " ball", " happ": a space and letters only
 
 
 def token_entry(model: str, i: int) -> dict:
@@ -79,7 +80,7 @@ def nearest(matrix: np.ndarray, unit: np.ndarray, i: int, model: str, k: int) ->
 def map_doc(matrix: np.ndarray, model: str, marks: list[int], n: int) -> dict:
     from . import tokens
 
-    chosen = [i for i in range(len(matrix)) if WHOLE_WORD_RE.match(tokens.token_text(model, i))][:n]
+    chosen = [i for i in range(len(matrix)) if WORD_START_RE.match(tokens.token_text(model, i))][:n]
     rows = matrix[chosen]  # (n, width)
     centre = rows.mean(axis=0)  # (width,)
     _, s, vt = np.linalg.svd(rows - centre, full_matrices=False)  # vt: (n, width)
@@ -93,7 +94,7 @@ def map_doc(matrix: np.ndarray, model: str, marks: list[int], n: int) -> dict:
         return [token_entry(model, i) | {"x": float(x), "y": float(y)} for i, (x, y) in zip(ids, xy)]
 
     return {
-        "rule": f"the first {len(chosen)} whole-word tokens of the vocabulary (a space and letters), in the order BPE learned them",
+        "rule": f"the first {len(chosen)} tokens of the vocabulary made of a space and letters (whole words, and pieces that begin longer words), in the order BPE learned them",
         "tokens": placed(chosen), "marks": placed(marks), "explained": explained,
     }
 

@@ -17,6 +17,7 @@ from chapters12_helpers import LILY, synthetic_vectors, write_vectors
 from conftest import REPO, lily_trace, write_traces
 from test_render import check_golden, text_of
 from generator import bpe, render, tokens, vectors_file
+from generator.render import vector_data
 from generator.lessons import directives as D
 from generator.lessons import refs
 from generator.lessons.errors import LessonError
@@ -134,6 +135,8 @@ def test_vector_references_follow_the_stored_numbers(tmp_path):
     assert ref("nb.dot(her, she)", ctx) == f"{a @ b:.2f}"
     assert ref("nb.cosine(her, she)", ctx) == f"{a @ b / np.linalg.norm(a) / np.linalg.norm(b):.2f}"
     assert ref("mp.explained(1)", ctx) == "40%" and ref("mp.count", ctx) == "20"
+    unmarked = doc["map"]["tokens"][3]  # a token on the map that the figure does not mark
+    assert ref(f"mp.x({unmarked['text'].strip()})", ctx) == vector_data.num(unmarked["x"])
 
 
 @pytest.mark.parametrize("text, message", [
@@ -145,6 +148,7 @@ def test_vector_references_follow_the_stored_numbers(tmp_path):
     ("emb.norm(her, middle)", "unknown part 'middle'"),
     ("nb.cosine(her, dog)", "the figure has no word 'dog'"),
     ("mp.close(Lily)", "the map marks no word 'Lily'"),
+    ("mp.x(qzxv)", "'qzxv' is neither marked nor one of the map's 20 tokens"),
     ("ln.mean(during)", "unknown part 'during'"),
 ])
 def test_reference_mistakes_are_one_line(tmp_path, text, message):
@@ -247,6 +251,18 @@ def test_the_committed_vectors_are_what_the_model_gives_and_the_same_twice(tmp_p
     a, b = (vectors_file.path(tmp_path / r, "tiny").read_bytes() for r in ("a", "b"))
     assert a == b
     assert a == vectors_file.path(REPO / "traces", "tiny").read_bytes(), "traces/tiny/vectors.json is stale: run `make traces`"
+
+
+def test_the_map_bears_out_what_chapter_2_says_of_it():
+    """content/vectors.md, "A map of the vectors": the first direction puts pieces of words far left
+    of the whole words they begin; the marked words are all to the right; on the second direction
+    the marked pronouns sit above the marked names."""
+    m = vectors_file.read(REPO / "traces", "tiny").doc["map"]
+    at = {t["text"].strip(): t for t in m["tokens"] + m["marks"]}
+    for piece, word in (("happ", "happy"), ("somet", "something")):
+        assert at[piece]["x"] < 0 < at[word]["x"], (piece, word)
+    assert min(t["x"] for t in m["marks"]) > 0
+    assert min(at[w]["y"] for w in ("her", "she", "him")) > max(at[w]["y"] for w in ("Lily", "Ben", "Tom"))
 
 
 def test_the_committed_vectors_hold_together():

@@ -42,6 +42,13 @@ def render(d: D.Directive, ctx: Ctx) -> str:
                              explained=[percent(x) for x in m["explained"]], close=CLOSE, prov=vector_data.provenance(vec, d.caption), payload=payload)
 
 
+def on_map(points: list[dict], word: str) -> dict | None:
+    """An unmarked token of the map, named as a lesson names words ('happ' is the token " happ")."""
+    bare = word.lstrip(" ·")
+    texts = [" " + bare] if word != bare else [" " + bare, bare]
+    return next((p for text in texts for p in points if p["text"] == text), None)
+
+
 def percent(x: float) -> str:
     return f"{100 * x:.0f}%"
 
@@ -56,10 +63,13 @@ def ref(ref: Ref, fig: Figure) -> str:
     if ref.name == "explained":
         return percent(m["explained"][int_arg(ref, ref.args[0], "axis", 1, 2) - 1])
     word = ref.args[0]
+    if ref.name in ("x", "y"):
+        point = nums["marks"].get(word) or on_map(m["tokens"], word)
+        if point is None:
+            ref_fail(ref, f"{word!r} is neither marked nor one of the map's {len(m['tokens'])} tokens", "name a marked word, or a token of the map's table")
+        return num(point[ref.name])
     if word not in nums["marks"]:
         ref_fail(ref, f"the map marks no word {word!r} (it marks: {', '.join(nums['marks'])})", "name a word of the figure's `mark` list")
     mark = nums["marks"][word]
-    if ref.name in ("x", "y"):
-        return num(mark[ref.name])
     k = int_arg(ref, ref.args[1], "count", 1, 10) if len(ref.args) > 1 else CLOSE
     return ", ".join(tok(t) for t in close_on_map(m["tokens"], mark, k))
