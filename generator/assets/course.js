@@ -1789,7 +1789,7 @@
       return plotInto(fig, data.vectors.map(function (v, i) {
         return { type: 'scatter', mode: 'markers', name: data.names[i], x: v.map(function (_, j) { return j + 1; }), y: v,
           marker: { size: 5, color: colours[i] }, hovertemplate: 'dimension %{x}: %{y:.3f}<extra>' + escapeForPlotly(data.names[i]) + '</extra>' };
-      }), baseLayout(fig, { height: 320, legend: { orientation: 'h', y: 1.15 },
+      }), baseLayout(fig, { height: 320, legend: { orientation: 'h', y: 1.02, yanchor: 'bottom' },  // above the plot, never over it
         xaxis: { title: { text: 'dimension' }, fixedrange: true }, yaxis: { title: { text: 'value' }, fixedrange: true } }));
     };
   }

@@ -19,7 +19,7 @@ from .vector_data import num
 REFS = {"mean": (1, 1), "std": (1, 1), "min": (1, 1), "max": (1, 1), "value": (2, 2), "token": (0, 0), "width": (0, 0), "position": (0, 0)}
 PARTS = ("before", "normalised", "after")
 STORED = {"before": "sum", "normalised": "normalised", "after": "ln1"}
-NAMES = {"before": "Before: token row + position row", "normalised": "Mean 0, standard deviation 1", "after": "After ln_1: × weight + bias"}
+NAMES = {"before": "Before: token row + position row", "normalised": "Mean 0, standard deviation 1", "after": "After the learned scale and shift"}
 FIRST_DIMS = 8
 PAGE_DECIMALS = 3
 
