@@ -1244,7 +1244,7 @@
   var TRAINING = {
     lossHeight: 320, headsHeight: 340,
     margin: { l: 60, r: 20, t: 20, b: 50 },
-    lossLegendY: 1.12, headsLegendY: 1.16,
+    legend: { orientation: 'h', x: 0, xanchor: 'left', y: 1.02, yanchor: 'bottom' }, // above the plot, never over it
     batchLine: 1, validationLine: 2, validationMarker: 6, kindLine: 2, kindMarker: 5, chanceLine: 1.5
   };
   var CHART_COLOURS = { // fallbacks when course.css did not load
@@ -1280,7 +1280,7 @@
   TrainingFigure.prototype.kindColour = function (kind) {
     return cssColour(this.el, '--course-kind-' + kind, KIND_COLOURS[kind] || CHART_COLOURS['--course-line-soft']);
   };
-  TrainingFigure.prototype.layout = function (height, yTitle, legendY, yRange) {
+  TrainingFigure.prototype.layout = function (height, yTitle, yRange) {
     var grid = this.colour('--course-gridline');
     var axis = function (title) {
       return { title: { text: title }, fixedrange: true, gridcolor: grid, zerolinecolor: grid, linecolor: grid };
@@ -1288,7 +1288,7 @@
     var layout = {
       height: height, margin: TRAINING.margin,
       xaxis: axis('optimiser step'), yaxis: axis(yTitle),
-      legend: { orientation: 'h', y: legendY }, dragmode: false,
+      legend: TRAINING.legend, dragmode: false,
       paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)',
       font: { family: 'inherit', color: getComputedStyle(this.el).color || '#222' }
     };
@@ -1311,7 +1311,7 @@
           hovertemplate: 'chance %{y:.2f}<extra>' + s.label + '</extra>' });
       }
     });
-    return { data: data, layout: this.layout(TRAINING.headsHeight, 'best head\'s score (dashed: chance)', TRAINING.headsLegendY, [0, 1.02]) };
+    return { data: data, layout: this.layout(TRAINING.headsHeight, 'best head\'s score (dashed: chance)', [0, 1.02]) };
   };
   TrainingFigure.prototype.lossFigure = function () {
     var d = this.data;
@@ -1332,7 +1332,7 @@
         line: { color: strong, width: TRAINING.validationLine }, marker: { size: TRAINING.validationMarker, color: strong },
         hovertemplate: 'step %{x}: %{y:.3f}<extra>validation</extra>' });
     }
-    return { data: data, layout: this.layout(TRAINING.lossHeight, 'loss (nats per token)', TRAINING.lossLegendY) };
+    return { data: data, layout: this.layout(TRAINING.lossHeight, 'loss (nats per token)') };
   };
   function newChart(host, spec) {
     var inner = el('div', 'course-plot-inner');
@@ -1567,6 +1567,7 @@
     },
     fmt: fmt,
     cellColour: cellColour,
+    tableToggle: tableToggle,  // for the chapters 1-2 section's plotted figures
     COLORSCALE: COLORSCALE
   };
 
@@ -1778,6 +1779,8 @@
     }
     if (controls) controls.hidden = false;
     if (select) select.addEventListener('change', draw);
+    // the heatmap holds every number, so its table (the first 8 of each) is one click away, as in chapter 3
+    if (canPlot() && window.course && window.course.tableToggle) window.course.tableToggle(fig.querySelector('table.course-embedding'), fig.id);
     return draw;
   }
 

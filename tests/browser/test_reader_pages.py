@@ -48,6 +48,11 @@ CONTRAST_JS = """() => {
           probe: ratio({r: 0, g: 34, b: 78, a: 1}, page)};
 }"""
 PLOTS = ".course-fig[data-kind=attention] .js-plotly-plot, .course-fig[data-kind=compare] .js-plotly-plot"
+# How far each chart's legend reaches into its plotting area (px; > 0 means it covers data).
+LEGEND_OVERLAP = """() => [...document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot')].map(p => {
+  const legend = p.querySelector('.legend'), area = p.querySelector('.nsewdrag');
+  return legend && area ? legend.getBoundingClientRect().bottom - area.getBoundingClientRect().top : null;
+})"""
 OPEN_EVERYTHING = """() => {
   document.querySelectorAll('button.course-table-toggle[aria-expanded=false]').forEach(b => b.click());
   document.querySelectorAll('button[data-action=heads][aria-expanded=false]').forEach(b => b.click());
@@ -85,7 +90,7 @@ def test_every_line_marker_and_bar_has_3_to_1_in_both_palettes(course, server, o
 
 
 @pytest.mark.parametrize("width", [375, 1280])
-def test_every_heatmap_is_legible(course, server, open_site, width):
+def test_every_heatmap_and_chart_is_legible(course, server, open_site, width):
     w = open_site(viewport={"width": width, "height": 900})
     problems, drawn = [], 0
     for rel in built_pages(course):
@@ -95,6 +100,10 @@ def test_every_heatmap_is_legible(course, server, open_site, width):
         plots = w.page.evaluate(PLOT_BOXES, PLOTS)
         drawn += len(plots)
         problems += [f"{rel}: {p}" for p in check_legible(plots, width)]
+        for chart in w.page.locator(".course-fig[data-kind=training] .course-plot").all():
+            chart.scroll_into_view_if_needed()
+            chart.locator(".main-svg").first.wait_for(state="attached")
+        problems += [f"{rel}: a chart's legend covers {d:.0f} px of its data" for d in w.page.evaluate(LEGEND_OVERLAP) if d and d > 1]
         wide = w.page.evaluate("document.documentElement.scrollWidth")
         if wide > width:
             problems.append(f"{rel}: the page scrolls sideways ({wide} px at {width} px)")
