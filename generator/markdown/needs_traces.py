@@ -124,7 +124,6 @@ class NeedsTraces(Treeprocessor):
         return found
 
     def run(self, root: Element) -> None:
-        state = self.ext.state
         _mark_tables(root)
         parents = {child: parent for parent in root.iter() for child in parent}
         marked = [el for el in root.iter() if MARK_CLASS in _classes(el)]
@@ -132,7 +131,7 @@ class NeedsTraces(Treeprocessor):
         for k, el in enumerate(marked):
             _drop_mark(el)
             if el.tag not in MARKABLE:
-                raise CourseBuildError(self.mark_where(k), f"the mark `{MARK}` stands under a <{el.tag}>, which it cannot replace", "mark a paragraph, a list item or a table")
+                raise CourseBuildError(self.mark_where(k), f"the mark `{MARK}` stands under a <{el.tag}>, which it cannot replace", "mark a paragraph, a list item, a table or a fenced code block")
             if any(a in g for g in groups for a in self.ancestors(el, parents)):
                 continue  # inside a marked passage: it goes with that one
             last = groups[-1][-1] if groups else None
