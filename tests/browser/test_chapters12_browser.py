@@ -90,3 +90,39 @@ def test_without_javascript_the_figures_show_all_their_content(course, browser):
         page = w.goto((course / "build" / "site" / "vectors.html").as_uri(), wait_painted=False)
         assert page.locator("table.course-embedding tbody tr").count() >= 3 * 7
         assert page.locator("table.course-map tbody tr").count() >= 12
+
+
+MAP_LABELS = """() => {
+  const plot = document.querySelector('figure[data-kind=map] .course-plot');
+  const full = plot._fullLayout, unit = a => a._length / (a.range[1] - a.range[0]);
+  const boxes = Array.from(plot.querySelectorAll('.textpoint text')).filter(t => t.textContent)
+    .map(t => { const r = t.getBoundingClientRect(); return {text: t.textContent, l: r.left, r: r.right, t: r.top, b: r.bottom}; });
+  const clashes = [];
+  boxes.forEach((a, i) => boxes.slice(i + 1).forEach(b => {
+    if (a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b) clashes.push(a.text + ' / ' + b.text); }));
+  const note = document.querySelector('figure[data-kind=map] .course-map-unlabelled');
+  return {labels: boxes.length, shown: boxes.map(b => b.text), clashes, ratio: unit(full.xaxis) / unit(full.yaxis),
+          height: full.height, marks: plot.data[1].hovertext, note: note && !note.hidden ? note.textContent : ''};
+}"""
+
+
+def test_the_map_keeps_one_scale_and_its_labels_apart_at_any_width(course, browser):
+    """One unit as long across as up; the labels drawn never overlap, at 1280 px and after the
+    window narrows to 375 px (the map redraws for the new width); the line under the map names
+    every marked word left without a label; at 1280 px the words chapter 2's text cites are labelled."""
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        page = w.goto((course / "build" / "site" / "vectors.html").as_uri(), wait_painted=False)
+        page.wait_for_function("document.querySelector('figure[data-kind=map] .course-plot .main-svg')", timeout=30000)
+        page.wait_for_timeout(400)
+        wide = page.evaluate(MAP_LABELS)
+        page.set_viewport_size({"width": 375, "height": 800})
+        page.wait_for_timeout(800)  # the resize delay, then Plotly's redraw
+        narrow = page.evaluate(MAP_LABELS)
+        assert not w.errors, w.errors
+    for got in (wide, narrow):
+        assert got["clashes"] == [] and abs(got["ratio"] - 1) < 0.01, got
+        left = [m for m in got["marks"] if m not in got["shown"]]
+        assert all(m in got["note"] for m in left) and bool(left) == bool(got["note"]), got
+    assert {"·her", "·she", "·Lily", "·Tom"} <= set(wide["shown"]) and 0 < narrow["labels"] <= wide["labels"]
+    assert narrow["height"] < wide["height"]
