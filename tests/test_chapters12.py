@@ -112,7 +112,16 @@ def test_merges_references(tmp_path):
     start, steps = bpe.merge_steps("tiny", " playing")
     assert ref("mg.steps", ctx) == str(len(steps)) and ref("mg.start", ctx) == str(len(start))
     assert ref("mg.result", ctx) == "·playing" and ref("mg.pair(1)", ctx) == f"{steps[0].left} + {steps[0].right}"
-    assert ref("mg.merges", ctx) == f"{len(bpe.merge_list('tiny')):,}"
+    assert ref("mg.merges", ctx) == f"{len(bpe.merge_list('tiny')):,}" and ref("mg.bytes", ctx) == "256"
+
+
+@pytest.mark.parametrize("model", ["tiny", "gpt2"])
+def test_a_vocabulary_is_its_bytes_its_merges_and_endoftext(model):
+    """Chapter 1 adds them up: 256 bytes + one token per merge + <|endoftext|> = the vocabulary,
+    and every byte and every merge's result is a token of it."""
+    vocab = tokens.tokenizer(model).get_vocab()
+    assert tokens.vocab_size(model) == len(bpe.byte_chars()) + len(bpe.merge_list(model)) + 1 == len(vocab)
+    assert set(bpe.byte_chars().values()) <= set(vocab) and all(a + b in vocab for a, b in bpe.merge_list(model))
 
 
 # ---------------------------------------------------------------- vectors

@@ -12,7 +12,7 @@ from .context import Ctx, Figure
 from .format import tok, whole
 from .refs import int_arg
 
-REFS = {"steps": (0, 0), "start": (0, 0), "rank": (1, 1), "pair": (1, 1), "result": (0, 0), "merges": (0, 0), "word": (0, 0)}
+REFS = {"steps": (0, 0), "start": (0, 0), "rank": (1, 1), "pair": (1, 1), "result": (0, 0), "merges": (0, 0), "word": (0, 0), "bytes": (0, 0)}
 
 
 def piece(text: str) -> dict:
@@ -42,6 +42,8 @@ def ref(ref: Ref, fig: Figure) -> str:
         return str(len(nums["start"]))
     if ref.name == "merges":
         return whole(nums["total"])
+    if ref.name == "bytes":  # the tokens BPE starts from, one per byte value
+        return whole(len(bpe.byte_chars()))
     if ref.name == "word":
         return tok(piece(fig.directive.word))
     if ref.name == "result":
