@@ -1762,12 +1762,17 @@
     var controls = fig.querySelector('.course-controls');
     var select = fig.querySelector('select[data-control="part"]');
     var labels = data.tokens.map(function (t) { return escapeForPlotly(t.display); });
+    // one colour scale for all three parts, so a colour means the same number after a switch
+    var reach = Math.max.apply(null, Object.keys(data.parts).map(function (p) {
+      return Math.max.apply(null, data.parts[p].map(function (row) { return Math.max.apply(null, row.map(Math.abs)); }));
+    }));
     function draw() {
       var part = select ? select.value : 'sum';
       var z = data.parts[part];
       var dims = z[0].map(function (_, j) { return j + 1; });
       return plotInto(fig, [{
-        type: 'heatmap', z: z, x: dims, y: labels.map(function (_, i) { return i; }), colorscale: 'RdBu', reversescale: true, zmid: 0,
+        type: 'heatmap', z: z, x: dims, y: labels.map(function (_, i) { return i; }), colorscale: 'RdBu', reversescale: true,
+        zmin: -reach, zmax: reach,
         customdata: z.map(function (row, i) { return row.map(function () { return labels[i]; }); }),
         hovertemplate: '%{customdata}, dimension %{x}: %{z:.3f}<extra></extra>', colorbar: { thickness: 12 }
       }], baseLayout(fig, {

@@ -78,6 +78,12 @@ def test_vectors_page_draws_and_exposes_its_numbers(course, offline):
     fig.locator("select[data-control=part]").select_option("position")
     after = page.evaluate("document.querySelector('figure[data-kind=embedding] .course-plot').data[0].z[1][0]")
     assert after == page.evaluate("embedding.parts.position[1][0]") and after != before
+    # one colour scale for every part: a colour keeps its number when the reader switches
+    scale = "(d => [d.zmin, d.zmax])(document.querySelector('figure[data-kind=embedding] .course-plot').data[0])"
+    reach = page.evaluate("Math.max(...Object.values(embedding.parts).flat(2).map(Math.abs))")
+    assert page.evaluate(scale) == [-reach, reach]
+    fig.locator("select[data-control=part]").select_option("token")
+    assert page.evaluate(scale) == [-reach, reach]
     assert not w.errors, w.errors
 
 
