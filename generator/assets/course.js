@@ -1874,7 +1874,7 @@
       var grey = { type: 'scatter', mode: 'markers', name: 'common tokens', x: data.tokens.map(function (t) { return t.x; }),
         y: data.tokens.map(function (t) { return t.y; }), text: data.tokens.map(function (t) { return escapeForPlotly(t.display); }),
         marker: { size: 5, color: cssColour(fig, '--course-line-soft', 'gray') }, hovertemplate: '%{text}<extra></extra>' };
-      var marked = { type: 'scatter', mode: 'markers+text', name: 'words of the lessons', x: data.marks.map(function (t) { return t.x; }),
+      var marked = { type: 'scatter', mode: 'markers+text', name: 'marked words', x: data.marks.map(function (t) { return t.x; }),
         y: data.marks.map(function (t) { return t.y; }), hovertext: data.marks.map(function (t) { return escapeForPlotly(t.display); }),
         text: labels.text, textposition: labels.textposition, cliponaxis: false, marker: { size: 9, color: cssColour(fig, '--course-kind-induction', 'firebrick') }, hovertemplate: '%{hovertext}<extra>marked</extra>' };
       var pct = function (x) { return Math.round(100 * x) + '%'; };
