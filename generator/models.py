@@ -258,6 +258,7 @@ def load_gpt2(
             tok = AutoTokenizer.from_pretrained(str(d), local_files_only=True)
         except (OSError, ValueError) as e:
             raise ModelUnavailable(f"gpt2: cannot load {d}: {str(e).splitlines()[0]}") from None
+        check_local_tokenizer(d, tok)
     else:
         revision = GPT2_REVISION
         offline = _offline_env() or not check_hub()
@@ -272,6 +273,25 @@ def load_gpt2(
     encode, token_text = wrap_transformers(tok)
     meta = build_meta(s, model, revision, f"{GPT2_HF_NAME} byte-level BPE, {len(tok)} tokens")
     return LoadedModel(s, model, encode, token_text, revision, meta, bos_id=int(tok.convert_tokens_to_ids(EOT)))
+
+
+# A local copy's tokenizer must be GPT-2's: a folder saved with a broken tokenizer (in
+# transformers 5, GPT2TokenizerFast(vocab_file=, merges_file=) silently makes a one-token one)
+# would otherwise fail on every sentence with a misleading "change the sentence".
+TOKENIZER_PROBE = "Lily didn't want the red ball, so she gave it to her brother.\n  Café 123!"
+
+
+def check_local_tokenizer(folder: Path, tok) -> None:
+    """Refuse, in one line, a local GPT-2 folder whose tokenizer differs from the committed one."""
+    from . import tokens
+
+    want = [t.id for t in tokens.encode("gpt2", TOKENIZER_PROBE)][1:]  # without the <|endoftext|> encode adds
+    got = [int(i) for i in tok.encode(TOKENIZER_PROBE, add_special_tokens=False)]
+    if got != want:
+        raise ModelUnavailable(
+            f"gpt2: {folder}'s tokenizer is not GPT-2's (it splits a probe sentence into {len(got)} tokens, "
+            f"GPT-2 into {len(want)}); save the folder with GPT-2's tokenizer (vocab.json + merges.txt from generator/gpt2/)"
+        )
 
 
 # ---------------------------------------------------------------- stand-in and test models

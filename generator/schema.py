@@ -98,9 +98,15 @@ def camel(name: str) -> str:
 REVISION_DIGITS = 12  # how much of a revision (a commit, a weights hash) the pages show
 
 
+LOCAL_PREFIX = "local-"  # a local copy's revision: local-<sha12 of its weights> (models.load_gpt2)
+
+
 def short_revision(revision) -> str:
-    """A revision as the pages show it: its first REVISION_DIGITS characters."""
-    return str(revision)[:REVISION_DIGITS]
+    """A revision as the pages show it: its first REVISION_DIGITS characters (after `local-`,
+    which says what kind of revision it is and is kept whole)."""
+    text = str(revision)
+    prefix = LOCAL_PREFIX if text.startswith(LOCAL_PREFIX) else ""
+    return prefix + text[len(prefix):][:REVISION_DIGITS]
 
 
 def display_token(text: str) -> str:

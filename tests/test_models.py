@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from generator import models, tracing  # noqa: E402
+from generator import models, schema, tokens, tracing  # noqa: E402
 from trace_helpers import HAVE_TINY, NO_TINY_REASON, TINY_DIR, small_tokenizer  # noqa: E402
 
 SEED = "Lily wanted to play with her"
@@ -89,20 +89,48 @@ def test_hub_reachable_is_bounded(monkeypatch):
     assert time.monotonic() - started < 3
 
 
-def test_gpt2_from_local_folder_with_transformers_tokenizer(tmp_path):
-    """The --gpt2-path route, on a small GPT-2-shaped checkpoint saved here: loads in eval mode
-    with eager attention, and the transformers tokenizer gives exact token strings."""
-    from transformers import PreTrainedTokenizerFast
+def save_small_gpt2(folder, tokenizer) -> None:
+    """A small GPT-2-shaped checkpoint (2 layers, width 64, GPT-2's vocabulary) with `tokenizer`."""
+    models.random_model(2, 2, 64, 64, 50257, seed=3).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
 
-    models.random_model(2, 2, 64, 64, 4096, seed=3).save_pretrained(tmp_path)
-    PreTrainedTokenizerFast(tokenizer_object=small_tokenizer()).save_pretrained(tmp_path)
+
+def gpt2_tokenizer():
+    from transformers import GPT2TokenizerFast
+
+    return GPT2TokenizerFast.from_pretrained(str(tokens.PACKAGE / "gpt2"))
+
+
+def test_gpt2_from_local_folder_with_transformers_tokenizer(tmp_path):
+    """The --gpt2-path route, on a small GPT-2-shaped checkpoint saved here with GPT-2's
+    committed tokenizer: loads in eval mode with eager attention, and the transformers tokenizer
+    gives the committed tokenizer's tokens."""
+    save_small_gpt2(tmp_path, gpt2_tokenizer())
     lm = models.load_gpt2(tmp_path)
     assert lm.revision.startswith("local-") and lm.meta["hfName"] == "openai-community/gpt2"
     assert not lm.model.training and lm.model.config._attn_implementation == "eager"
     ids = lm.tokenizer_encode(SEED)
-    assert [lm.token_text(i) for i in ids] == [small_tokenizer().decode([i]) for i in small_tokenizer().encode(SEED).ids]
+    assert [lm.token_text(i) for i in ids] == [t.text for t in tokens.encode("gpt2", SEED)[1:]]
     assert "".join(lm.token_text(i) for i in ids) == SEED and lm.token_text(ids[-1]) == " her"
     assert tracing.trace(lm, SEED)["tokens"][-1]["display"] == "·her"
+
+
+def test_a_local_folder_with_another_tokenizer_is_refused_in_one_line(tmp_path):
+    """A local copy whose tokenizer is not GPT-2's (here the tiny model's BPE) would fail on every
+    sentence later with a misleading message: it is refused when loaded, naming the folder."""
+    from transformers import PreTrainedTokenizerFast
+
+    save_small_gpt2(tmp_path, PreTrainedTokenizerFast(tokenizer_object=small_tokenizer()))
+    with pytest.raises(models.ModelUnavailable) as e:
+        models.load_gpt2(tmp_path)
+    message = str(e.value)
+    assert "\n" not in message and str(tmp_path) in message and "not GPT-2's" in message
+
+
+def test_short_revision_keeps_a_local_copy_marked():
+    assert schema.short_revision("607a30d783dfa663caf39e06633721c8d4cfcd7e") == "607a30d783df"
+    assert schema.short_revision("local-0123456789abcdef") == "local-0123456789ab"
+    assert schema.short_revision("stand-in-random-init") == "stand-in-ran"
 
 
 def test_stand_in_trace_shapes():
