@@ -30,6 +30,10 @@ def trace_files(model_dir: Path) -> list[Path]:
     return [p for p in model_dir.glob("*.json") if p.name not in ("index.json", "heads.json")]
 
 
+def temp_files(model_dir: Path) -> list[Path]:
+    return [p for p in model_dir.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_a_killed_trace_run_leaves_a_loadable_store_and_a_rerun_completes_it(tmp_path):
     traces, content = tmp_path / "traces", tmp_path / "content"
     content.mkdir()
@@ -58,6 +62,9 @@ def test_a_killed_trace_run_leaves_a_loadable_store_and_a_rerun_completes_it(tmp
     for p in trace_files(traces / "tiny"):
         json.loads(p.read_text(encoding="utf-8"))  # no half-written trace under a real name
     killed_with = len(entries)
+    # A write cut off by the kill leaves its temp file (.<name>.<random>.tmp); a rerun must not
+    # touch it (another run could be writing it), and `--prune` removes it.
+    left_by_kill = set(temp_files(traces / "tiny"))
 
     # A rerun completes the store, writes no temp files, and every sentence loads.
     done = run(traces_command(*args))
@@ -66,6 +73,11 @@ def test_a_killed_trace_run_leaves_a_loadable_store_and_a_rerun_completes_it(tmp
     for s in SENTENCES:
         assert store.load("tiny", s)["text"] == s
     assert len(store.entries("tiny")) >= max(killed_with, len(SENTENCES))
-    assert not [p for p in (traces / "tiny").iterdir() if p.name.endswith(".tmp")], "stray temp files left"
+    assert set(temp_files(traces / "tiny")) <= left_by_kill, "the rerun left temp files of its own"
     index = json.loads((traces / "tiny" / "index.json").read_text(encoding="utf-8"))
     assert all((traces / "tiny" / e["file"]).is_file() for e in index["traces"])
+
+    # --prune clears what the killed run left
+    pruned = run(traces_command(*args, "--prune"))
+    assert pruned.returncode == 0, pruned.stderr
+    assert not temp_files(traces / "tiny"), "--prune left stray temp files"

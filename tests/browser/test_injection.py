@@ -11,6 +11,7 @@ import zipfile
 
 import pytest
 
+from generator.render.format import label_tokens, token_label
 from hardening_helpers import INJECTIONS
 
 from .conftest import Watched
@@ -70,7 +71,10 @@ def test_no_payload_is_written_raw_into_any_file(course):
 
 
 def token_displays(page) -> list[str]:
-    return page.evaluate("traces[0].tokens.map(t => t.display)")
+    """The labels the page must show: each token's display text, a repeated one with its
+    position as a subscript (render/format.py's rule, which course.js follows)."""
+    tokens = page.evaluate("traces[0].tokens.map(t => ({display: t.display}))")
+    return [token_label(t) for t in label_tokens(tokens)]
 
 
 def check_page(w: Watched, url: str) -> None:
