@@ -61,7 +61,7 @@ serve: $(SITE_STAMP)
 traces: $(MODELS_STAMP)
 	$(PY) -m generator traces $(if $(PRUNE),--prune)
 
-## Train the tiny model from ../shared/data/tinystories/stories.txt (about 30 minutes on 2 cores).
+## Train the tiny model from ../shared/data/tinystories/ (both story files; about 50 minutes on 2 cores, resumable).
 tiny-model: $(MODELS_STAMP)
 	$(PY) -m generator train-tiny
 
