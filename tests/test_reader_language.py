@@ -76,6 +76,19 @@ def test_provenance_reads_as_a_reader_would_say_it(site):
         assert re.search(r'<a href="assets/generated/traces/tiny/[0-9a-f]+\.json" download>', details)
 
 
+def test_weights_figures_name_their_model_as_a_reader_would(site):
+    """Chapter 2's figures read the weights, not a trace: the same reader name, the revision in
+    the details."""
+    page = (site / "vectors.html").read_text(encoding="utf-8")
+    captions = re.findall(r'<figcaption class="course-prov">(.*?)</figcaption>', page, re.S)
+    assert len(captions) >= 3
+    for cap in captions:
+        outside = visible_text(re.sub(r"<details.*?</details>", "", cap, flags=re.S))
+        assert "Tiny model, trained for this course." in outside and "revision" not in outside
+        details = re.search(r'<details class="course-prov-details"><summary>Details</summary>(.*?)</details>', cap, re.S).group(1)
+        assert re.search(r"revision [0-9a-f]{12}", details)
+
+
 def test_the_glossary_lists_no_inflections(site):
     page = visible_text((site / "glossary.html").read_text(encoding="utf-8"))
     assert "Also written" not in page and "Attention head" in page
