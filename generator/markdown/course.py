@@ -91,7 +91,7 @@ from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
 from .. import render
-from ..lessons import directives as D
+from ..lessons.directives import SPECS, parse_directive
 from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
@@ -308,7 +308,7 @@ class SourcePreprocessor(Preprocessor):
         if found is None:
             self.ext.state = self.ext.new_state("<page>", None, 1)
             try:
-                check_layout(lines, "<page>", 1, D.SPECS)
+                check_layout(lines, "<page>", 1, SPECS)
                 self.ext.state.marks = needs_traces.check_marks(lines, "<page>", 1)
                 return refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs)
             except LessonError as exc:
@@ -324,7 +324,7 @@ class SourcePreprocessor(Preprocessor):
         shown = shown_path(path)
         self.ext.state = self.ext.new_state(shown, rel, first)
         try:
-            check_layout(lines, shown, first, D.SPECS)
+            check_layout(lines, shown, first, SPECS)
             self.ext.state.marks = needs_traces.check_marks(lines, shown, first)
             return refs.annotate_source(lines, shown, first, self.ext.state.code_refs)
         except LessonError as exc:
@@ -366,7 +366,7 @@ def fence_format(src, language, class_name, options, md, **kwargs) -> str:
         if options and options.get("_inputs"):
             names = ", ".join(sorted(options["_inputs"]))
             raise LessonError(where, f"{language}: options on the fence line ({names}) are not read", "write every option in the block body as `key: value`")
-        directive = D.parse_directive(language, body, where)
+        directive = parse_directive(language, body, where)
         return render.render(directive, state.ctx)
 
 

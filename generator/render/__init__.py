@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from ..lessons import directives as D
+from ..lessons.directives import DIRECTIVE_KINDS, Directive
 from ..lessons.refs import Ref
 from . import attention, compare, models, pending, predictions, scoreboard, softmax, stepper, training
 from . import embedding, layernorm, merges, neighbours, token_split, vector_map  # chapters 1 and 2
@@ -33,10 +33,10 @@ KINDS: dict[str, ModuleType] = {
     "neighbours": neighbours,
     "map": vector_map,
 }
-assert set(KINDS) == set(D.DIRECTIVE_KINDS), "every directive kind has one renderer"
+assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 
 
-def render(d: D.Directive, ctx: Ctx) -> str:
+def render(d: Directive, ctx: Ctx) -> str:
     """HTML of one directive. Raises LessonError on lesson mistakes."""
     return KINDS[d.kind].render(d, ctx)
 

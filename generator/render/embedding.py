@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lessons import directives as D
+from ..lessons.directives import Directive
 from ..lessons.refs import Ref
 from . import templating, vector_data
 from .context import Ctx, Figure
@@ -21,7 +21,7 @@ FIRST_DIMS = 8  # columns of the no-JS table; the heatmap shows every dimension
 PAGE_DECIMALS = 3  # numbers in the page's JSON (the heatmap's hover shows 2)
 
 
-def render(d: D.Directive, ctx: Ctx) -> str:
+def render(d: Directive, ctx: Ctx) -> str:
     vec = vector_data.load(d, ctx, sentences=[d.sentence])
     if vec is None:
         return vector_data.pending(d, ctx, f"“{d.sentence}”")

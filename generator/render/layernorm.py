@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lessons import directives as D
+from ..lessons.directives import Directive
 from ..lessons.refs import Ref
 from . import templating, vector_data
 from .context import Ctx, Figure
@@ -28,7 +28,7 @@ def stats(x: np.ndarray) -> dict[str, float]:
     return {"mean": float(x.mean()), "std": float(x.std()), "min": float(x.min()), "max": float(x.max())}
 
 
-def render(d: D.Directive, ctx: Ctx) -> str:
+def render(d: Directive, ctx: Ctx) -> str:
     vec = vector_data.load(d, ctx, sentences=[d.sentence])
     if vec is None:
         return vector_data.pending(d, ctx, f"“{d.sentence}”")

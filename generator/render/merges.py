@@ -4,7 +4,7 @@ the model's merge list (generator/bpe.py replays them and checks the end against
 from __future__ import annotations
 
 from .. import bpe, schema
-from ..lessons import directives as D
+from ..lessons.directives import Directive
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from . import templating
@@ -19,7 +19,7 @@ def piece(text: str) -> dict:
     return {"text": text, "display": schema.display_token(text), "spoken": schema.spoken_token(text)}
 
 
-def render(d: D.Directive, ctx: Ctx) -> str:
+def render(d: Directive, ctx: Ctx) -> str:
     try:
         start, steps = bpe.merge_steps(d.model, d.word)
     except bpe.NotOneWord as e:

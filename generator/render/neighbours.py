@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lessons import directives as D
+from ..lessons.directives import Directive
 from ..lessons.refs import Ref
 from . import templating, vector_data
 from .context import Ctx, Figure
@@ -25,11 +25,11 @@ def pair_numbers(a: dict, b: dict) -> dict[str, float]:
     return {"dot": dot, "normA": na, "normB": nb, "cosine": dot / (na * nb)}
 
 
-def words_of(d: D.Directive) -> list[str]:
+def words_of(d: Directive) -> list[str]:
     return list(dict.fromkeys(d.words + tuple(x for p in d.pairs for x in p)))
 
 
-def render(d: D.Directive, ctx: Ctx) -> str:
+def render(d: Directive, ctx: Ctx) -> str:
     vec = vector_data.load(d, ctx, words=words_of(d))
     if vec is None:
         return vector_data.pending(d, ctx, "the words " + ", ".join(words_of(d)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from .. import tokens as tokenizer
-from ..lessons import directives as D
+from ..lessons.directives import Directive, parse_token_ref
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from ..registry import config_facts
@@ -44,7 +44,7 @@ def traces_note(models) -> str:
     return templating.render("traces_note.html", names=reader_names(models))
 
 
-def check_tokens(d: D.Directive, model: str, sentences: list[list[dict] | None], texts: list[str]) -> None:
+def check_tokens(d: Directive, model: str, sentences: list[list[dict] | None], texts: list[str]) -> None:
     """What a trace would refuse, refused now: the context, the focus `token:`, the pick's tokens
     and a fixed head (pick.py and attention.focus_of word the same errors on a trace)."""
     facts = config_facts(model)
@@ -66,7 +66,7 @@ def check_tokens(d: D.Directive, model: str, sentences: list[list[dict] | None],
             raise LessonError(d.where, f"{d.kind}: pick.to #{dst} comes after pick.from #{src}, and a token cannot look ahead", "swap from and to, or choose an earlier 'to' token")
 
 
-def traces_pending(d: D.Directive, ctx: Ctx, model: str, texts: list[str]) -> str:
+def traces_pending(d: Directive, ctx: Ctx, model: str, texts: list[str]) -> str:
     every = list(getattr(d, "sentences", None) or [d.sentence])  # type: ignore[attr-defined]
     sentences = [known_tokens(model, t) for t in every]
     check_tokens(d, model, sentences, every)
@@ -80,7 +80,7 @@ def traces_pending(d: D.Directive, ctx: Ctx, model: str, texts: list[str]) -> st
     )
 
 
-def scoreboard_pending(d: D.Directive, n: int, kinds: list[str]) -> str:
+def scoreboard_pending(d: Directive, n: int, kinds: list[str]) -> str:
     """The box of a scoreboard without head scores: the model, its heads and the kinds, for readers."""
     facts = config_facts(d.model)  # type: ignore[attr-defined]
     return templating.render(
@@ -129,7 +129,7 @@ def check_ref(ref: Ref, fig: Figure, names: dict[str, tuple[int, int]]) -> str:
 def _first_with(sentences: list[list[dict]], ref: Ref, *names: str) -> int:
     """The first sentence holding every token of `names`, else sentence 1 (compare.sentence_with)."""
     for i, toks in enumerate(sentences):
-        if all(token_hits(D.parse_token_ref(a, ref.where, "reference"), toks) for a in names):
+        if all(token_hits(parse_token_ref(a, ref.where, "reference"), toks) for a in names):
             return i
     return 0
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import heads
-from ..lessons import directives as D
+from ..lessons.directives import Pick
 from ..lessons.errors import LessonError
 from .context import Ctx, Panel
 from .format import esc, f2, tok
@@ -23,7 +23,7 @@ NOTHING_THERE = {
 }
 
 
-def best_head(pick: D.Pick, model: str, ctx: Ctx, where: str, kind: str) -> tuple[int, int]:
+def best_head(pick: Pick, model: str, ctx: Ctx, where: str, kind: str) -> tuple[int, int]:
     """(layer, head), 0-based: number `pick.rank` of the model's heads.json ranking of `pick.kind`."""
     scores = ctx.scores(model, where, kind)
     if scores is None:
@@ -35,7 +35,7 @@ def best_head(pick: D.Pick, model: str, ctx: Ctx, where: str, kind: str) -> tupl
     return layer, head
 
 
-def pick_head(pick: D.Pick, panel: Panel, where: str, kind: str, ctx: Ctx | None = None) -> tuple[int, int]:
+def pick_head(pick: Pick, panel: Panel, where: str, kind: str, ctx: Ctx | None = None) -> tuple[int, int]:
     """(layer, head), 0-based, chosen by the pick rule on this trace. Ties: lowest layer, then head."""
     w = panel.weights  # (layer, head, query, key)
     n_layer, n_head, T, _ = w.shape
@@ -68,7 +68,7 @@ def pick_head(pick: D.Pick, panel: Panel, where: str, kind: str, ctx: Ctx | None
     return flat // n_head, flat % n_head
 
 
-def rule_words(pick: D.Pick, panel: Panel, where: str) -> str:
+def rule_words(pick: Pick, panel: Panel, where: str) -> str:
     """How the head was chosen, in words, for `{{ id.rule }}` (HTML)."""
     if pick.rule == "fixed":
         return f"layer {pick.layer}, head {pick.head}, chosen by hand"

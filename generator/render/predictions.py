@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..lessons import directives as D
+from ..lessons.directives import Predictions
 from ..lessons.refs import Ref
 from . import templating
 from .context import Ctx, Figure, load_panel
@@ -13,7 +13,7 @@ from .pending import traces_pending
 REFS = {"tokens": (0, 0)}
 
 
-def render(d: D.Predictions, ctx: Ctx) -> str:
+def render(d: Predictions, ctx: Ctx) -> str:
     panels = [load_panel(d, d.model, s, ctx) for s in d.sentences]
     if any(p is None for p in panels):
         return traces_pending(d, ctx, d.model, [s for s, p in zip(d.sentences, panels) if p is None])

@@ -15,7 +15,7 @@ unless the build allows the stand-in (COURSE_ALLOW_STANDIN).
 from __future__ import annotations
 
 from .. import heads, schema
-from ..lessons import directives as D
+from ..lessons.directives import Attention, Pick, Scoreboard
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from ..registry import DEFINITIONS, NAMES, TITLES
@@ -30,14 +30,14 @@ REFS = {"top": (1, 2), "score": (3, 3), "rank": (3, 3), "chance": (1, 1)}
 SCROLL_STYLE = "max-height:24em;overflow-y:auto"  # the full list of a big model's heads scrolls
 
 
-def pending(d: D.Scoreboard, ctx: Ctx) -> str:
+def pending(d: Scoreboard, ctx: Ctx) -> str:
     n = ctx.next_number()
     ctx.note_missing(Missing(d.model, Missing.HEAD_SCORES), d.where)
     ctx.register(d, Figure("scoreboard", n, d, pending=True))
     return pending_box.scoreboard_pending(d, n, list(d.scores))
 
 
-def example_figures(d: D.Scoreboard, scores: heads.HeadScores, ctx: Ctx) -> tuple[dict[str, int | None], list[str]]:
+def example_figures(d: Scoreboard, scores: heads.HeadScores, ctx: Ctx) -> tuple[dict[str, int | None], list[str]]:
     """One attention figure per kind: the scoring text heads.json names for it, opened on the
     kind's top head at the row where that head shows the kind most clearly. A grid is offered as
     an example only where the head shows its kind at some row of that text (pick.shows); where it
@@ -56,9 +56,9 @@ def example_figures(d: D.Scoreboard, scores: heads.HeadScores, ctx: Ctx) -> tupl
             f"The scoring text for {TITLES[kind].lower()}, opened on the strongest {NAMES[kind]} at the token "
             "where it shows its pattern most clearly (the links in the scoreboard's tables open other heads here)."
         )
-        example = D.Attention(
+        example = Attention(
             kind="attention", where=d.where, id=None, model=d.model, sentence=ex["text"],
-            pick=D.Pick("best", kind=kind), caption=caption,
+            pick=Pick("best", kind=kind), caption=caption,
         )
         html.append(attention.render(example, ctx, ex["ids"]))
         numbers[kind] = ctx.count
@@ -75,7 +75,7 @@ def section(kind: str, scores: heads.HeadScores, figure: int) -> dict:
     }
 
 
-def render(d: D.Scoreboard, ctx: Ctx) -> str:
+def render(d: Scoreboard, ctx: Ctx) -> str:
     scores = ctx.scores(d.model, d.where, "scoreboard")
     if scores is None:
         return pending(d, ctx)

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 
-from ..lessons import directives as D
+from ..lessons.directives import Softmax
 from ..lessons.refs import Ref, lookalike_note
 from . import templating
 from .context import Ctx, Figure
@@ -24,7 +24,7 @@ def softmax(xs) -> np.ndarray:
     return e / e.sum()
 
 
-def render(d: D.Softmax, ctx: Ctx) -> str:
+def render(d: Softmax, ctx: Ctx) -> str:
     w = softmax(d.scores)
     n = ctx.next_number()
     ctx.register(d, Figure("softmax", n, d, numbers={"scores": np.array(d.scores), "weights": w, "labels": d.labels}))

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from ..lessons import directives as D
+from ..lessons.directives import Stepper
 from ..lessons.refs import Ref, lookalike_note
 from . import templating
 from .context import Ctx, Figure
@@ -30,7 +30,7 @@ def dot_text(q, k) -> str:
     return " + ".join(f"{num(a)} × {num(b)}" for a, b in zip(q, k))
 
 
-def numbers(d: D.Stepper) -> dict:
+def numbers(d: Stepper) -> dict:
     q = np.array(d.query, dtype=np.float64)  # (token, d)
     k = np.array(d.key, dtype=np.float64)  # (token, d)
     v = np.array(d.value, dtype=np.float64)  # (token, d_v)
@@ -46,7 +46,7 @@ def numbers(d: D.Stepper) -> dict:
     return {"q": q, "k": k, "v": v, "scores": scores, "sqrtd": sqrtd, "dim": dim, "scaled": scaled, "mask": mask, "weights": weights, "out": out}
 
 
-def view(d: D.Stepper, nums: dict) -> dict:
+def view(d: Stepper, nums: dict) -> dict:
     """What stepper.html writes, as text: tokens, vectors and numbers, formatted by num()."""
     f, toks = d.focus, list(d.tokens)
     q, k, v, w = nums["q"], nums["k"], nums["v"], nums["weights"][f]  # w: (key,)
@@ -75,7 +75,7 @@ def view(d: D.Stepper, nums: dict) -> dict:
     }
 
 
-def render(d: D.Stepper, ctx: Ctx) -> str:
+def render(d: Stepper, ctx: Ctx) -> str:
     nums = numbers(d)
     f = d.focus
     w = nums["weights"][f]  # (key,)
@@ -96,7 +96,7 @@ def render(d: D.Stepper, ctx: Ctx) -> str:
 
 
 def ref(ref: Ref, fig: Figure) -> str:
-    d: D.Stepper = fig.directive  # type: ignore[assignment]
+    d: Stepper = fig.directive  # type: ignore[assignment]
     nums = fig.numbers
     toks = list(d.tokens)
 

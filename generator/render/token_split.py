@@ -8,7 +8,7 @@ from __future__ import annotations
 from markupsafe import Markup
 
 from .. import bpe, tokens
-from ..lessons import directives as D
+from ..lessons.directives import Directive
 from ..lessons.refs import Ref, lookalike_note
 from . import templating
 from .context import Ctx, Figure
@@ -55,7 +55,7 @@ def piece_dict(p: bpe.Piece) -> dict:
     return {"id": p.id, "text": p.text, "display": p.display, "spoken": p.spoken}
 
 
-def render(d: D.Directive, ctx: Ctx) -> str:
+def render(d: Directive, ctx: Ctx) -> str:
     views = [sentence_view(s, d.models) for s in d.sentences]
     n = ctx.next_number()
     vocab = {m: whole(tokens.vocab_size(m)) for m in d.models}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..lessons import directives as D
+from ..lessons.directives import TokenRef
 from ..lessons.errors import LessonError
 from ..lessons.refs import lookalike_note
 
@@ -11,7 +11,7 @@ def token_list(tokens: list[dict]) -> str:
     return ", ".join(f"#{i} {t['display']!r}" for i, t in enumerate(tokens))
 
 
-def token_hits(ref: D.TokenRef, tokens: list[dict]) -> list[int]:
+def token_hits(ref: TokenRef, tokens: list[dict]) -> list[int]:
     """The positions a token name matches (see resolve_token): [] where the sentence lacks it."""
     if ref.index is not None:
         return [ref.index] if 0 <= ref.index < len(tokens) else []
@@ -21,7 +21,7 @@ def token_hits(ref: D.TokenRef, tokens: list[dict]) -> list[int]:
     return [i for i, t in enumerate(tokens) if (t["text"] == " " + bare if spaced else t["text"] in (bare, " " + bare))]
 
 
-def resolve_token(ref: D.TokenRef, tokens: list[dict], where: str, what: str) -> int:
+def resolve_token(ref: TokenRef, tokens: list[dict], where: str, what: str) -> int:
     """Position of a token named by text ('her', '·her', ' her') or by '#6'. Positions count
     from 0, <|endoftext|>, as the pages do.
 

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 from .. import registry
-from ..lessons import directives as D
+from ..lessons.directives import Training
 from . import templating
 from .context import Ctx, Figure, Missing
 from .format import esc, f2, whole
@@ -146,7 +146,7 @@ def head_ref(ref, name: str, log: dict) -> str:
     ref_fail(ref, f"the best {kind} head never reaches {ref.args[1]} in the log (at most {f2(top['best'][kind]['score'])}, at step {whole(top['step'])})", "choose a lower level")
 
 
-def render(d: D.Training, ctx: Ctx) -> str:
+def render(d: Training, ctx: Ctx) -> str:
     log = ctx.training_log
     n = ctx.next_number()
     if log is None:

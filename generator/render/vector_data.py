@@ -5,7 +5,7 @@ and the words and tokens figures and references name."""
 from __future__ import annotations
 
 from .. import schema, vectors_file
-from ..lessons import directives as D
+from ..lessons.directives import Directive
 from ..lessons.refs import Ref, lookalike_note
 from ..lessons.values import parse_token_ref
 from ..store_files import DamagedFile
@@ -16,7 +16,7 @@ from .refs import ref_fail
 from .tokens import resolve_token
 
 
-def load(d: D.Directive, ctx: Ctx, sentences=(), words=()) -> vectors_file.Vectors | None:
+def load(d: Directive, ctx: Ctx, sentences=(), words=()) -> vectors_file.Vectors | None:
     """The model's vectors.json if it holds every sentence and word asked for; else None, noted
     as missing for the build log. A file from another revision than the traces is damaged."""
     vec = vectors_file.read(ctx.store.root, d.model) if ctx.store is not None else None
@@ -31,7 +31,7 @@ def load(d: D.Directive, ctx: Ctx, sentences=(), words=()) -> vectors_file.Vecto
     return None if lacking else vec
 
 
-def pending(d: D.Directive, ctx: Ctx, what: str) -> str:
+def pending(d: Directive, ctx: Ctx, what: str) -> str:
     n = ctx.next_number()
     ctx.register(d, Figure(d.kind, n, d, pending=True))
     return templating.render("vectors_pending.html", n=n, kind=d.kind, model=d.model, what=what)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lessons import directives as D
+from ..lessons.directives import Directive
 from ..lessons.refs import Ref
 from . import templating, vector_data
 from .context import Ctx, Figure
@@ -26,7 +26,7 @@ def close_on_map(points: list[dict], mark: dict, k: int) -> list[dict]:
     return [points[j] for j in order[:k]]
 
 
-def render(d: D.Directive, ctx: Ctx) -> str:
+def render(d: Directive, ctx: Ctx) -> str:
     vec = vector_data.load(d, ctx, words=list(d.mark))
     if vec is None:
         return vector_data.pending(d, ctx, "the words " + ", ".join(d.mark))
