@@ -126,6 +126,64 @@ def print_chapter_set(r: dict, out=print) -> None:
         f"per trace {r['plain_bytes'] / n / mb:.2f} MB raw")
 
 
+FIRST_LOAD_BUDGET = 60_000  # bytes gzipped per figure (issue 14 item 4)
+FIGURE_RE = r'<figure class="course-fig" id="(fig-\d+)" data-kind="(\w+)".*?</figure>'
+
+
+def figure_first_loads(lm, content_dir=None) -> list[dict]:
+    """Every GPT-2 figure of the lessons rendered from `lm`'s traces (the stand-in with GPT-2's
+    committed tokenizer), each figure element gzipped at level 9 as tests/test_gpt2_e2e.py
+    measures it: the page's first load for that figure, its inline JSON included (the heavy parts
+    load after the first paint). Traces and heads.json go to a temporary store; nothing else is written."""
+    import re
+    import tempfile
+    from pathlib import Path
+
+    from . import heads, render, tracing
+    from .lessons import pages
+    from .lessons.source import iter_markdown
+    from .render.context import Ctx
+    from .store import TraceStore
+
+    content_dir = Path(content_dir or Path(__file__).resolve().parents[1] / "content")
+    reqs = [it.request for it in pages.collect(content_dir) if it.request.model == "gpt2"]
+    reqs += heads.scoring_requests("gpt2", lm.meta)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = TraceStore(tmp)
+        for req in dict.fromkeys(reqs):
+            store.write(tracing.trace(lm, req.text, req.ids))
+        heads.write_scores(store, "gpt2")
+        for path in iter_markdown(content_dir):
+            ctx = Ctx(store=store, page=str(path), assets_url="assets/generated/", allow_standin=True)
+            for d in pages.parse_file(path):
+                if getattr(d, "model", None) != "gpt2" or d.kind not in ("attention", "compare", "scoreboard"):
+                    continue
+                for m in re.finditer(FIGURE_RE, render.render(d, ctx), flags=re.S):
+                    rows.append({"page": path.name, "figure": m.group(1), "kind": m.group(2),
+                                 "gzip_bytes": len(gzip.compress(m.group(0).encode("utf-8"), 9, mtime=0))})
+    return rows
+
+
+def print_first_loads(rows: list[dict], out=print) -> None:
+    out(f"GPT-2 figures' first load on the stand-in (figure element with its inline JSON, gzip -9; budget {FIRST_LOAD_BUDGET / 1000:.0f} kB each):")
+    for r in rows:
+        out(f"  {r['page']} {r['figure']} {r['kind']:<11} {r['gzip_bytes'] / 1000:6.1f} kB")
+    if rows:
+        worst = max(rows, key=lambda r: r["gzip_bytes"])
+        out(f"  largest {worst['gzip_bytes'] / 1000:.1f} kB ({worst['page']} {worst['figure']}): "
+            f"{'within' if worst['gzip_bytes'] <= FIRST_LOAD_BUDGET else 'OVER'} the budget")
+
+
+def gpt2_stand_in():
+    """The stand-in with GPT-2's committed tokenizer, so the lessons' GPT-2 sentences and token
+    references resolve as they will on real GPT-2."""
+    from . import models, tokens
+
+    return models.from_parts("gpt2", models.random_model(**models.GPT2_SMALL_SHAPE, seed=0), tokens.tokenizer("gpt2"),
+                             models.STAND_IN_REVISION, stand_in=True, tokenizer_name="GPT-2's committed tokenizer (stand-in)")
+
+
 def run_bench(runs: int = 7, out=print) -> list[dict]:
     import torch
 
@@ -160,6 +218,7 @@ def run_bench(runs: int = 7, out=print) -> list[dict]:
         "with output_attentions, wall-clock medians (cpu ratio: the same in this process's CPU time); "
         "target ≤ 1.5×. encode = rounding + JSON, once per written trace; gzip at level 9.")
     print_chapter_set(chapter, out)
+    print_first_loads(figure_first_loads(gpt2_stand_in()), out)
     return results
 
 

@@ -41,7 +41,6 @@ import argparse
 import base64
 import gzip
 import html
-import json
 import mimetypes
 import posixpath
 import re
@@ -52,8 +51,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin
 
-from . import schema
-from .render import format as fmt
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SITE = REPO_ROOT / "build" / "site"
@@ -152,26 +149,10 @@ def script_text(js: str) -> str:
     return re.sub(r"</(script)", r"<\\/\1", js, flags=re.I).replace("<!--", "<\\!--")
 
 
-# What course.js needs of an encoded trace to restore a heavy part (CONTRACT.md, "Files").
-ENCODED_PART_FIELDS = ("q", "k", "v", "scores", "out")
-
-
 def part_script(part: Path) -> str:
-    """A figure's heavy part for a one-file chapter: the encoded arrays of the trace file beside it
-    (schema 3, a quarter of the plain part; course.js decodes them), else the plain part itself.
-    No text of the trace comes along (tokens, sentence): only numbers, as script-safe JSON."""
-    try:
-        doc = json.loads(part.with_suffix(".json").read_text(encoding="utf-8"))
-        if doc.get("schemaVersion") != schema.SCHEMA_VERSION or doc.get("key") != part.stem:
-            raise ValueError("not this part's trace")
-        slim = {
-            "schemaVersion": doc["schemaVersion"], "key": doc["key"], "meta": {"headDim": doc["meta"]["headDim"]},
-            "layers": [{"heads": [{f: h[f] for f in ENCODED_PART_FIELDS} for h in layer["heads"]]} for layer in doc["layers"]],
-        }
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return part.read_text(encoding="utf-8")
-    body = fmt.json_for_script(slim, separators=(",", ":"))
-    return f"window.courseTraceParts = window.courseTraceParts || {{}};\nwindow.courseTraceParts[{json.dumps(part.stem)}] = {body};\n"
+    """A figure's heavy part for a one-file chapter: the site's part as it is (publish.heavy_part_js:
+    the trace file's encoded arrays and the page weights, numbers only, as script-safe JSON)."""
+    return part.read_text(encoding="utf-8")
 
 
 def style_text(css: str) -> str:

@@ -26,17 +26,20 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import build_log, downloads, heads, schema
+from . import build_log, downloads, heads, schema, store_codec
 from .lessons import pages
 from .lessons.errors import LessonError
 from .lessons.source import GENERATED, iter_markdown
 from .render import format as fmt
+from .render.context import WEIGHT_DECIMALS, trace_weights
 from .store import StoreError, TraceStore
 
 PACKAGE_ASSETS = Path(__file__).resolve().parent / "assets"
 COPIED = ("course.js", "course.css")
 VENDOR = PACKAGE_ASSETS / "vendor"
 PLOTLY_JS = "plotly-cartesian.min.js"  # its name in the site
+# The stored file's encoded fields that a heavy part carries as they are (traces/README.md).
+ENCODED_PART_FIELDS = ("q", "k", "v", "scores", "out")
 STALE = ("plotly.min.js",)  # generated files of older builds, removed so the site never ships them
 
 
@@ -63,14 +66,55 @@ def plotly_js() -> bytes:
     return data
 
 
-def heavy_part_js(trace: dict) -> bytes:
-    """`window.courseTraceParts["<key>"] = {layers: [{heads: [{q, k, v, scores, scaledMasked, out}], attnConcat}]}`."""
-    heavy = [f for f in schema.HEAVY_HEAD_FIELDS]
-    layers = [
-        {"heads": [{f: h[f] for f in heavy if f in h} for h in layer["heads"]], "attnConcat": layer.get("attnConcat")}
-        for layer in trace["layers"]
-    ]
-    body = fmt.json_for_script({"layers": layers}, separators=(",", ":"))
+# The page's weights (render.context.trace_weights: 4 decimals) as int16 × 0.0001, so that decoding
+# gives back exactly the doubles the renderer printed its numbers from.
+PAGE_WEIGHTS_SCALE = 10.0 ** -WEIGHT_DECIMALS
+
+
+def encoded_part(trace: dict, stored: dict | None) -> dict | None:
+    """What course.js needs of a trace after the first paint, encoded (CONTRACT.md, "Files"):
+    the stored file's own q, k, v, scores and out objects (so decoding gives the store loader's
+    numbers), every head's page weights, and the factor scaledMasked is scores times. None when
+    `stored` is not this trace's schema-3 file. Only numbers and the key: no text of the trace."""
+    try:
+        if stored.get("schemaVersion") != schema.SCHEMA_VERSION or stored.get("key") != trace["key"]:
+            return None
+        d = int(stored["meta"]["headDim"])
+        weights = trace_weights(trace)  # (layer, head, query, key)
+        layers = [
+            {"heads": [{**{f: head[f] for f in ENCODED_PART_FIELDS},
+                        "weights": store_codec.encode_array(weights[l, h], tril=True, scale=PAGE_WEIGHTS_SCALE)}
+                       for h, head in enumerate(layer["heads"])]}
+            for l, layer in enumerate(stored["layers"])
+        ]
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError):
+        return None
+    return {"schemaVersion": stored["schemaVersion"], "key": stored["key"],
+            "meta": {"headDim": d, "scaledMaskedFactor": d**-0.5}, "layers": layers}
+
+
+def plain_part(trace: dict) -> dict:
+    """The decoded fields as nested lists (a trace held only in memory, as tests make them)."""
+    weights = trace_weights(trace).tolist()  # (layer, head, query, key)
+    return {"layers": [
+        {"heads": [{**{f: h[f] for f in schema.HEAVY_HEAD_FIELDS if f in h}, "weights": weights[l][i]}
+                   for i, h in enumerate(layer["heads"])], "attnConcat": layer.get("attnConcat")}
+        for l, layer in enumerate(trace["layers"])
+    ]}
+
+
+def heavy_part_js(trace: dict, stored_bytes: bytes | None = None) -> bytes:
+    """`window.courseTraceParts["<key>"] = …`: what the figures load after their first paint.
+    Encoded (a quarter of the plain size) when `stored_bytes` is the trace's schema-3 file,
+    else plain."""
+    stored = None
+    if stored_bytes is not None:
+        try:
+            stored = json.loads(stored_bytes)
+        except ValueError:
+            stored = None
+    part = encoded_part(trace, stored) or plain_part(trace)
+    body = fmt.json_for_script(part, separators=(",", ":"))
     key = json.dumps(str(trace["key"]))
     return (
         "window.courseTraceParts = window.courseTraceParts || {};\n"
@@ -99,7 +143,7 @@ def write_trace_assets(trace: dict, generated: Path, traces_dir: Path | None = N
         if write_if_changed(jpath, _trace_bytes(trace, traces_dir)):
             written.append(jpath)
     if not (only_missing and jspath.is_file()):
-        if write_if_changed(jspath, heavy_part_js(trace)):
+        if write_if_changed(jspath, heavy_part_js(trace, _trace_bytes(trace, traces_dir))):
             written.append(jspath)
     return written
 

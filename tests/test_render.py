@@ -154,7 +154,9 @@ def test_attention_summary_top3_table(tmp_path):
     cell = re.search(r'<td data-q="5" data-k="0" style="([^"]+)">0.66</td>', out)
     assert cell and "color:#000" in cell.group(1)
     data = course_data(out)
-    assert data["weights"][2][2][5][0] == 0.66 and data["weights"][0][0][0] == [1, 0, 0, 0, 0, 0]
+    # the first load holds only the shown head's grid; the heavy part brings every head
+    assert data["weights"][2][2][5][0] == 0.66 and data["weights"][2][2][0] == [1, 0, 0, 0, 0, 0]
+    assert [[g is None for g in layer] for layer in data["weights"]] == [[(l, h) != (2, 2) for h in range(4)] for l in range(4)]
     assert data["tokens"][5] == {"id": 105, "text": " her", "display": "·her", "spoken": "space her"}
     assert "q" not in json.dumps(data["weights"])  # only weights ship with the page
     assert 'data-parts="assets/generated/traces/tiny/' in out and 'download>trace JSON</a>' in out
@@ -448,6 +450,41 @@ def test_every_output_escapes_token_text(tmp_path):
 
 def stored(root, t):
     return TraceStore(root).load(t["model"], t["text"])
+
+
+def part_body(js: bytes) -> dict:
+    head, body = js.decode("ascii").split(" = ", 2)[-2:]
+    return json.loads(body.rstrip().rstrip(";"))
+
+
+def test_heavy_part_holds_the_stored_files_arrays_and_every_heads_page_weights(tmp_path):
+    """The site's part (and the one-file chapters', the same file) is encoded: the trace file's own
+    q, k, v, scores and out objects, byte for byte, and the page weights as int16 × 0.0001, which
+    decode to exactly the 4-decimal weights the renderer printed from. Without the stored file
+    (a trace held only in memory) the part is plain, with the same weights."""
+    from generator import publish
+    from test_committed_traces import decode as decode_readme  # traces/README.md's decoder
+
+    [path] = write_traces(tmp_path, [lily_trace()])
+    trace = TraceStore(tmp_path).load("tiny", LILY)
+    raw = path.read_bytes()
+    part = part_body(publish.heavy_part_js(trace, raw))
+    doc = json.loads(raw)
+    page = context.trace_weights(trace)  # (layer, head, query, key)
+    assert part["schemaVersion"] == 3 and part["key"] == trace["key"] and "tokens" not in part and "text" not in part
+    assert part["meta"] == {"headDim": trace["meta"]["headDim"], "scaledMaskedFactor": trace["meta"]["headDim"] ** -0.5}
+    for l, layer in enumerate(part["layers"]):
+        for h, head in enumerate(layer["heads"]):
+            assert {f: head[f] for f in ("q", "k", "v", "scores", "out")} == {f: doc["layers"][l]["heads"][h][f] for f in ("q", "k", "v", "scores", "out")}
+            w = np.round(decode_readme(head["weights"]), 4)
+            assert np.array_equal(w, page[l, h]), (l, h)
+    plain = part_body(publish.heavy_part_js(trace))
+    assert "schemaVersion" not in plain
+    assert plain["layers"][2]["heads"][2]["weights"] == page[2, 2].tolist()
+    assert plain["layers"][1]["heads"][3]["q"] == trace["layers"][1]["heads"][3]["q"]
+    other = json.loads(raw)
+    other["key"] = "0" * 12
+    assert "schemaVersion" not in part_body(publish.heavy_part_js(trace, json.dumps(other).encode()))  # not this trace's file
 
 
 # ---------------------------------------------------------------- the Markdown extension, in process

@@ -225,6 +225,8 @@
   var traces = [];
   var scriptLoads = {}; // absolute src -> Promise
 
+  // data.weights is (layer, head, query, key) with only the shown head's grid in the page (the
+  // others null); the heavy part fills the rest in, into these same arrays (mergePart).
   function makeTrace(data, partsSrc) {
     var w = data.weights || [];
     var t = {
@@ -236,8 +238,11 @@
     };
     Object.defineProperty(t, '_parts', { value: partsSrc || null, writable: true });
     Object.defineProperty(t, '_loaded', { value: null, writable: true });
+    Object.defineProperty(t, '_weights', { value: w });
     return t;
   }
+
+  function hasHead(weights, l, h) { return Array.isArray((weights[l] || [])[h]); }
 
   function injectScript(src) {
     var abs = new URL(src, document.baseURI).href;
@@ -254,20 +259,30 @@
     return scriptLoads[abs];
   }
 
-  // A part may also be the trace file itself (schema 3, traces/README.md "Encoded arrays"): the
-  // one-file chapters inline that, a quarter of the plain part's size. Decoded here as the store's
-  // loader does: int16 x scale rounded to the scale's decimals, scaledMasked = scores / sqrt(headDim)
-  // (masked above the diagonal), attnConcat = every head's out side by side.
+  // A part holds the trace file's encoded arrays (schema 3, traces/README.md "Encoded arrays"; a
+  // quarter of the plain size) and the page weights (publish.heavy_part_js). Decoded here as the
+  // store's loader does, to the same doubles: int16 x scale rounded to the scale's decimals as numpy
+  // rounds (x * 10^d, to the nearest integer with ties to even, / 10^d), scaledMasked = scores times
+  // meta.scaledMaskedFactor (Python's headDim ** -0.5) rounded to one decimal more (masked above
+  // the diagonal), attnConcat = every head's out side by side.
   var SCALE_DIGITS = 2; // significant digits of an encoded array's scale (store_codec.py)
 
   function scaleDecimals(scale) { return Math.max(0, (SCALE_DIGITS - 1) - Math.floor(Math.log10(scale))); }
+
+  function npRound(x, dec) {
+    var p = 1;
+    for (var i = 0; i < dec; i++) p *= 10; // as numpy computes 10 ** dec
+    var y = x * p, f = Math.floor(y), rest = y - f;
+    var r = rest > 0.5 || (rest === 0.5 && f % 2 !== 0) ? f + 1 : f;
+    return (r === 0 && y < 0 ? -0 : r) / p;
+  }
 
   function decodeArray(o) {
     var bytes = atob(o.int16);
     var rows = o.shape[0], cols = o.shape[1], dec = scaleDecimals(o.scale);
     var at = function (n) {
       var v = (bytes.charCodeAt(2 * n) | (bytes.charCodeAt(2 * n + 1) << 8)) << 16 >> 16; // little-endian int16
-      return Number((v * o.scale).toFixed(dec));
+      return npRound(v * o.scale, dec);
     };
     var m = [];
     for (var i = 0, n = 0; i < rows; i++) {
@@ -279,18 +294,20 @@
   }
 
   function decodeTraceFile(doc) {
-    var d = doc.meta.headDim;
+    var factor = doc.meta.scaledMaskedFactor || 1 / Math.sqrt(doc.meta.headDim);
     return {
       layers: doc.layers.map(function (layer) {
         var heads = layer.heads.map(function (h) {
           var scores = decodeArray(h.scores);
           var dec = scaleDecimals(h.scores.scale) + 1;
-          return {
+          var out = {
             q: decodeArray(h.q), k: decodeArray(h.k), v: decodeArray(h.v), scores: scores, out: decodeArray(h.out),
             scaledMasked: scores.map(function (row, i) {
-              return row.map(function (x, j) { return j > i ? null : Number((x / Math.sqrt(d)).toFixed(dec)); });
+              return row.map(function (x, j) { return j > i ? null : npRound(x * factor, dec); });
             })
           };
+          if (h.weights) out.weights = decodeArray(h.weights);
+          return out;
         });
         var concat = heads[0].out.map(function (_, i) {
           return [].concat.apply([], heads.map(function (h) { return h.out[i]; }));
@@ -309,8 +326,13 @@
         var th = tl.heads[h];
         if (!th) return;
         Object.keys(ph).forEach(function (name) {
-          if (name === 'weights') return;
           var v = ph[name];
+          if (name === 'weights') { // into the page's arrays too, which the views draw from
+            if (!t._weights[l]) t._weights[l] = [];
+            if (!hasHead(t._weights, l, h)) t._weights[l][h] = v;
+            th.weights = t._weights[l][h];
+            return;
+          }
           if (name === 'scaledMasked') {
             v = v.map(function (row) {
               return row.map(function (x) { return x === null ? -Infinity : x; });
@@ -808,6 +830,7 @@
       rowBox.setAttribute('aria-label', 'Layer ' + (l + 1));
       rowBox.appendChild(el('span', 'course-heads-layer-label', 'Layer ' + (l + 1)));
       layer.forEach(function (grid, h) {
+        grid = grid || [];
         var b = el('button', 'course-mini');
         b.type = 'button';
         b.setAttribute('data-layer', String(l));
@@ -897,14 +920,17 @@
       Array.prototype.forEach.call(panels, function (p, i) {
         var d = datas[i] || readJSON(p.querySelector('script.course-data'));
         if (!d) return;
-        self.views.push(new AttentionView(p, d, self));
-        var t = makeTrace(d, p.getAttribute('data-parts') || fig.getAttribute('data-parts'));
-        traces.push(t);
+        var v = new AttentionView(p, d, self);
+        v.trace = makeTrace(d, p.getAttribute('data-parts') || fig.getAttribute('data-parts'));
+        self.views.push(v);
+        traces.push(v.trace);
       });
       this.diff = fig.querySelector('.course-diff table');
     } else {
-      this.views.push(new AttentionView(fig, data, this));
-      traces.push(makeTrace(data, fig.getAttribute('data-parts')));
+      var v1 = new AttentionView(fig, data, this);
+      v1.trace = makeTrace(data, fig.getAttribute('data-parts'));
+      this.views.push(v1);
+      traces.push(v1.trace);
     }
     var v0 = this.views[0];
     this.nLayer = v0 ? v0.weights.length : 0;
@@ -952,7 +978,26 @@
 
   // The small multiples open just below the pickers, where the reader is looking; opened by the
   // reader, focus moves to the head shown in the big grid (arrow keys move on from there).
+  // Runs `then` once every view has the weights of `heads` ((layer, head) pairs; all when null):
+  // at once when the page holds them, else after the heavy parts load (failed loads included: the
+  // figure then shows what it has).
+  AttentionFigure.prototype.withWeights = function (heads, then) {
+    var missing = this.views.filter(function (v) {
+      return v.trace && (heads ? heads.some(function (lh) { return !hasHead(v.weights, lh[0], lh[1]); })
+        : v.weights.some(function (layer) { return layer.some(function (g) { return !Array.isArray(g); }); }));
+    });
+    if (!missing.length) return then();
+    var go = function () { return then(); };
+    return Promise.all(missing.map(function (v) { return loadTrace(v.trace); })).then(go, go);
+  };
+
   AttentionFigure.prototype.toggleHeads = function (open, opts) {
+    var self = this;
+    if (open) return this.withWeights(null, function () { return self.showHeads(true, opts); });
+    return this.showHeads(false, opts);
+  };
+
+  AttentionFigure.prototype.showHeads = function (open, opts) {
     var btn = this.headsButton;
     var target = null;
     this.views.forEach(function (v) {
@@ -973,6 +1018,15 @@
   };
 
   AttentionFigure.prototype.setState = function (partial, opts) {
+    var self = this;
+    var want = this.clamp({
+      layer: partial.layer != null ? partial.layer : this.state.layer,
+      head: partial.head != null ? partial.head : this.state.head, token: 0
+    });
+    return this.withWeights([[want.layer, want.head]], function () { return self.applyState(partial, opts); });
+  };
+
+  AttentionFigure.prototype.applyState = function (partial, opts) {
     var self = this;
     opts = opts || {};
     var next = {

@@ -71,7 +71,7 @@ def render(d: D.Attention, ctx: Ctx, ids=None) -> str:
     n = ctx.next_number()
     out = templating.render(
         "attention.html", n=n, fid=f"fig-{n}", attrs=attrs, g=Grid(panel, layer, head, focus),
-        prov=provenance(ctx, [panel], d.caption), payload=light_data(panel),
+        prov=provenance(ctx, [panel], d.caption), payload=light_data(panel, layer, head),
     )
     ctx.register(d, Figure("attention", n, d, panels=[panel], layer=layer, head=head, focus=focus))
     return out

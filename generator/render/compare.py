@@ -76,7 +76,7 @@ def render(d: D.Compare, ctx: Ctx) -> str:
         parts=[trace_url(ctx, p, "js") for p in panels],
         diff=diff_rows(a, b, layer, head, focus),
         prov=provenance(ctx, panels, d.caption),
-        payload={"panels": [light_data(p) for p in panels]},
+        payload={"panels": [light_data(p, layer, head) for p in panels]},
     )
     ctx.register(d, Figure("compare", n, d, panels=list(panels), layer=layer, head=head, focus=focus))
     return out

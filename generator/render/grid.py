@@ -62,16 +62,22 @@ class Grid:
         ]
 
 
-def light_data(panel: Panel) -> dict:
-    """The course-data JSON of one attention panel (everything the first paint needs)."""
+def light_data(panel: Panel, layer: int, head: int) -> dict:
+    """The course-data JSON of one attention panel: what the first paint needs. Of the weights,
+    (layer, head, query, key), only the shown head's grid is here, every other head is null: the
+    heavy part (publish.heavy_part_js), loaded after the first paint, brings them all, so that a
+    figure's first load stays small on GPT-2's 12 × 12 heads too (CONTRACT.md, "Shipped weights")."""
     t = panel.trace
+    n_layer, n_head = panel.weights.shape[:2]
+    weights: list[list] = [[None] * n_head for _ in range(n_layer)]
+    weights[layer][head] = [[compact(v) for v in row] for row in panel.weights[layer, head].tolist()]
     return {
         "key": t["key"],
         "model": t["model"],
         "text": t["text"],
         "meta": t["meta"],
         "tokens": page_tokens(t["tokens"]),
-        "weights": [[[[compact(v) for v in row] for row in h] for h in layer] for layer in panel.weights.tolist()],
+        "weights": weights,
     }
 
 

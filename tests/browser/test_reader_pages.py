@@ -112,31 +112,40 @@ def test_every_heatmap_and_chart_is_legible(course, server, open_site, width):
     assert not w.errors, w.errors
 
 
-def test_one_file_chapter_decodes_its_inlined_trace(course, browser):
-    """The one-file chapter inlines the encoded trace file as each figure's heavy part; course.js
-    decodes it to what the hosted page's plain part holds."""
+DECODED_JS = """async () => { await courseReady(); return traces.map(t => ({key: t.key, layers: t.layers.map(l => ({
+  attnConcat: l.attnConcat, heads: l.heads.map(h => ({q: h.q, k: h.k, v: h.v, scores: h.scores, out: h.out, weights: h.weights,
+  scaledMasked: h.scaledMasked.map(r => r.map(x => x === -Infinity ? null : x))}))}))})); }"""
+
+
+def test_pages_decode_their_encoded_parts_to_the_store_loaders_numbers(course, browser):
+    """The hosted page loads each figure's heavy part as encoded arrays (traces/<model>/<key>.js),
+    the one-file chapter inlines the same part; in both, course.js decodes every head of every
+    trace to exactly the doubles the store's loader gives in Python (the numbers the renderer
+    printed from), and the page weights to the renderer's 4-decimal ones."""
+    from generator import store_codec
+    from generator.render.context import trace_weights
+
     site = course / "build" / "site"
     onefile = (site / "downloads" / "attention.html").read_text(encoding="utf-8")
-    assert '"int16"' in onefile and "window.courseTraceParts" in onefile  # the encoded file, inlined
+    assert '"int16"' in onefile and "window.courseTraceParts" in onefile  # the encoded part, inlined
     with page_opener(browser, set(), width=1280) as open_:
         w = open_()
-        w.goto((site / "downloads" / "attention.html").as_uri())
-        got = w.page.evaluate("""async () => { await courseReady(); const t = traces[0], h = t.layers[1].heads[2];
-          return {key: t.key, q: h.q, scores: h.scores, scaledMasked: h.scaledMasked.map(r => r.map(x => x === -Infinity ? null : x)),
-                  out: h.out, concat: t.layers[1].attnConcat}; }""")
-        assert not w.errors, w.errors
-    hosted = (site / "assets" / "generated" / "traces" / "tiny" / f"{got['key']}.js").read_text(encoding="utf-8")
-    plain = json.loads(hosted.split(f'window.courseTraceParts["{got["key"]}"] = ', 1)[1].rstrip().rstrip(";"))
-    head = plain["layers"][1]["heads"][2]
-
-    def close(a, b):
-        if isinstance(a, list):
-            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
-        return (a is None and b is None) or (a is not None and b is not None and abs(a - b) <= 1e-9)
-
-    for name in ("q", "scores", "scaledMasked", "out"):
-        assert close(got[name], head[name]), name
-    assert close(got["concat"], plain["layers"][1]["attnConcat"])
+        for url in (site / "attention.html", site / "downloads" / "attention.html"):
+            w.goto(url.as_uri())
+            got = w.page.evaluate(DECODED_JS)
+            assert got and not w.errors, (url, w.errors)
+            for t in got:
+                folder = site / "assets" / "generated" / "traces" / "tiny"
+                assert '"int16"' in (folder / f"{t['key']}.js").read_text(encoding="utf-8")  # the hosted part is encoded
+                path = folder / f"{t['key']}.json"
+                trace = store_codec.decode(json.loads(path.read_text(encoding="utf-8")), path)
+                page_weights = trace_weights(trace).tolist()  # (layer, head, query, key)
+                for l, (gl, tl) in enumerate(zip(t["layers"], trace["layers"], strict=True)):
+                    assert gl["attnConcat"] == tl["attnConcat"], (url.name, t["key"], l)
+                    for h, (gh, th) in enumerate(zip(gl["heads"], tl["heads"], strict=True)):
+                        for name in ("q", "k", "v", "scores", "scaledMasked", "out"):
+                            assert gh[name] == th[name], (url.name, t["key"], l, h, name)
+                        assert gh["weights"] == page_weights[l][h], (url.name, t["key"], l, h, "weights")
 
 
 def test_axe_with_every_table_and_all_heads_open(course, server, open_site, capsys):
