@@ -558,11 +558,12 @@
 
   // Heatmap layout, in CSS pixels. Cells share the width the box gives; a cell narrower than
   // cellMin makes the plot wider than its box (it then scrolls inside it, never the page). Rows
-  // are as tall as a cell is wide, within rowMin..cellMax. Numbers are drawn in the cells only
-  // where four characters fit at cellFont (legible); otherwise the value is in the hover text
-  // (a tap on a touch screen) and in the table.
+  // are as tall as a cell is wide, within rowMin..rowMax (a line of text needs less height than
+  // four digits need width). Numbers are drawn in the cells only where four characters fit at
+  // cellFont (legible); otherwise the value is in the hover text (a tap on a touch screen) and in
+  // the table.
   var HEATMAP = {
-    cellMax: 34, cellMin: 12, rowMin: 14,
+    cellMax: 32, cellMin: 12, rowMin: 14, rowMax: 26, // cellMax: also course.css, "the view"
     cellFont: 11, tickFont: 12, smallTickFont: 10,
     textChars: 4, charWidth: 0.62, textPad: 4, textMinRow: 16,
     marginLeft: 90, marginTop: 110, marginRight: 20, marginBottom: 10,
@@ -579,10 +580,11 @@
   function heatmapGeometry(n, width) {
     var H = HEATMAP;
     var w = width > 0 ? width : H.defaultWidth;
-    var narrow = w < H.narrowBelow;
+    // a phone, unless the box is as wide as the grid at its largest cell (course.css "the view")
+    var narrow = w < H.narrowBelow && w < H.marginLeft + H.colourbarRoom + n * H.cellMax;
     var right = narrow ? H.marginRight : H.colourbarRoom;
     var cell = Math.max(H.cellMin, Math.min(H.cellMax, (w - H.marginLeft - right) / Math.max(n, 1)));
-    var row = Math.max(H.rowMin, cell);
+    var row = Math.max(H.rowMin, Math.min(H.rowMax, cell));
     var textWidth = H.textChars * H.charWidth * H.cellFont + H.textPad;
     var bottom = narrow ? H.narrowBottom : H.marginBottom;
     var minWidth = Math.ceil(H.marginLeft + right + n * H.cellMin);
@@ -798,8 +800,9 @@
   // ---- small multiples
 
   // Small grids, in CSS pixels: a cell of CELL_MIN..CELL_MAX, so that a layer's heads fit on one
-  // row beside (or, below STACK_BELOW, under) the layer's label.
-  var MINIS = { cellMin: 2, cellMax: 6, labelWidth: 72, perHead: 16, stackBelow: 480 };
+  // row beside (or, below STACK_BELOW, under) the layer's label. Where two layers fit side by side
+  // (labels above) with cells of at least pairCellMin, they do: half the height.
+  var MINIS = { cellMin: 2, cellMax: 5, labelWidth: 72, perHead: 16, stackBelow: 480, pairCellMin: 4, pairGap: 16 };
 
   function miniLabel(l, h) { return 'L' + (l + 1) + ' H' + (h + 1); }
 
@@ -808,10 +811,15 @@
     var width = this.heads.clientWidth;
     if (!width) return;
     var nHead = (this.weights[0] || []).length || 1;
-    var stacked = width < MINIS.stackBelow;
+    var n = Math.max(this.n, 1);
+    var pairCell = Math.floor(((width - MINIS.pairGap) / 2 - nHead * MINIS.perHead) / (nHead * n));
+    var paired = this.weights.length > 1 && pairCell >= MINIS.pairCellMin;
+    var stacked = paired || width < MINIS.stackBelow;
     var room = width - (stacked ? 0 : MINIS.labelWidth) - nHead * MINIS.perHead;
-    var cell = Math.max(MINIS.cellMin, Math.min(MINIS.cellMax, Math.floor(room / (nHead * Math.max(this.n, 1)))));
+    var cell = Math.max(MINIS.cellMin, Math.min(MINIS.cellMax, paired ? pairCell : Math.floor(room / (nHead * n))));
     this.heads.classList.toggle('course-heads-stacked', stacked);
+    this.heads.classList.toggle('course-heads-paired', paired);
+    this.heads.style.setProperty('--course-mini-heads', String(nHead));
     this.heads.style.setProperty('--course-mini-cell', cell + 'px');
   };
 
@@ -1296,7 +1304,7 @@
   // Chart sizes in CSS pixels, and the colours a chart takes from course.css (light and slate
   // palettes: every line and marker at least 3:1 against the page, gridlines faint).
   var TRAINING = {
-    lossHeight: 320, headsHeight: 340,
+    lossHeight: 270, headsHeight: 290,
     margin: { l: 60, r: 20, t: 20, b: 50 },
     legend: { orientation: 'h', x: 0, xanchor: 'left', y: 1.02, yanchor: 'bottom' }, // above the plot, never over it
     batchLine: 1, validationLine: 2, validationMarker: 6, kindLine: 2, kindMarker: 5, chanceLine: 1.5
@@ -1709,7 +1717,13 @@
   window.traces = traces;
   window.trace = undefined;
 
-  if (document.readyState === 'loading') {
+  // This file comes after the article (mkdocs.yml's extra_javascript, the one-file chapters'
+  // scripts): the figures are parsed by now, so they start at once rather than after
+  // DOMContentLoaded, whose earlier listeners (Material's) took over 100 ms before the first paint.
+  var script = document.currentScript, article = document.querySelector('article');
+  var articleParsed = script && article && !article.contains(script) &&
+    (article.compareDocumentPosition(script) & Node.DOCUMENT_POSITION_FOLLOWING);
+  if (document.readyState === 'loading' && !articleParsed) {
     document.addEventListener('DOMContentLoaded', function () { init(); watchTheme(); });
   } else {
     init();
