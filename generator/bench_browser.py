@@ -11,8 +11,9 @@ Prints:
 * first paint: navigation start -> the first Plotly heatmap painted (`course.paintedAt`, the
   `performance.now()` of the `course:painted` event that course.js dispatches after the first
   Plotly draw and the frame after it). "cold" is the first load in a fresh browser (no V8 code
-  cache), "warm" the median of reloads. Also when the scripts were ready (`course:init` mark)
-  and how long the first `Plotly.newPlot` took, since most of the time is Plotly itself;
+  cache), "warm" the median of reloads. Split where the time goes: until course.js starts
+  (`course:init` mark: the HTML, the CSS, Material's and Plotly's scripts), course.js until its
+  first `Plotly.newPlot`, that newPlot, and the frame after it;
 * Plotly's floor, measured side by side in the same run: a blank page that loads the same Plotly
   bundle as the page and draws one 6 x 6 heatmap, timed the same way (navigation start -> the
   frame after `Plotly.newPlot`); cold in a fresh browser of its own, warm as the median of
@@ -70,7 +71,9 @@ SWITCH_JS = """async ([n]) => {
 PAINT_JS = """() => {
   const m = name => { const e = performance.getEntriesByName(name)[0]; return e ? e.startTime : null; };
   return {painted: course.paintedAt, init: m('course:init'),
-          newplot: m('course:newplot-end') - m('course:newplot-start')};
+          setup: m('course:newplot-start') - m('course:init'),
+          newplot: m('course:newplot-end') - m('course:newplot-start'),
+          frame: course.paintedAt - m('course:newplot-end')};
 }"""
 
 
@@ -362,7 +365,7 @@ def run(page: Path, runs: int = 5, switches: int = 20, blank: Path | None = None
         finally:
             browser.close()
     warm = loads[1:]
-    w = {k: statistics.median(x[k] for x in warm) for k in ("painted", "init", "newplot", "cpu")}
+    w = {k: statistics.median(x[k] for x in warm) for k in ("painted", "init", "setup", "newplot", "frame", "cpu")}
     fl = None
     if floor:
         fl = {"bundle": None, "cold": floor[0], "warm": statistics.median(floor[1:]) if len(floor) > 1 else None}
@@ -383,8 +386,10 @@ def report(r: dict) -> str:
         f"course.js in Chromium from file:// — {r['page']}",
         f"  first heatmap painted: cold {c['painted']:.0f} ms, warm {w['painted']:.0f} ms (median of {r['runs']} reloads)"
         f"  [target < 300 ms]",
-        f"    scripts ready (Plotly + course.js evaluated): cold {c['init']:.0f} ms, warm {w['init']:.0f} ms",
-        f"    first Plotly.newPlot: cold {c['newplot']:.0f} ms, warm {w['newplot']:.0f} ms",
+        f"    where the time goes (cold / warm): until course.js starts (HTML, CSS, Material's and Plotly's scripts)"
+        f" {c['init']:.0f} / {w['init']:.0f} ms; course.js until its first Plotly.newPlot (figures, tables, layout)"
+        f" {c['setup']:.0f} / {w['setup']:.0f} ms; the first Plotly.newPlot {c['newplot']:.0f} / {w['newplot']:.0f} ms;"
+        f" then the frame {c['frame']:.0f} / {w['frame']:.0f} ms",
         f"    main-thread CPU until painted: cold {c['cpu']:.0f} ms, warm {w['cpu']:.0f} ms"
         f" (wall minus CPU is time lost to other processes on a shared machine)",
     ]
