@@ -566,7 +566,7 @@
     cellMax: 32, cellMin: 12, rowMin: 14, rowMax: 26, // cellMax: also course.css, "the view"
     cellFont: 11, tickFont: 12, smallTickFont: 10,
     textChars: 4, charWidth: 0.62, textPad: 4, textMinRow: 16,
-    marginLeft: 90, marginTop: 110, marginRight: 20, marginBottom: 10,
+    marginLeft: 90, marginTop: 90, marginRight: 20, marginBottom: 10, // automargin adds what long labels need
     colourbarRoom: 80, colourbarThickness: 12,
     narrowBelow: 560, narrowBottom: 64, // below this width the colour bar lies under the grid
     tickChars: 14, narrowTickChars: 10,
