@@ -12,7 +12,10 @@ For the tiny model and for the random 12 × 12 × 768 stand-in of GPT-2 small it
   sentence on the stand-in;
 * the size of the GPT-2 chapter's whole trace set (every gpt2 sentence of the lessons plus the
   head-scoring texts) traced with the stand-in, as the store writes it (schema 3, encoded) and as
-  plain JSON with every float a 5-digit number (schema 2's way), raw and gzipped, in MB (10⁶ bytes).
+  plain JSON with every float a 5-digit number (schema 2's way), raw and gzipped, in MB (10⁶ bytes);
+* every GPT-2 figure's first load (its element with its inline JSON, gzipped) rendered from the
+  stand-in with GPT-2's committed tokenizer, against the 60 kB budget of issue 14, and the size
+  of the heavy parts that load after the first paint, encoded as the site writes them and plain.
 """
 
 from __future__ import annotations
@@ -130,16 +133,18 @@ FIRST_LOAD_BUDGET = 60_000  # bytes gzipped per figure (issue 14 item 4)
 FIGURE_RE = r'<figure class="course-fig" id="(fig-\d+)" data-kind="(\w+)".*?</figure>'
 
 
-def figure_first_loads(lm, content_dir=None) -> list[dict]:
+def figure_first_loads(lm, content_dir=None) -> tuple[list[dict], dict]:
     """Every GPT-2 figure of the lessons rendered from `lm`'s traces (the stand-in with GPT-2's
     committed tokenizer), each figure element gzipped at level 9 as tests/test_gpt2_e2e.py
     measures it: the page's first load for that figure, its inline JSON included (the heavy parts
-    load after the first paint). Traces and heads.json go to a temporary store; nothing else is written."""
+    load after the first paint). Also the heavy parts of those traces (publish.heavy_part_js), encoded
+    as the site writes them and plain as it wrote them before, in bytes and gzipped. Traces and
+    heads.json go to a temporary store; nothing else is written."""
     import re
     import tempfile
     from pathlib import Path
 
-    from . import heads, render, tracing
+    from . import heads, publish, render, tracing
     from .lessons import pages
     from .lessons.source import iter_markdown
     from .render.context import Ctx
@@ -149,10 +154,16 @@ def figure_first_loads(lm, content_dir=None) -> list[dict]:
     reqs = [it.request for it in pages.collect(content_dir) if it.request.model == "gpt2"]
     reqs += heads.scoring_requests("gpt2", lm.meta)
     rows = []
+    parts = {"parts": 0, "bytes": 0, "gzip_bytes": 0, "plain_bytes": 0, "plain_gzip_bytes": 0}
     with tempfile.TemporaryDirectory() as tmp:
         store = TraceStore(tmp)
         for req in dict.fromkeys(reqs):
-            store.write(tracing.trace(lm, req.text, req.ids))
+            path = store.write(tracing.trace(lm, req.text, req.ids))
+            trace = store.load(req.model, req.text, req.ids)
+            for name, js in (("", publish.heavy_part_js(trace, path.read_bytes())), ("plain_", publish.heavy_part_js(trace))):
+                parts[f"{name}bytes"] += len(js)
+                parts[f"{name}gzip_bytes"] += len(gzip.compress(js, 6, mtime=0))
+            parts["parts"] += 1
         heads.write_scores(store, "gpt2")
         for path in iter_markdown(content_dir):
             ctx = Ctx(store=store, page=str(path), assets_url="assets/generated/", allow_standin=True)
@@ -162,10 +173,10 @@ def figure_first_loads(lm, content_dir=None) -> list[dict]:
                 for m in re.finditer(FIGURE_RE, render.render(d, ctx), flags=re.S):
                     rows.append({"page": path.name, "figure": m.group(1), "kind": m.group(2),
                                  "gzip_bytes": len(gzip.compress(m.group(0).encode("utf-8"), 9, mtime=0))})
-    return rows
+    return rows, parts
 
 
-def print_first_loads(rows: list[dict], out=print) -> None:
+def print_first_loads(rows: list[dict], parts: dict, out=print) -> None:
     out(f"GPT-2 figures' first load on the stand-in (figure element with its inline JSON, gzip -9; budget {FIRST_LOAD_BUDGET / 1000:.0f} kB each):")
     for r in rows:
         out(f"  {r['page']} {r['figure']} {r['kind']:<11} {r['gzip_bytes'] / 1000:6.1f} kB")
@@ -173,6 +184,10 @@ def print_first_loads(rows: list[dict], out=print) -> None:
         worst = max(rows, key=lambda r: r["gzip_bytes"])
         out(f"  largest {worst['gzip_bytes'] / 1000:.1f} kB ({worst['page']} {worst['figure']}): "
             f"{'within' if worst['gzip_bytes'] <= FIRST_LOAD_BUDGET else 'OVER'} the budget")
+    n, mb = max(parts["parts"], 1), 1e6
+    out(f"  heavy parts (loaded after the first paint) of the chapter's {parts['parts']} traces, scoring texts included: encoded {parts['bytes'] / mb:.2f} MB "
+        f"({parts['gzip_bytes'] / mb:.2f} MB gzipped, {parts['bytes'] / n / mb:.2f} MB per trace); "
+        f"plain {parts['plain_bytes'] / mb:.2f} MB ({parts['plain_gzip_bytes'] / mb:.2f} MB gzipped)")
 
 
 def gpt2_stand_in():
@@ -218,7 +233,7 @@ def run_bench(runs: int = 7, out=print) -> list[dict]:
         "with output_attentions, wall-clock medians (cpu ratio: the same in this process's CPU time); "
         "target ≤ 1.5×. encode = rounding + JSON, once per written trace; gzip at level 9.")
     print_chapter_set(chapter, out)
-    print_first_loads(figure_first_loads(gpt2_stand_in()), out)
+    print_first_loads(*figure_first_loads(gpt2_stand_in()), out=out)
     return results
 
 

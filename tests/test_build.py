@@ -151,7 +151,9 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     key = lily_trace()["meta"] and re.search(r'data-trace-key="([0-9a-f]+)"', page).group(1)
     assert (gen / "traces" / "tiny" / f"{key}.js").is_file() and (gen / "traces" / "tiny" / f"{key}.json").is_file()
     part = (gen / "traces" / "tiny" / f"{key}.js").read_text()
-    assert part.startswith("window.courseTraceParts = window.courseTraceParts || {};") and '"scaledMasked"' in part and '"weights"' not in part
+    # the part is encoded (publish.heavy_part_js): the trace file's arrays and every head's page weights
+    assert part.startswith("window.courseTraceParts = window.courseTraceParts || {};") and '"int16"' in part
+    assert '"scaledMaskedFactor"' in part and '"weights"' in part and '"scaledMasked"' not in part and '"tokens"' not in part
     assert f'data-parts="assets/generated/traces/tiny/{key}.js"' in page
     assert f'data-parts="../assets/generated/traces/tiny/{key}.js"' in built.html("sub/deep.md")
     assert 'src="assets/generated/plotly-cartesian.min.js"' in page and "plotly.min.js" not in page and 'src="assets/generated/colorscale.js"' in page
