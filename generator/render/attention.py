@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..lessons import directives as D
+from ..lessons.directives import Attention
 from ..lessons.refs import Ref
 from . import templating
 from .context import Ctx, Figure, load_panel
@@ -54,7 +54,7 @@ def chosen(d, panel, ctx: Ctx, kind: str) -> tuple[int, int, int]:
     return layer, head, focus
 
 
-def render(d: D.Attention, ctx: Ctx, ids=None) -> str:
+def render(d: Attention, ctx: Ctx, ids=None) -> str:
     panel = load_panel(d, d.model, d.sentence, ctx, ids)
     if panel is None:
         return traces_pending(d, ctx, d.model, [d.sentence])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..lessons import directives as D
+from ..lessons.directives import Compare
 from ..lessons.directives import parse_token_ref
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref, iter_refs
@@ -40,7 +40,7 @@ def diff_rows(a: Panel, b: Panel, layer: int, head: int, focus: int) -> list[lis
 ROW_REFS = ("weight", "score", "scaled", "top", "argmax", "compare")
 
 
-def referenced_focus(d: D.Compare, panel: Panel, ctx: Ctx) -> int | None:
+def referenced_focus(d: Compare, panel: Panel, ctx: Ctx) -> int | None:
     """Where the page's prose points the figure: the position, in sentence 1, of the row its first
     reference reads (`{{ pair.weight(her, Lily) }}`: ·her). None without such a reference, or
     where the page's file cannot be read (the page's own pass reports a broken reference)."""
@@ -58,7 +58,7 @@ def referenced_focus(d: D.Compare, panel: Panel, ctx: Ctx) -> int | None:
     return None
 
 
-def render(d: D.Compare, ctx: Ctx) -> str:
+def render(d: Compare, ctx: Ctx) -> str:
     panels = [load_panel(d, d.model, s, ctx) for s in d.sentences]
     if any(p is None for p in panels):
         return traces_pending(d, ctx, d.model, [s for s, p in zip(d.sentences, panels) if p is None])

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import heads
-from ..lessons import directives as D
+from ..lessons.directives import Directive
 from ..lessons.errors import LessonError
 from .format import label_tokens
 
@@ -40,7 +40,7 @@ class Figure:
 
     kind: str
     number: int
-    directive: D.Directive
+    directive: Directive
     pending: bool = False
     panels: list[Panel] = field(default_factory=list)
     layer: int | None = None  # 0-based
@@ -119,7 +119,7 @@ class Ctx:
         self.count += 1
         return self.count
 
-    def register(self, d: D.Directive, fig: Figure) -> None:
+    def register(self, d: Directive, fig: Figure) -> None:
         if d.id is None:
             return
         if d.id in self.figures:
@@ -154,7 +154,7 @@ def standin_refused(where: str, problem: str) -> LessonError:
     )
 
 
-def load_panel(d: D.Directive, model: str, text: str, ctx: Ctx, ids=None) -> Panel | None:
+def load_panel(d: Directive, model: str, text: str, ctx: Ctx, ids=None) -> Panel | None:
     """The trace of (model, text) as a Panel, or None (noted in ctx.missing) when not traced.
     `ids` picks a trace given by token ids (the scoring texts of random tokens)."""
     trace = None
