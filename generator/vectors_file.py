@@ -73,8 +73,14 @@ class Vectors:
     doc: dict
     file: Path
 
-    revision = property(lambda self: self.doc["revision"])
-    width = property(lambda self: self.doc["width"])
+    @property
+    def revision(self) -> str:
+        """The tiny model's revision the numbers were read from (it must match the traces')."""
+        return self.doc["revision"]
+
+    @property
+    def width(self) -> int:
+        return self.doc["width"]
 
     def sentence(self, text: str) -> dict | None:
         return next((s for s in self.doc["sentences"] if s["text"] == text), None)
