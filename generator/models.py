@@ -319,14 +319,14 @@ def random_model(n_layer: int, n_head: int, n_embd: int, n_positions: int, vocab
     return _eval(GPT2LMHeadModel(cfg))
 
 
-def tiny_tokenizer(model_dir: Path | None = None):
-    """The committed tiny tokenizer (a `tokenizers.Tokenizer`)."""
-    from tokenizers import Tokenizer
+def tiny_tokenizer():
+    """The committed tiny tokenizer (a `tokenizers.Tokenizer`), as the site build loads it."""
+    from . import tokens
 
-    f = Path(model_dir or PACKAGE_MODEL_DIR) / "tokenizer.json"
-    if not f.is_file():
-        raise ModelUnavailable(f"tiny: {f} is missing; train it with `python -m generator train-tiny`")
-    return Tokenizer.from_file(str(f))
+    try:
+        return tokens.tokenizer("tiny")
+    except tokens.NoTokenizer as e:
+        raise ModelUnavailable(f"{e}; train it with `python -m generator train-tiny`") from None
 
 
 def from_parts(name: str, model, tokenizer, revision: str, stand_in: bool = True, tokenizer_name: str = "") -> LoadedModel:
