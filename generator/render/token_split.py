@@ -39,7 +39,7 @@ def sentence_view(text: str, models: tuple[str, ...]) -> dict:
     columns = []
     for m in models:
         first = {"id": tokens.bos_id(m), "text": eot, "display": eot, "spoken": "end of text"}
-        pieces = [{"id": p.id, "text": p.text, "display": p.display, "spoken": p.spoken} for p in split[m]]
+        pieces = [piece_dict(p) for p in split[m]]
         columns.append({"model": m, "name": HEADS.get(m, m), "tokens": [first] + pieces, "count": len(pieces)})
     differ = []
     if len(models) == 2:
