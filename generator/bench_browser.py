@@ -430,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write every figure to this JSON file")
     ap.add_argument("--shots", default=str(REPO / "build" / "shots"), help="screenshots of every reader page go here")
     ap.add_argument("--no-views", action="store_true", help="skip page heights and screenshots")
-    ap.add_argument("--runs", type=int, default=9, help="warm reloads, each page load interleaved with a floor load")
+    ap.add_argument("--runs", type=int, default=15, help="warm reloads, each page load interleaved with a floor load")
     ap.add_argument("--switches", type=int, default=20)
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():

@@ -96,6 +96,18 @@
     return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   }
 
+  // Each page mkdocs-material's instant navigation brings in (its document$, a replaying
+  // observable, so a subscriber also hears of the page it is on). Material's bundle is deferred
+  // (overrides/main.html), so it usually runs after this file: then subscribe once it has.
+  function onMaterialPage(fn) {
+    var subscribe = function () {
+      var d = window.document$;
+      if (d && typeof d.subscribe === 'function') d.subscribe(fn);
+      return !!d;
+    };
+    if (!subscribe() && document.readyState === 'loading') document.addEventListener('DOMContentLoaded', subscribe, { once: true });
+  }
+
   function el(tag, cls, text) {
     var e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -434,7 +446,7 @@
   // The plot's height, kept free before it is drawn (no jump when it is). Read and write in two
   // passes over every view (reserveSpace in init), so the page is laid out once, not per figure.
   AttentionView.prototype.measure = function () {
-    if (this.tableToggle && !this.plotted) this.geom = heatmapGeometry(this.n, this.plotHost.clientWidth);
+    if (this.tableToggle && !this.plotted) this.geom = this.geometry(this.plotHost.clientWidth);
   };
   AttentionView.prototype.reserve = function () {
     if (this.geom && !this.plotted) this.plotHost.style.minHeight = this.geom.height + 'px';
@@ -561,14 +573,21 @@
   // are as tall as a cell is wide, within rowMin..rowMax (a line of text needs less height than
   // four digits need width). Numbers are drawn in the cells only where four characters fit at
   // cellFont (legible); otherwise the value is in the hover text (a tap on a touch screen) and in
-  // the table.
+  // the table. The left and top margins are the tick labels' room, measured here in the page's
+  // font (labelRoom), not left to Plotly's automatic margins: those measure the drawn labels and
+  // draw the plot again, 30-45 ms of the first paint.
   var HEATMAP = {
     cellMax: 32, cellMin: 12, rowMin: 14, rowMax: 26, // cellMax: also course.css, "the view"
     cellFont: 11, tickFont: 12, smallTickFont: 10,
     textChars: 4, charWidth: 0.62, textPad: 4, textMinRow: 16,
-    marginLeft: 90, marginTop: 90, marginRight: 20, marginBottom: 10, // automargin adds what long labels need
-    colourbarRoom: 80, colourbarThickness: 12,
-    narrowBelow: 560, narrowBottom: 64, // below this width the colour bar lies under the grid
+    marginMin: 60, marginRight: 20, marginBottom: 10,
+    // around the longest label: the axis title (14 px), its standoff (6) and Plotly's padding,
+    // measured against Plotly's automatic margins (34.4 px left, 38.0 px top), rounded up
+    labelRoomLeft: 35, labelRoomTop: 39, tickAngle: 50,
+    // room for the colour bar (its pad, the bar, its numbers, its title) right of the grid, or
+    // under it below narrowBelow: what Plotly would push the margins to, so it never draws twice
+    colourbarRoom: 84, colourbarThickness: 12,
+    narrowBelow: 560, narrowBottom: 66,
     tickChars: 14, narrowTickChars: 10,
     rotatedBelow: 18, strideBelow: 11, // x labels turn upright below 18 px, every other one below 11
     heightMin: 220, defaultWidth: 700
@@ -576,32 +595,87 @@
   var CB_TICKVALS = [0, 0.25, 0.5, 0.75, 1];
   var CB_TICKTEXT = ['0', '0.25', '0.5', '0.75', '1'];
 
+  // The widest of `texts` at `size` px in the font of `node` (a canvas measures without a layout).
+  var measureCanvas = null;
+  function textWidth(texts, size, node) {
+    if (!measureCanvas) measureCanvas = document.createElement('canvas').getContext('2d');
+    var cs = getComputedStyle(node);
+    measureCanvas.font = (cs.fontStyle || 'normal') + ' ' + (cs.fontWeight || '400') + ' ' + size + 'px ' + cs.fontFamily;
+    return texts.reduce(function (m, t) { return Math.max(m, measureCanvas.measureText(t).width); }, 0);
+  }
+
+  // The margins the tick labels need: left for the rows' labels, top for the columns' labels
+  // (slanted, or upright on small cells), each with its axis title.
+  function labelRoom(labels, upright) {
+    var H = HEATMAP;
+    var size = upright ? H.smallTickFont : H.tickFont;
+    var w = labels ? labels(size) : 0;
+    var a = H.tickAngle * Math.PI / 180;
+    var high = upright ? w : w * Math.sin(a) + size * Math.cos(a);
+    return { left: Math.max(H.marginMin, Math.ceil(w + H.labelRoomLeft)),
+             top: Math.max(H.marginMin, Math.ceil(high + H.labelRoomTop)) };
+  }
+
   // Everything about the layout that depends on the width of the box the plot is drawn in.
-  function heatmapGeometry(n, width) {
+  // labels(narrow)(size): the widest tick label at that font size (labelRoom).
+  function heatmapGeometry(n, width, labels) {
     var H = HEATMAP;
     var w = width > 0 ? width : H.defaultWidth;
+    var wide = labelRoom(labels && labels(false), false);
     // a phone, unless the box is as wide as the grid at its largest cell (course.css "the view")
-    var narrow = w < H.narrowBelow && w < H.marginLeft + H.colourbarRoom + n * H.cellMax;
+    var narrow = w < H.narrowBelow && w < wide.left + H.colourbarRoom + n * H.cellMax;
     var right = narrow ? H.marginRight : H.colourbarRoom;
-    var cell = Math.max(H.cellMin, Math.min(H.cellMax, (w - H.marginLeft - right) / Math.max(n, 1)));
+    var room = narrow ? labelRoom(labels && labels(true), false) : wide;
+    var cellFor = function (left) { return Math.max(H.cellMin, Math.min(H.cellMax, (w - left - right) / Math.max(n, 1))); };
+    var upright = cellFor(room.left) < H.rotatedBelow;
+    if (upright) room = labelRoom(labels && labels(narrow), true); // smaller labels: the cells only grow
+    var cell = cellFor(room.left);
     var row = Math.max(H.rowMin, Math.min(H.rowMax, cell));
     var textWidth = H.textChars * H.charWidth * H.cellFont + H.textPad;
     var bottom = narrow ? H.narrowBottom : H.marginBottom;
-    var minWidth = Math.ceil(H.marginLeft + right + n * H.cellMin);
+    var minWidth = Math.ceil(room.left + right + n * H.cellMin);
+    var showText = cell >= textWidth && row >= H.textMinRow;
+    var stride = cell < H.strideBelow ? 2 : 1;
     return {
       width: width > 0 ? Math.max(Math.floor(width), minWidth) : undefined,
       narrow: narrow,
       cell: cell,
-      showText: cell >= textWidth && row >= H.textMinRow,
-      upright: cell < H.rotatedBelow,
-      stride: cell < H.strideBelow ? 2 : 1,
+      showText: showText,
+      upright: upright,
+      stride: stride,
       minWidth: minWidth,
       row: row,
-      height: Math.max(H.heightMin, Math.round(row * n) + H.marginTop + bottom),
-      key: [narrow, cell >= textWidth && row >= H.textMinRow, cell < H.rotatedBelow, cell < H.strideBelow ? 2 : 1,
-        Math.round(row)].join()
+      left: room.left, top: room.top, right: right, bottom: bottom,
+      height: Math.max(H.heightMin, Math.round(row * n) + room.top + bottom),
+      key: [narrow, showText, upright, stride, Math.round(row), room.left, room.top].join()
     };
   }
+
+  // What stays the same for every head: the tick positions and labels (as Plotly reads them, and
+  // as text, for measuring), wide and narrow.
+  AttentionView.prototype.labels = function () {
+    if (this.constant) return this.constant;
+    var idx = [];
+    for (var i = 0; i < this.n; i++) idx.push(i);
+    var tokens = this.tokens;
+    var plain = function (max) { return tokens.map(function (t) { return shorten(tokDisplay(t), max); }); };
+    var wide = plain(HEATMAP.tickChars), narrow = plain(HEATMAP.narrowTickChars);
+    this.constant = { idx: idx, plain: wide, narrowPlain: narrow,
+      ticks: wide.map(plotEsc), narrowTicks: narrow.map(plotEsc), widths: {} };
+    return this.constant;
+  };
+
+  AttentionView.prototype.geometry = function (width) {
+    var c = this.labels(), root = this.root;
+    var labels = function (narrow) {
+      return function (size) {
+        var key = (narrow ? 'n' : 'w') + size;
+        if (!(key in c.widths)) c.widths[key] = textWidth(narrow ? c.narrowPlain : c.plain, size, root);
+        return c.widths[key];
+      };
+    };
+    return heatmapGeometry(this.n, width, labels);
+  };
 
   AttentionView.prototype.headData = function (l, h) {
     var key = l + ':' + h;
@@ -635,15 +709,8 @@
     var s = this.state;
     var n = this.n;
     var d = this.headData(s.layer, s.head);
-    var g = this.geom || heatmapGeometry(n, 0);
-    var c = this.constant;
-    if (!c) {
-      var idx = [];
-      for (var i = 0; i < n; i++) idx.push(i);
-      var tokens = this.tokens;
-      var ticks = function (max) { return tokens.map(function (t) { return plotEsc(shorten(tokDisplay(t), max)); }); };
-      c = this.constant = { idx: idx, ticks: ticks(HEATMAP.tickChars), narrowTicks: ticks(HEATMAP.narrowTickChars) };
-    }
+    var g = this.geom || this.geometry(0);
+    var c = this.labels();
     var ticks = g.narrow ? c.narrowTicks : c.ticks;
     var xVals = g.stride > 1 ? c.idx.filter(function (i) { return i % g.stride === 0; }) : c.idx;
     var xText = g.stride > 1 ? xVals.map(function (i) { return ticks[i]; }) : ticks;
@@ -651,7 +718,7 @@
     var colourbar = g.narrow
       ? { orientation: 'h', x: 0.5, xanchor: 'center', y: -0.02, yanchor: 'top', len: 1, thickness: HEATMAP.colourbarThickness,
           title: { text: 'weight', side: 'right' }, tickvals: CB_TICKVALS, ticktext: CB_TICKTEXT }
-      : { title: { text: 'weight', side: 'right' }, thickness: HEATMAP.colourbarThickness, len: 0.9,
+      : { title: { text: 'weight', side: 'right' }, thickness: HEATMAP.colourbarThickness, len: 0.9, x: 1,
           tickvals: CB_TICKVALS, ticktext: CB_TICKTEXT };
     var trace = {
       type: 'heatmap', x: c.idx, y: c.idx, z: d.z, text: d.text, hovertext: d.hover,
@@ -663,14 +730,13 @@
     var layout = {
       width: g.width,
       height: g.height + (this.heightFix || 0),
-      margin: { l: HEATMAP.marginLeft, r: HEATMAP.marginRight, t: HEATMAP.marginTop,
-        b: g.narrow ? HEATMAP.narrowBottom : HEATMAP.marginBottom },
+      margin: { l: g.left, r: g.right, t: g.top, b: g.bottom },
       xaxis: { tickmode: 'array', tickvals: xVals, ticktext: xText, side: 'top', tickangle: g.upright ? -90 : -50,
         tickfont: tickFont, range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
-        title: { text: 'looks at (key)', standoff: 6 }, automargin: true },
+        title: { text: 'looks at (key)', standoff: 6 }, automargin: false },
       yaxis: { tickmode: 'array', tickvals: c.idx, ticktext: ticks, autorange: 'reversed', tickfont: tickFont,
         fixedrange: true, showgrid: false, zeroline: false,
-        title: { text: 'token (query)', standoff: 6 }, automargin: true },
+        title: { text: 'token (query)', standoff: 6 }, automargin: false },
       shapes: [{ type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
         y0: s.token - 0.5, y1: s.token + 0.5, line: { color: FOCUS_COLOUR, width: 3 },
         fillcolor: 'rgba(0,0,0,0)' }],
@@ -693,7 +759,7 @@
     if (this.plotted) return this.plotted;
     if (!this.plotHost || !hasPlotly() || !this.n || !this.state) return Promise.resolve(false);
     this.readTheme();
-    this.geom = heatmapGeometry(this.n, this.plotHost.clientWidth);
+    this.geom = this.geometry(this.plotHost.clientWidth);
     var inner = el('div', 'course-plot-inner');
     inner.style.minWidth = this.geom.minWidth + 'px';
     clear(this.plotHost);
@@ -736,7 +802,7 @@
         var width = self.plotHost.clientWidth;
         if (!width) return;
         self.sizeMinis();
-        var g = heatmapGeometry(self.n, width);
+        var g = self.geometry(width);
         if (self.geom && g.width === self.geom.width) return;
         if (!self.geom || g.key !== self.geom.key) self.heightFix = 0;
         var turned = !self.geom || g.narrow !== self.geom.narrow;
@@ -1630,6 +1696,7 @@
     fmt: fmt,
     cellColour: cellColour,
     tableToggle: tableToggle,  // for the chapters 1-2 section's plotted figures
+    onMaterialPage: onMaterialPage,  // and its instant-navigation hook
     COLORSCALE: COLORSCALE
   };
 
@@ -1673,7 +1740,13 @@
     else initScrollBoxes();
     if (!fresh) return;
     document.documentElement.classList.add('course-js');
-    reserveSpace(plottable);
+    // Space is kept for the plots on screen now, and for the rest after the first paint: a plot
+    // in a block that is not rendered yet (course.css, content-visibility) costs a layout of
+    // that block to measure, about 2 ms each.
+    var onScreen = plottable.filter(function (f) { return visibleNow(f.el); });
+    reserveSpace(onScreen);
+    var offScreen = plottable.filter(function (f) { return onScreen.indexOf(f) < 0; });
+    if (offScreen.length) afterFirstPaint(function () { reserveSpace(offScreen); });
     var fromHash = parseHash(location.hash);
     if (fromHash.length) {
       applyHash(false);
@@ -1683,6 +1756,11 @@
     schedulePlots(plottable);
     initTabs();
     if (!heatmaps) scheduleIdleParts();
+  }
+
+  function afterFirstPaint(fn) {
+    if (paintedAt !== null) fn();
+    else document.addEventListener('course:painted', function () { fn(); }, { once: true });
   }
 
   function reserveSpace(plottable) {
@@ -1730,9 +1808,7 @@
     watchTheme();
   }
   // mkdocs-material's instant navigation swaps pages without a reload.
-  if (window.document$ && typeof window.document$.subscribe === 'function') {
-    window.document$.subscribe(function () { init(); });
-  }
+  onMaterialPage(function () { init(); });
 })();
 
 /* ==================================================================== chapters 1 and 2
@@ -2003,5 +2079,5 @@
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
   else init();
-  if (window.document$ && typeof window.document$.subscribe === 'function') window.document$.subscribe(init);
+  if (window.course && window.course.onMaterialPage) window.course.onMaterialPage(init);
 })();

@@ -1,0 +1,97 @@
+"""The heatmaps' margins, measured by course.js, not by Plotly: on every attention heatmap of the
+real course, at a desktop and two phone widths, Plotly keeps the margins course.js gave it (it
+did not push one and draw the plot a second time, which cost 30-45 ms of the first paint), and
+every tick label and axis title still lies inside the plot, off the grid."""
+
+from __future__ import annotations
+
+import pytest
+
+from hardening_helpers import settle
+
+from .conftest import page_opener
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# Every plot drawn (as a reader scrolling down would see them), then, per attention heatmap, the
+# margins asked for and those Plotly drew with, and the boxes of its labels, relative to the plot.
+MARGINS_JS = """async () => {
+  const s = document.createElement('style');
+  s.textContent = '.md-typeset > * { content-visibility: visible !important; }';
+  document.head.appendChild(s);
+  for (const p of document.querySelectorAll('.course-plot')) {
+    if (!p.getClientRects().length) continue;
+    p.scrollIntoView({block: 'center'});
+    for (let i = 0; i < 100 && !p.querySelector('.main-svg'); i++) await new Promise(r => setTimeout(r, 50));
+  }
+  await new Promise(r => setTimeout(r, 300));
+  const plots = [...document.querySelectorAll('.course-plot-inner')].filter(d => d._fullLayout && d._fullLayout.xaxis.side === 'top');
+  return plots.map(d => {
+    const L = d._fullLayout, svg = d.querySelector('.main-svg').getBoundingClientRect();
+    const rel = r => ({left: r.left - svg.left, top: r.top - svg.top, right: r.right - svg.left, bottom: r.bottom - svg.top});
+    return {
+      fig: d.closest('figure').id,
+      asked: {l: L.margin.l, t: L.margin.t, r: L.margin.r, b: L.margin.b},
+      drawn: {l: L._size.l, t: L._size.t, r: L._size.r, b: L._size.b},
+      automargin: [L.xaxis.automargin, L.yaxis.automargin],
+      size: {width: svg.width, height: svg.height},
+      grid: {left: L._size.l, top: L._size.t, right: L._size.l + L._size.w, bottom: L._size.t + L._size.h},
+      labels: [...d.querySelectorAll('.xtick text, .ytick text, text.xtitle, text.ytitle')]
+        .filter(t => t.textContent).map(t => Object.assign({text: t.textContent}, rel(t.getBoundingClientRect()))),
+    };
+  });
+}"""
+
+
+def margin_problems(plots: list[dict]) -> list[str]:
+    """What is wrong with these heatmaps' margins: a margin Plotly changed (a second draw), an
+    axis left on automatic margins, a label outside the plot or over the grid."""
+    out = []
+    for p in plots:
+        name = p["fig"]
+        if p["asked"] != p["drawn"]:
+            out.append(f"{name}: Plotly moved the margins {p['asked']} -> {p['drawn']}")
+        if any(p["automargin"]):
+            out.append(f"{name}: automatic margins are on {p['automargin']}")
+        g, size = p["grid"], p["size"]
+        for t in p["labels"]:
+            if t["left"] < -0.5 or t["top"] < -0.5 or t["right"] > size["width"] + 0.5 or t["bottom"] > size["height"] + 0.5:
+                out.append(f"{name}: label {t['text']!r} lies outside the plot {t}")
+            across = min(t["right"], g["right"]) - max(t["left"], g["left"])
+            down = min(t["bottom"], g["bottom"]) - max(t["top"], g["top"])
+            if across > 0.5 and down > 0.5:
+                out.append(f"{name}: label {t['text']!r} lies over the grid {t}")
+    return out
+
+
+def test_margin_check_can_fail():
+    ok = {"fig": "fig-1", "asked": {"l": 100, "t": 97, "r": 84, "b": 10}, "drawn": {"l": 100, "t": 97, "r": 84, "b": 10},
+          "automargin": [False, False], "size": {"width": 414, "height": 293},
+          "grid": {"left": 100, "top": 97, "right": 330, "bottom": 283},
+          "labels": [{"text": "Lily", "left": 60, "top": 100, "right": 95, "bottom": 114}]}
+    assert margin_problems([ok]) == []
+    pushed = dict(ok, drawn=dict(ok["drawn"], l=104), automargin=[True, False])
+    assert len(margin_problems([pushed])) == 2
+    clipped = dict(ok, labels=[{"text": "·wanted", "left": -6, "top": 100, "right": 40, "bottom": 114}])
+    assert "outside the plot" in margin_problems([clipped])[0]
+    on_grid = dict(ok, labels=[{"text": "·wanted", "left": 80, "top": 100, "right": 110, "bottom": 114}])
+    assert "over the grid" in margin_problems([on_grid])[0]
+
+
+@pytest.fixture
+def open_site(browser, server):
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
+        yield open_
+
+
+@pytest.mark.parametrize("page", ["attention.html", "heads.html"])
+def test_plotly_keeps_the_margins_course_js_measured(course, server, open_site, page):
+    w = open_site()
+    for width in (1280, 375, 320):
+        w.page.set_viewport_size({"width": width, "height": 900})
+        w.page.goto(f"{server.base}/{page}")
+        settle(w.page)
+        plots = w.page.evaluate(MARGINS_JS)
+        assert len(plots) >= 4, f"{page} at {width} px: {len(plots)} heatmaps drawn"
+        assert margin_problems(plots) == [], f"{page} at {width} px"
+    assert not w.errors, w.errors
