@@ -8,7 +8,7 @@ from . import templating
 from .context import Ctx, Figure, load_panel
 from .format import page_tokens
 from .grid import provenance
-from .pending import traces_pending
+from .pending import READER_NAMES, traces_pending
 
 REFS = {"tokens": (0, 0)}
 
@@ -22,7 +22,7 @@ def render(d: Predictions, ctx: Ctx) -> str:
     for p in panels:
         preds = p.trace.get("predictions") or []
         rows = [(t, preds[i] if i < len(preds) else []) for i, t in enumerate(p.tokens)]
-        sentences.append({"model": p.model, "text": p.trace["text"], "k": max((len(r) for r in preds), default=0), "rows": rows})
+        sentences.append({"model": READER_NAMES.get(p.model, p.model), "text": p.trace["text"], "k": max((len(r) for r in preds), default=0), "rows": rows})
     payload = {
         "sentences": [
             {"key": p.key, "text": p.trace["text"], "tokens": page_tokens(p.tokens), "predictions": p.trace.get("predictions") or []}

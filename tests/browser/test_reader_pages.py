@@ -69,12 +69,17 @@ def open_site(browser, server):
 @pytest.mark.parametrize("scheme,expected", [("light", "default"), ("dark", "slate")])
 def test_every_line_marker_and_bar_has_3_to_1_in_both_palettes(course, server, open_site, scheme, expected):
     w = open_site(color_scheme=scheme)
-    w.page.goto(f"{server.base}/attention.html")
-    settle(w.page)
-    for fig in w.page.locator(".course-fig[data-kind=training] .course-plot").all():
-        fig.scroll_into_view_if_needed()
-        fig.locator(".main-svg").first.wait_for(state="attached")
-    got = w.page.evaluate(CONTRAST_JS)
+    got = {"marks": [], "grid": []}
+    for rel in ("attention.html", "heads.html"):  # the softmax bars; the training charts
+        w.page.goto(f"{server.base}/{rel}")
+        settle(w.page)
+        for fig in w.page.locator(".course-fig[data-kind=training] .course-plot").all():
+            fig.scroll_into_view_if_needed()
+            fig.locator(".main-svg").first.wait_for(state="attached")
+        one = w.page.evaluate(CONTRAST_JS)
+        got.update(scheme=one["scheme"], probe=one["probe"])
+        got["marks"] += [dict(m, page=rel) for m in one["marks"]]
+        got["grid"] += [dict(g, page=rel) for g in one["grid"]]
     assert got["scheme"] == expected
     # the navy that vanished on slate is caught by this arithmetic (and passes on white)
     assert (got["probe"] < 3) == (scheme == "dark")
