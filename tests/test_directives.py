@@ -76,6 +76,8 @@ def test_compare_stepper_softmax_scoreboard_training_predictions_parse():
     assert parse("training", "model: tiny").model == "tiny"
     p = parse("predictions", 'model: tiny\nsentences: "Lily wanted to play with her"')
     assert p.sentences == ("Lily wanted to play with her",)
+    assert p.guesses == 5  # every guess the traces hold
+    assert parse("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\nguesses: 3').guesses == 3
 
 
 # Each case: (kind, body, the exact message after "path:line: ").
@@ -160,6 +162,10 @@ CATALOGUE = [
      "training: only the tiny model has a training log in this course, not 'gpt2'. Fix: write `model: tiny`"),
     ("predictions", "model: tiny\nsentences: []",
      "predictions: 'sentences' must be a list of sentences. Fix: write `sentences: [\"a sentence\"]`"),
+    ("predictions", "model: tiny\nsentences: [\"Lily wanted to play with her\"]\nguesses: 6",
+     "predictions: 'guesses' must be from 1 to 5 (the traces hold the top 5), not 6. Fix: write `guesses: 3`, or leave it out for all 5"),
+    ("predictions", "model: tiny\nsentences: [\"Lily wanted to play with her\"]\nguesses: three",
+     "predictions: 'guesses' must be a whole number, not 'three'. Fix: write `guesses: 1` (counting from 1)"),
 ]
 
 

@@ -337,6 +337,10 @@ def test_training_and_predictions(tmp_path):
     assert ref("model.tiny.training.wallMinutes", ctx) == "30"
     pred = render.render(directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\n'), ctx)
     assert pred.count("<tr>") == 7 and "·ball</span> 0.10" in pred and "0.00" in pred
+    assert pred.count(">Guess ") == 5
+    three = render.render(directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\nguesses: 3\n'), ctx)
+    assert three.count(">Guess ") == 3 and all(row.count("<td>") == 3 for row in three.split("<tbody>")[1].split("</tr>")[:-1])
+    assert len(course_data(three)["sentences"][0]["predictions"][0]) == 5  # the data keeps all five
     pending = render.render(directive("training", "model: tiny\n"), ctx_for(tmp_path / "other"))
     assert "course-pending" in pending and "Not in this copy of the course." in pending
     assert "make tiny-model" not in pending and "training_log.json" not in pending  # for readers; the build log tells the author

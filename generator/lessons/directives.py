@@ -19,12 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..registry import KINDS as SCORE_KINDS
+from ..schema import TOP_K_PREDICTIONS
 from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, show
 from . import token_kinds, vector_kinds
 from .errors import fail as _fail
 from .values import (
     ID_RE, MAX_SENTENCE_CHARS, PICK_RULES, RESERVED_IDS, SCIENTIFIC_RE, Directive, Pick, TokenRef,
-    bool_option, ident_option, model_option, parse_token_ref, pick_option,
+    bool_option, ident_option, int_option, model_option, parse_token_ref, pick_option,
     sentence_option, text_option, token_option, vector_option,
 )
 
@@ -84,6 +85,7 @@ class Training(Directive):
 class Predictions(Directive):
     model: str = ""
     sentences: tuple[str, ...] = ()
+    guesses: int = TOP_K_PREDICTIONS  # columns of guesses shown, of the TOP_K_PREDICTIONS traced
 
 
 # kind -> (allowed keys, required keys)
@@ -94,7 +96,7 @@ SPECS: dict[str, tuple[set[str], set[str]]] = {
     "softmax": ({"scores", "labels", "id"}, {"scores"}),
     "scoreboard": ({"model", "scores", "id"}, {"model"}),
     "training": ({"model", "id"}, set()),
-    "predictions": ({"model", "sentences", "id"}, {"model", "sentences"}),
+    "predictions": ({"model", "sentences", "guesses", "id"}, {"model", "sentences"}),
 }
 # Chapters 1 and 2's kinds live in their own modules, one per family; each gives its SPECS and a
 # builder per kind, called with the checked options like the branches below.
@@ -179,10 +181,15 @@ def parse_directive(kind: str, body: str, where: str) -> Directive:
             sentences = [sentences]
         if not isinstance(sentences, list) or not sentences:
             _fail(where, "predictions: 'sentences' must be a list of sentences", 'write `sentences: ["a sentence"]`')
+        guesses = int_option(data.get("guesses", TOP_K_PREDICTIONS), where, kind, "guesses")
+        if not 1 <= guesses <= TOP_K_PREDICTIONS:
+            _fail(where, f"predictions: 'guesses' must be from 1 to {TOP_K_PREDICTIONS} (the traces hold the top {TOP_K_PREDICTIONS}), not {guesses}",
+                  f"write `guesses: 3`, or leave it out for all {TOP_K_PREDICTIONS}")
         return Predictions(
             **common,
             model=model_option(data["model"], where, kind),
             sentences=tuple(sentence_option(s, where, kind) for s in sentences),
+            guesses=guesses,
         )
     raise AssertionError(kind)  # SPECS, BUILDERS and the branches above cover every kind
 

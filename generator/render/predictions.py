@@ -21,8 +21,9 @@ def render(d: Predictions, ctx: Ctx) -> str:
     sentences = []
     for p in panels:
         preds = p.trace.get("predictions") or []
-        rows = [(t, preds[i] if i < len(preds) else []) for i, t in enumerate(p.tokens)]
-        sentences.append({"model": READER_NAMES.get(p.model, p.model), "text": p.trace["text"], "k": max((len(r) for r in preds), default=0), "rows": rows})
+        rows = [(t, (preds[i] if i < len(preds) else [])[: d.guesses]) for i, t in enumerate(p.tokens)]
+        k = min(d.guesses, max((len(r) for r in preds), default=0))
+        sentences.append({"model": READER_NAMES.get(p.model, p.model), "text": p.trace["text"], "k": k, "rows": rows})
     payload = {
         "sentences": [
             {"key": p.key, "text": p.trace["text"], "tokens": page_tokens(p.tokens), "predictions": p.trace.get("predictions") or []}
