@@ -7,24 +7,17 @@ from __future__ import annotations
 
 import pytest
 
+from generator.bench_browser import DRAW_ALL_JS
 from hardening_helpers import settle
 
 from .conftest import page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-# Every plot drawn (as a reader scrolling down would see them), then, per attention heatmap, the
-# margins asked for and those Plotly drew with, and the boxes of its labels, relative to the plot.
-MARGINS_JS = """async () => {
-  const s = document.createElement('style');
-  s.textContent = '.md-typeset > * { content-visibility: visible !important; }';
-  document.head.appendChild(s);
-  for (const p of document.querySelectorAll('.course-plot')) {
-    if (!p.getClientRects().length) continue;
-    p.scrollIntoView({block: 'center'});
-    for (let i = 0; i < 100 && !p.querySelector('.main-svg'); i++) await new Promise(r => setTimeout(r, 50));
-  }
-  await new Promise(r => setTimeout(r, 300));
+# Per attention heatmap (once DRAW_ALL_JS has drawn every plot, as a reader scrolling down would
+# see them): the margins asked for and those Plotly drew with, and its labels' boxes, relative to
+# the plot.
+MARGINS_JS = """() => {
   const plots = [...document.querySelectorAll('.course-plot-inner')].filter(d => d._fullLayout && d._fullLayout.xaxis.side === 'top');
   return plots.map(d => {
     const L = d._fullLayout, svg = d.querySelector('.main-svg').getBoundingClientRect();
@@ -91,6 +84,7 @@ def test_plotly_keeps_the_margins_course_js_measured(course, server, open_site, 
         w.page.set_viewport_size({"width": width, "height": 900})
         w.page.goto(f"{server.base}/{page}")
         settle(w.page)
+        w.page.evaluate(DRAW_ALL_JS)
         plots = w.page.evaluate(MARGINS_JS)
         assert len(plots) >= 4, f"{page} at {width} px: {len(plots)} heatmaps drawn"
         assert margin_problems(plots) == [], f"{page} at {width} px"
