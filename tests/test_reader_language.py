@@ -62,6 +62,16 @@ def test_whole_pages_show_no_build_commands_or_paths(site, name):
     assert developer_text((site / name).read_text(encoding="utf-8")) == []
 
 
+def test_no_page_shows_a_model_id_as_a_name_or_a_markdown_escape(site):
+    """A reader meets "the course's tiny model" or "GPT-2 small", never the registry's ids
+    ("model tiny"), and never a backslash that Markdown left in (a `\\|` in a table's code span)."""
+    found = []
+    for page in lesson_pages(site):
+        text = visible_text(page.read_text(encoding="utf-8"))
+        found += [f"{page.name}: …{text[max(0, m.start() - 40):m.end() + 20]}…" for m in re.finditer(r"\bmodel (?:tiny|gpt2)\b|\\\|", text)]
+    assert found == []
+
+
 def test_provenance_reads_as_a_reader_would_say_it(site):
     page = (site / "attention.html").read_text(encoding="utf-8")
     captions = re.findall(r'<figcaption class="course-prov">(.*?)</figcaption>', page, re.S)
