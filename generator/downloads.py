@@ -224,10 +224,11 @@ ONEFILE_TEMPLATE = """<!doctype html>
 <title>{title}</title>
 {styles}
 <style>
-/* one-file chapter: the page without the site's navigation */
+/* one-file chapter: the page without the site's navigation, its column as wide as the site's
+   beside the sidebar (49rem), so prose and figures sit as they do there */
 .course-onefile-banner{{margin:0;padding:.6rem 1.2rem;font-size:.7rem;background:var(--md-default-fg-color--lightest)}}
 .course-onefile .md-main__inner{{margin-top:0}}
-.course-onefile .md-content{{max-width:61rem;margin:0 auto}}
+.course-onefile .md-content{{max-width:49rem;margin:0 auto}}
 </style>
 </head>
 <body{body_attrs} class="course-onefile">
