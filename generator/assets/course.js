@@ -595,10 +595,14 @@
   var CB_TICKVALS = [0, 0.25, 0.5, 0.75, 1];
   var CB_TICKTEXT = ['0', '0.25', '0.5', '0.75', '1'];
 
-  // The widest of `texts` at `size` px in the font of `node` (a canvas measures without a layout).
+  // The widest of `texts` at `size` px in the font of `node` (a canvas measures without a layout;
+  // without one, a generous guess per character).
   var measureCanvas = null;
-  function textWidth(texts, size, node) {
+  function widestText(texts, size, node) {
     if (!measureCanvas) measureCanvas = document.createElement('canvas').getContext('2d');
+    if (!measureCanvas) {
+      return texts.reduce(function (m, t) { return Math.max(m, Array.from(t).length * 0.7 * size); }, 0);
+    }
     var cs = getComputedStyle(node);
     measureCanvas.font = (cs.fontStyle || 'normal') + ' ' + (cs.fontWeight || '400') + ' ' + size + 'px ' + cs.fontFamily;
     return texts.reduce(function (m, t) { return Math.max(m, measureCanvas.measureText(t).width); }, 0);
@@ -631,10 +635,10 @@
     if (upright) room = labelRoom(labels && labels(narrow), true); // smaller labels: the cells only grow
     var cell = cellFor(room.left);
     var row = Math.max(H.rowMin, Math.min(H.rowMax, cell));
-    var textWidth = H.textChars * H.charWidth * H.cellFont + H.textPad;
+    var cellText = H.textChars * H.charWidth * H.cellFont + H.textPad;
     var bottom = narrow ? H.narrowBottom : H.marginBottom;
     var minWidth = Math.ceil(room.left + right + n * H.cellMin);
-    var showText = cell >= textWidth && row >= H.textMinRow;
+    var showText = cell >= cellText && row >= H.textMinRow;
     var stride = cell < H.strideBelow ? 2 : 1;
     return {
       width: width > 0 ? Math.max(Math.floor(width), minWidth) : undefined,
@@ -670,7 +674,7 @@
     var labels = function (narrow) {
       return function (size) {
         var key = (narrow ? 'n' : 'w') + size;
-        if (!(key in c.widths)) c.widths[key] = textWidth(narrow ? c.narrowPlain : c.plain, size, root);
+        if (!(key in c.widths)) c.widths[key] = widestText(narrow ? c.narrowPlain : c.plain, size, root);
         return c.widths[key];
       };
     };
