@@ -72,6 +72,43 @@ def test_no_page_shows_a_model_id_as_a_name_or_a_markdown_escape(site):
     assert found == []
 
 
+SCRIPT_SRC = re.compile(r'<script\b([^>]*)\bsrc="([^"]+)"')
+
+
+def script_order(page: str) -> list[tuple[str, bool]]:
+    """The page's script files in document order, each with whether it is deferred."""
+    return [(src.rsplit("/", 1)[-1], " defer" in " " + attrs) for attrs, src in SCRIPT_SRC.findall(page)]
+
+
+def check_script_order(page: str) -> list[str]:
+    """What is wrong with a built page's scripts (overrides/main.html): the course's run in
+    order, undeferred, before Material's bundle, which is deferred."""
+    got = script_order(page)
+    names = [n for n, _ in got]
+    problems = []
+    course = ["plotly-cartesian.min.js", "colorscale.js", "course.js"]
+    if [n for n in names if n in course] != course:
+        problems.append(f"the course's scripts are not there in order: {names}")
+    bundles = [i for i, n in enumerate(names) if re.fullmatch(r"bundle\.[0-9a-f]+\.min\.js", n)]
+    if len(bundles) != 1:
+        problems.append(f"not one Material bundle: {names}")
+    else:
+        if not got[bundles[0]][1]:
+            problems.append("Material's bundle is not deferred")
+        if any(names.index(c) > bundles[0] for c in course if c in names):
+            problems.append(f"a course script comes after Material's bundle: {names}")
+    problems += [f"{n} is deferred" for n, deferred in got if n in course and deferred]
+    return problems
+
+
+def test_the_course_scripts_run_before_materials_deferred_bundle(site):
+    assert check_script_order((site / "attention.html").read_text(encoding="utf-8")) == []
+    material_order = '<script src="b/bundle.ab12.min.js"></script><script src="p/plotly-cartesian.min.js"></script>' \
+                     '<script src="c/colorscale.js"></script><script src="c/course.js"></script>'
+    assert {"Material's bundle is not deferred", "a course script comes after Material's bundle: "
+            "['bundle.ab12.min.js', 'plotly-cartesian.min.js', 'colorscale.js', 'course.js']"} <= set(check_script_order(material_order))
+
+
 def test_provenance_reads_as_a_reader_would_say_it(site):
     page = (site / "attention.html").read_text(encoding="utf-8")
     captions = re.findall(r'<figcaption class="course-prov">(.*?)</figcaption>', page, re.S)

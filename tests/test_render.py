@@ -341,6 +341,13 @@ def test_training_and_predictions(tmp_path):
     three = render.render(directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\nguesses: 3\n'), ctx)
     assert three.count(">Guess ") == 3 and all(row.count("<td>") == 3 for row in three.split("<tbody>")[1].split("</tr>")[:-1])
     assert len(course_data(three)["sentences"][0]["predictions"][0]) == 5  # the data keeps all five
+    render.render(directive("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\nid: nx\n'), ctx)
+    first = lily_trace()["predictions"][5][0]  # after ·with
+    assert text_of(ref("nx.guess(with, 1)", ctx)) == f"{first['display']} {first['prob']:.2f}"
+    with pytest.raises(LessonError, match=r"sentence '2' is not a number from 1 to 1"):
+        ref("nx.guess(with, 2)", ctx)
+    with pytest.raises(LessonError, match="no token"):
+        ref("nx.guess(Ben, 1)", ctx)
     pending = render.render(directive("training", "model: tiny\n"), ctx_for(tmp_path / "other"))
     assert "course-pending" in pending and "Not in this copy of the course." in pending
     assert "make tiny-model" not in pending and "training_log.json" not in pending  # for readers; the build log tells the author

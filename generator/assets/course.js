@@ -440,7 +440,10 @@
     this.state = null;
     this.geom = null;
     this.prepareTable();
-    if (this.plotHost && this.n && hasPlotly()) this.tableToggle = tableToggle(this.table, fig.id);
+    if (this.plotHost && this.n && hasPlotly()) {
+      this.tableToggle = tableToggle(this.table, fig.id);
+      this.plotHost.classList.add('course-plot-coming'); // course.css keeps about its height free
+    }
   }
 
   // The plot's height, kept free before it is drawn (no jump when it is). Read and write in two
@@ -584,62 +587,90 @@
     // around the longest label: the axis title (14 px), its standoff (6) and Plotly's padding,
     // measured against Plotly's automatic margins (34.4 px left, 38.0 px top), rounded up
     labelRoomLeft: 35, labelRoomTop: 39, tickAngle: 50,
+    labelPadRight: 4, // past the last columns' labels, when they reach beyond the grid (labelOverhang)
     // room for the colour bar (its pad, the bar, its numbers, its title) right of the grid, or
     // under it below narrowBelow: what Plotly would push the margins to, so it never draws twice
     colourbarRoom: 84, colourbarThickness: 12,
     narrowBelow: 560, narrowBottom: 66,
+    fewColourTicksBelow: 220, // a colour bar under a grid narrower than this has 3 numbers, not 5 (Plotly would turn them)
     tickChars: 14, narrowTickChars: 10,
     rotatedBelow: 18, strideBelow: 11, // x labels turn upright below 18 px, every other one below 11
     heightMin: 220, defaultWidth: 700
   };
   var CB_TICKVALS = [0, 0.25, 0.5, 0.75, 1];
   var CB_TICKTEXT = ['0', '0.25', '0.5', '0.75', '1'];
+  var CB_FEW_TICKVALS = [0, 0.5, 1];
+  var CB_FEW_TICKTEXT = ['0', '0.5', '1'];
 
-  // The widest of `texts` at `size` px in the font of `node` (a canvas measures without a layout;
-  // without one, a generous guess per character).
+  // The width of each of `texts` at `size` px in the font of `node` (a canvas measures without a
+  // layout; without one, a generous guess per character).
   var measureCanvas = null;
-  function widestText(texts, size, node) {
+  function textWidths(texts, size, node) {
     if (!measureCanvas) measureCanvas = document.createElement('canvas').getContext('2d');
-    if (!measureCanvas) {
-      return texts.reduce(function (m, t) { return Math.max(m, Array.from(t).length * 0.7 * size); }, 0);
-    }
+    if (!measureCanvas) return texts.map(function (t) { return Array.from(t).length * 0.7 * size; });
     var cs = getComputedStyle(node);
     measureCanvas.font = (cs.fontStyle || 'normal') + ' ' + (cs.fontWeight || '400') + ' ' + size + 'px ' + cs.fontFamily;
-    return texts.reduce(function (m, t) { return Math.max(m, measureCanvas.measureText(t).width); }, 0);
+    return texts.map(function (t) { return measureCanvas.measureText(t).width; });
   }
 
   // The margins the tick labels need: left for the rows' labels, top for the columns' labels
-  // (slanted, or upright on small cells), each with its axis title.
-  function labelRoom(labels, upright) {
+  // (slanted, or upright on small cells), each with its axis title. widths: every label's width.
+  function labelRoom(widths, upright) {
     var H = HEATMAP;
     var size = upright ? H.smallTickFont : H.tickFont;
-    var w = labels ? labels(size) : 0;
+    var w = Math.max.apply(null, [0].concat(widths || []));
     var a = H.tickAngle * Math.PI / 180;
     var high = upright ? w : w * Math.sin(a) + size * Math.cos(a);
     return { left: Math.max(H.marginMin, Math.ceil(w + H.labelRoomLeft)),
              top: Math.max(H.marginMin, Math.ceil(high + H.labelRoomTop)) };
   }
 
+  // How far the columns' labels reach right of the grid: each starts at its column's centre and
+  // runs up and to the right (slanted) or straight up (upright, one line of text wide), so a long
+  // label near the last column sticks out into the right margin.
+  function labelOverhang(widths, upright, cell) {
+    var H = HEATMAP;
+    var size = upright ? H.smallTickFont : H.tickFont;
+    var a = H.tickAngle * Math.PI / 180;
+    var n = (widths || []).length, most = 0;
+    for (var i = 0; i < n; i++) {
+      var reach = upright ? size : widths[i] * Math.cos(a) + size * Math.sin(a);
+      most = Math.max(most, reach - (n - 1 - i + 0.5) * cell);
+    }
+    return most;
+  }
+
   // Everything about the layout that depends on the width of the box the plot is drawn in.
-  // labels(narrow)(size): the widest tick label at that font size (labelRoom).
+  // labels(narrow)(size): every tick label's width at that font size (labelRoom).
   function heatmapGeometry(n, width, labels) {
     var H = HEATMAP;
     var w = width > 0 ? width : H.defaultWidth;
-    var wide = labelRoom(labels && labels(false), false);
+    var widths = function (narrow, size) { return labels ? labels(narrow)(size) : []; };
+    var wide = labelRoom(widths(false, H.tickFont), false);
     // a phone, unless the box is as wide as the grid at its largest cell (course.css "the view")
     var narrow = w < H.narrowBelow && w < wide.left + H.colourbarRoom + n * H.cellMax;
     var right = narrow ? H.marginRight : H.colourbarRoom;
-    var room = narrow ? labelRoom(labels && labels(true), false) : wide;
-    var cellFor = function (left) { return Math.max(H.cellMin, Math.min(H.cellMax, (w - left - right) / Math.max(n, 1))); };
-    var upright = cellFor(room.left) < H.rotatedBelow;
-    if (upright) room = labelRoom(labels && labels(narrow), true); // smaller labels: the cells only grow
-    var cell = cellFor(room.left);
+    var room = narrow ? labelRoom(widths(true, H.tickFont), false) : wide;
+    var cellFor = function (left, r) { return Math.max(H.cellMin, Math.min(H.cellMax, (w - left - r) / Math.max(n, 1))); };
+    var upright = cellFor(room.left, right) < H.rotatedBelow;
+    if (upright) room = labelRoom(widths(narrow, H.smallTickFont), true); // smaller labels: the cells only grow
+    var cell = cellFor(room.left, right);
+    // room on the right for the last columns' labels (a wider margin makes the cells, and so the
+    // room each label has, smaller: a few rounds settle it). Every label counts, also those a
+    // stride leaves out: the reach can only be smaller then.
+    var shown = widths(narrow, upright ? H.smallTickFont : H.tickFont);
+    for (var round = 0; round < 4; round++) {
+      var need = Math.ceil(labelOverhang(shown, upright, cell) + H.labelPadRight);
+      if (need <= right) break;
+      right = need;
+      cell = cellFor(room.left, right);
+    }
+    var stride = cell < H.strideBelow ? 2 : 1;
     var row = Math.max(H.rowMin, Math.min(H.rowMax, cell));
     var cellText = H.textChars * H.charWidth * H.cellFont + H.textPad;
     var bottom = narrow ? H.narrowBottom : H.marginBottom;
     var minWidth = Math.ceil(room.left + right + n * H.cellMin);
     var showText = cell >= cellText && row >= H.textMinRow;
-    var stride = cell < H.strideBelow ? 2 : 1;
     return {
       width: width > 0 ? Math.max(Math.floor(width), minWidth) : undefined,
       narrow: narrow,
@@ -651,7 +682,7 @@
       row: row,
       left: room.left, top: room.top, right: right, bottom: bottom,
       height: Math.max(H.heightMin, Math.round(row * n) + room.top + bottom),
-      key: [narrow, showText, upright, stride, Math.round(row), room.left, room.top].join()
+      key: [narrow, showText, upright, stride, Math.round(row), room.left, room.top, right].join()
     };
   }
 
@@ -674,7 +705,7 @@
     var labels = function (narrow) {
       return function (size) {
         var key = (narrow ? 'n' : 'w') + size;
-        if (!(key in c.widths)) c.widths[key] = widestText(narrow ? c.narrowPlain : c.plain, size, root);
+        if (!(key in c.widths)) c.widths[key] = textWidths(narrow ? c.narrowPlain : c.plain, size, root);
         return c.widths[key];
       };
     };
@@ -719,9 +750,11 @@
     var xVals = g.stride > 1 ? c.idx.filter(function (i) { return i % g.stride === 0; }) : c.idx;
     var xText = g.stride > 1 ? xVals.map(function (i) { return ticks[i]; }) : ticks;
     var tickFont = { size: g.upright ? HEATMAP.smallTickFont : HEATMAP.tickFont };
+    var few = g.narrow && g.cell * n < HEATMAP.fewColourTicksBelow; // a short bar: 0, 0.5, 1, never turned
     var colourbar = g.narrow
       ? { orientation: 'h', x: 0.5, xanchor: 'center', y: -0.02, yanchor: 'top', len: 1, thickness: HEATMAP.colourbarThickness,
-          title: { text: 'weight', side: 'right' }, tickvals: CB_TICKVALS, ticktext: CB_TICKTEXT }
+          title: { text: 'weight', side: 'right' }, tickangle: 0,
+          tickvals: few ? CB_FEW_TICKVALS : CB_TICKVALS, ticktext: few ? CB_FEW_TICKTEXT : CB_TICKTEXT }
       : { title: { text: 'weight', side: 'right' }, thickness: HEATMAP.colourbarThickness, len: 0.9, x: 1,
           tickvals: CB_TICKVALS, ticktext: CB_TICKTEXT };
     var trace = {
@@ -845,8 +878,9 @@
       .then(function () { return self.fitRows(); });
   };
 
-  // Long tick labels make Plotly's automargin take room from the grid: if the rows came out
-  // lower than the geometry's row (labels would overlap), make the plot that much taller.
+  // A safety net: the margins are course.js's own (labelRoom), so only a margin Plotly pushed
+  // after all (its colour bar) could leave the rows lower than the geometry's row; then the
+  // plot grows by the difference, so labels never overlap.
   AttentionView.prototype.fitRows = function () {
     var full = this.plotDiv && this.plotDiv._fullLayout;
     if (!full || !full._size || !this.geom || !this.n) return undefined;
@@ -1747,11 +1781,13 @@
     // Space is kept for the plots on screen now, and for the rest after the first paint: a plot
     // in a block that is not rendered yet (course.css, content-visibility) costs a layout of
     // that block to measure, about 2 ms each.
-    var onScreen = plottable.filter(function (f) { return visibleNow(f.el); });
+    // A link to a figure (#fig-3:...) scrolls there at once: then every plot keeps its exact
+    // space first, or those above the figure would move the page when they are measured.
+    var fromHash = parseHash(location.hash);
+    var onScreen = fromHash.length ? plottable : plottable.filter(function (f) { return visibleNow(f.el); });
     reserveSpace(onScreen);
     var offScreen = plottable.filter(function (f) { return onScreen.indexOf(f) < 0; });
     if (offScreen.length) afterFirstPaint(function () { reserveSpace(offScreen); });
-    var fromHash = parseHash(location.hash);
     if (fromHash.length) {
       applyHash(false);
       var first = figuresById[fromHash[0].id];
@@ -1799,7 +1835,7 @@
   window.traces = traces;
   window.trace = undefined;
 
-  // This file comes after the article (mkdocs.yml's extra_javascript, the one-file chapters'
+  // This file comes after the article (mkdocs.yml's extra.course_scripts, the one-file chapters'
   // scripts): the figures are parsed by now, so they start at once rather than after
   // DOMContentLoaded, whose earlier listeners (Material's) took over 100 ms before the first paint.
   var script = document.currentScript, article = document.querySelector('article');

@@ -49,7 +49,7 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.total }} (e^x and the total in scientific notation from 1e6, 1.97e+434)
     scoreboard  {{ id.top(induction, 3) }} {{ id.score(induction, 6, 6) }} {{ id.rank(induction, 6, 6) }}
                 {{ id.chance(induction) }} (the score of a head spreading its attention evenly)
-    predictions {{ id.tokens }}
+    predictions {{ id.tokens }} {{ id.guess(with, 2) }} (the first guess after ·with in sentence 2, "·his 0.73")
     models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
                 nHeads (layers × heads) sqrtHeadDim (2 decimals)
     training    {{ model.tiny.training.bitsPerChar }} natsPerToken steps tokensSeen finalLoss

@@ -52,11 +52,17 @@ class Grid:
     def entries(self, i: int) -> Markup:
         return entries_html(self.weights[i], i, self.tokens)
 
-    def selects(self) -> list[tuple[str, str, list[tuple[int, str]], int]]:
-        """(control, label, [(value, text)], chosen) for the token, layer and head pickers."""
+    def selects(self, also: tuple = ()) -> list[tuple[str, str, list[tuple[int, str]], int]]:
+        """(control, label, [(value, text)], chosen) for the token, layer and head pickers. `also`:
+        the other panels' tokens (compare), named too where theirs differ ("1: Lily / Ben")."""
         n_layer, n_head = self.panel.weights.shape[:2]
+
+        def name(j: int, t: dict) -> str:
+            others = [o[j]["display"] for o in also if j < len(o) and o[j]["display"] != t["display"]]
+            return " / ".join([t["display"], *dict.fromkeys(others)])
+
         return [
-            ("token", "Token", [(j, f"{j}: {t['display']}") for j, t in enumerate(self.tokens)], self.focus),
+            ("token", "Token", [(j, f"{j}: {name(j, t)}") for j, t in enumerate(self.tokens)], self.focus),
             ("layer", "Layer", [(j, f"Layer {j + 1}") for j in range(n_layer)], self.layer),
             ("head", "Head", [(j, f"Head {j + 1}") for j in range(n_head)], self.head),
         ]

@@ -6,11 +6,14 @@ from ..lessons.directives import Predictions
 from ..lessons.refs import Ref
 from . import templating
 from .context import Ctx, Figure, load_panel
-from .format import page_tokens
+from .format import f2, page_tokens, tok
 from .grid import provenance
 from .pending import READER_NAMES, traces_pending
+from .refs import int_arg, ref_fail, token_arg
 
-REFS = {"tokens": (0, 0)}
+# tokens: the first sentence's token count; guess(token, sentence): the model's first guess after
+# that token of that sentence (1, 2, ...), with its probability: "·her 0.83".
+REFS = {"tokens": (0, 0), "guess": (2, 2)}
 
 
 def render(d: Predictions, ctx: Ctx) -> str:
@@ -35,4 +38,12 @@ def render(d: Predictions, ctx: Ctx) -> str:
 
 
 def ref(ref: Ref, fig: Figure) -> str:
-    return str(len(fig.panels[0].tokens))
+    if ref.name == "tokens":
+        return str(len(fig.panels[0].tokens))
+    panel = fig.panels[int_arg(ref, ref.args[1], "sentence", 1, len(fig.panels)) - 1]
+    q = token_arg(ref, panel, ref.args[0], "token")
+    preds = panel.trace.get("predictions") or []
+    if q >= len(preds) or not preds[q]:
+        ref_fail(ref, "the trace records no guess after that token", "retrace the sentence with `make traces`")
+    first = preds[q][0]
+    return f"{tok(first)} {f2(first['prob'])}"

@@ -89,3 +89,34 @@ def test_plotly_keeps_the_margins_course_js_measured(course, server, open_site, 
         assert len(plots) >= 4, f"{page} at {width} px: {len(plots)} heatmaps drawn"
         assert margin_problems(plots) == [], f"{page} at {width} px"
     assert not w.errors, w.errors
+
+
+# One figure's tokens given long labels, first and last (the longest a label gets: 14 characters,
+# course.js HEATMAP.tickChars), then drawn again as course.js draws it for the box's width.
+LONG_LABELS_JS = """async ([id, text]) => {
+  const f = course.figures.find(f => f.el.id === id), v = f.views[0];
+  for (const i of [0, 1, v.n - 2, v.n - 1]) v.tokens[i] = Object.assign({}, v.tokens[i], {display: text});
+  v.constant = null; v.cache = {};
+  v.geom = v.geometry(v.plotHost.clientWidth);
+  v.plotDiv.style.minWidth = v.geom.minWidth + 'px';
+  await v.replot();
+  return v.geom;
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 375, 320])
+def test_long_labels_at_either_end_stay_inside_the_plot(course, server, open_site, width):
+    """The longest labels at the first and last rows and columns: the left and top margins grow
+    for them, and the last columns' slanted (or upright) labels get room on the right."""
+    w = open_site()
+    w.page.set_viewport_size({"width": width, "height": 900})
+    w.page.goto(f"{server.base}/attention.html")
+    settle(w.page)
+    for fig in ("fig-1", "fig-5"):  # 7 and 15 tokens
+        w.page.locator(f"#{fig} .course-plot").scroll_into_view_if_needed()
+        w.page.locator(f"#{fig} .course-plot .main-svg").first.wait_for(state="attached")
+        geom = w.page.evaluate(LONG_LABELS_JS, [fig, "·extraordinary"])
+        plots = [p for p in w.page.evaluate(MARGINS_JS) if p["fig"] == fig]
+        assert plots and margin_problems(plots[:1]) == [], (fig, width, geom)
+        assert sum(t["text"].startswith("·extraord") for t in plots[0]["labels"]) >= 4  # (repeated: with their positions)
+    assert not w.errors, w.errors

@@ -274,6 +274,8 @@ def test_zensical_builds_every_page_of_the_real_course(zensical_site):
     assert 'href="./downloads/attention.html"' in page or "downloads/attention.html" in page  # the one-file link (overrides/main.html)
     assert "assets/stylesheets/course-a11y.css" in page  # the overrides are in
     assert (site / GENERATED_PLOTLY).is_file()
+    from test_reader_language import check_script_order
+    assert check_script_order(page) == []  # Zensical's bundle deferred too, after the course's scripts
 
 
 GENERATED_PLOTLY = "assets/generated/plotly-cartesian.min.js"
