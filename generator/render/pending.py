@@ -34,9 +34,14 @@ def known_tokens(model: str, text: str) -> list[dict] | None:
         return None
 
 
+def reader_name(model: str) -> str:
+    """A model as readers know it: 'GPT-2 small', 'the course's tiny model'."""
+    return READER_NAMES.get(model, model)
+
+
 def reader_names(models) -> str:
     """'GPT-2 small' or 'GPT-2 small and the course's tiny model', in the order given."""
-    return " and ".join(READER_NAMES.get(m, m) for m in dict.fromkeys(models))
+    return " and ".join(reader_name(m) for m in dict.fromkeys(models))
 
 
 def traces_note(models) -> str:
@@ -75,7 +80,7 @@ def traces_pending(d: Directive, ctx: Ctx, model: str, texts: list[str]) -> str:
     facts = config_facts(model)
     shown = [{"text": t, "tokens": [x["display"] for x in toks] if toks else None} for t, toks in zip(every, sentences) if t in texts]
     return templating.render(
-        "pending.html", n=n, kind=d.kind, model=model, reader_name=READER_NAMES.get(model, model), sentences=shown,
+        "pending.html", n=n, kind=d.kind, model=model, reader_name=reader_name(model), sentences=shown,
         n_layer=facts["nLayer"], n_head=facts["nHead"],
     )
 
@@ -84,7 +89,7 @@ def scoreboard_pending(d: Directive, n: int, kinds: list[str]) -> str:
     """The box of a scoreboard without head scores: the model, its heads and the kinds, for readers."""
     facts = config_facts(d.model)  # type: ignore[attr-defined]
     return templating.render(
-        "scoreboard_pending.html", n=n, model=d.model, reader_name=READER_NAMES.get(d.model, d.model),  # type: ignore[attr-defined]
+        "scoreboard_pending.html", n=n, model=d.model, reader_name=reader_name(d.model),  # type: ignore[attr-defined]
         kinds=", ".join(kinds), n_layer=facts["nLayer"], n_head=facts["nHead"],
     )
 

@@ -8,7 +8,7 @@ from . import templating
 from .context import Ctx, Figure, load_panel
 from .format import f2, page_tokens, tok
 from .grid import provenance
-from .pending import READER_NAMES, traces_pending
+from .pending import reader_name, traces_pending
 from .refs import int_arg, ref_fail, token_arg
 
 # tokens: the first sentence's token count; guess(token, sentence): the model's first guess after
@@ -26,7 +26,7 @@ def render(d: Predictions, ctx: Ctx) -> str:
         preds = p.trace.get("predictions") or []
         rows = [(t, (preds[i] if i < len(preds) else [])[: d.guesses]) for i, t in enumerate(p.tokens)]
         k = min(d.guesses, max((len(r) for r in preds), default=0))
-        sentences.append({"model": READER_NAMES.get(p.model, p.model), "text": p.trace["text"], "k": k, "rows": rows})
+        sentences.append({"model": reader_name(p.model), "text": p.trace["text"], "k": k, "rows": rows})
     payload = {
         "sentences": [
             {"key": p.key, "text": p.trace["text"], "tokens": page_tokens(p.tokens), "predictions": p.trace.get("predictions") or []}

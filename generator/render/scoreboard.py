@@ -93,7 +93,7 @@ def render(d: Scoreboard, ctx: Ctx) -> str:
     }
     ctx.register(d, Figure("scoreboard", n, d, numbers={"scores": scores, "examples": numbers}))
     board = templating.render(
-        "scoreboard.html", n=n, model=d.model, reader_name=pending_box.READER_NAMES.get(d.model, d.model), n_layer=scores.n_layer, n_head=scores.n_head,
+        "scoreboard.html", n=n, model=d.model, reader_name=pending_box.reader_name(d.model), n_layer=scores.n_layer, n_head=scores.n_head,
         sections=[section(k, scores, numbers[k]) for k in d.scores], scroll_style=SCROLL_STYLE,
         revision=schema.short_revision(scores.revision), payload=payload,
     )
