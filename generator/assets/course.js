@@ -641,11 +641,12 @@
   }
 
   // Everything about the layout that depends on the width of the box the plot is drawn in.
-  // labels(narrow)(size): every tick label's width at that font size (labelRoom).
-  function heatmapGeometry(n, width, labels) {
+  // widths(narrow, size): every tick label's width at that font size, the narrow labels or the
+  // wide ones (labelRoom); without it, no labels.
+  function heatmapGeometry(n, width, widths) {
     var H = HEATMAP;
     var w = width > 0 ? width : H.defaultWidth;
-    var widths = function (narrow, size) { return labels ? labels(narrow)(size) : []; };
+    if (!widths) widths = function () { return []; };
     var wide = labelRoom(widths(false, H.tickFont), false);
     // a phone, unless the box is as wide as the grid at its largest cell (course.css "the view")
     var narrow = w < H.narrowBelow && w < wide.left + H.colourbarRoom + n * H.cellMax;
@@ -702,14 +703,12 @@
 
   AttentionView.prototype.geometry = function (width) {
     var c = this.labels(), root = this.root;
-    var labels = function (narrow) {
-      return function (size) {
-        var key = (narrow ? 'n' : 'w') + size;
-        if (!(key in c.widths)) c.widths[key] = textWidths(narrow ? c.narrowPlain : c.plain, size, root);
-        return c.widths[key];
-      };
+    var widths = function (narrow, size) {
+      var key = (narrow ? 'n' : 'w') + size;
+      if (!(key in c.widths)) c.widths[key] = textWidths(narrow ? c.narrowPlain : c.plain, size, root);
+      return c.widths[key];
     };
-    return heatmapGeometry(this.n, width, labels);
+    return heatmapGeometry(this.n, width, widths);
   };
 
   AttentionView.prototype.headData = function (l, h) {
@@ -1774,7 +1773,7 @@
     window.trace = traces[0];
     var heatmaps = plottable.some(function (f) { return f instanceof AttentionFigure; });
     // Scroll boxes measure every box on the page: after the first heatmap is on screen.
-    if (heatmaps && paintedAt === null) document.addEventListener('course:painted', initScrollBoxes, { once: true });
+    if (heatmaps) afterFirstPaint(initScrollBoxes);
     else initScrollBoxes();
     if (!fresh) return;
     document.documentElement.classList.add('course-js');
