@@ -65,7 +65,20 @@ traces: $(MODELS_STAMP)
 tiny-model: $(MODELS_STAMP)
 	$(PY) -m generator train-tiny
 
-test: $(TEST_STAMP)
+# axe-core for the accessibility tests, from the npm registry into build/node (outside the
+# package), at the version tests/browser/test_a11y.py pins (AXE_VERSION); a new pin reinstalls.
+# Without npm it says so and the accessibility tests name the command.
+AXE_VERSION := 4.14.1
+AXE_STAMP   := build/node/.axe-core-$(AXE_VERSION)
+
+$(AXE_STAMP):
+	@if command -v npm >/dev/null; then \
+	  mkdir -p build/node && \
+	  npm install --prefix build/node --no-save --no-audit --no-fund axe-core@$(AXE_VERSION) >/dev/null && \
+	  touch $@; \
+	else echo "npm is not installed: the accessibility tests need axe-core@$(AXE_VERSION) (npm install --prefix build/node axe-core@$(AXE_VERSION))"; fi
+
+test: $(TEST_STAMP) $(AXE_STAMP)
 	$(PY) -m pytest
 
 ## Refresh generator/assets/vendor/ (Plotly's cartesian partial bundle) from the npm registry and

@@ -289,18 +289,21 @@ def test_cache_artifacts_and_pages_are_wired():
 
 
 def test_what_the_workflow_calls_exists_here():
-    """The paths the workflow uploads are the ones the build writes, and .ci/run installs the same
-    axe-core the workflow does."""
+    """The paths the workflow uploads are the ones the build writes, and `make test` (which .ci/run
+    calls) installs the same axe-core the workflow does."""
     text = WORKFLOW.read_text(encoding="utf-8")
     downloads = (REPO / "generator" / "downloads.py").read_text(encoding="utf-8")
     assert "course-offline.zip" in downloads
-    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    ci_axe = re.search(r"AXE_VERSION=([0-9.]+)", ci) or re.search(r"axe-core@([0-9.]+)", ci)
+    make = (REPO / "Makefile").read_text(encoding="utf-8")
+    make_axe = re.search(r"(?m)^AXE_VERSION\s*:=\s*([0-9.]+)", make)
     a11y = re.search(r'(?m)^AXE_VERSION = "([0-9.]+)"', (REPO / "tests" / "browser" / "test_a11y.py").read_text(encoding="utf-8"))
-    versions = {m.group(1) for m in (ci_axe, a11y) if m}
-    assert len(versions) == 1, f".ci/run and tests/browser/test_a11y.py disagree on axe-core: {versions}"
-    assert f"axe-core@{versions.pop()}" in text, "the workflow does not install the axe-core that .ci/run installs"
-    assert "build/node" in text and "build/node" in ci
+    assert make_axe and a11y, "the Makefile or tests/browser/test_a11y.py no longer pins axe-core"
+    versions = {m.group(1) for m in (make_axe, a11y)}
+    assert len(versions) == 1, f"the Makefile and tests/browser/test_a11y.py disagree on axe-core: {versions}"
+    assert f"axe-core@{versions.pop()}" in text, "the workflow does not install the axe-core that `make test` installs"
+    assert "build/node" in text and "build/node" in make
+    assert re.search(r"(?m)^test:.*\$\(AXE_STAMP\)", make), "`make test` does not install axe-core"
+    assert "make test" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "/usr/bin/chromium" in (REPO / "tests" / "browser" / "conftest.py").read_text(encoding="utf-8")
     assert "chromium" in text
 

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # installs the same version.
 AXE_VERSION = "4.14.1"
 AXE = REPO / "build" / "node" / "node_modules" / "axe-core" / "axe.min.js"
-AXE_INSTALL = f"npm install --prefix build/node --no-save axe-core@{AXE_VERSION} (as .ci/run does)"
+AXE_INSTALL = f"npm install --prefix build/node --no-save axe-core@{AXE_VERSION} (as `make test` does)"
 AXE_MISSING = f"{AXE.relative_to(REPO)} is missing: {AXE_INSTALL}"
 
 AXE_RUN = """async () => {
