@@ -382,7 +382,8 @@
 
   // With a plot on screen, the coloured table that carries the same numbers (the no-JavaScript
   // and print view) is one click away instead of a second copy below it: a disclosure button
-  // (aria-expanded, aria-controls) just before the table's box, which gets hidden. Print
+  // (aria-expanded, aria-controls) just before the table's box (in a grid's view, at the start
+  // of the foot under the heatmap), and the box gets hidden. Print
   // (course.css) shows the table whatever the button says.
   var TABLE_SHOW = 'Show as a table';
   var TABLE_HIDE = 'Hide the table';
@@ -413,7 +414,10 @@
     button.addEventListener('click', function () {
       toggle.set(button.getAttribute('aria-expanded') !== 'true'); // the scroll-box observer sees the new size
     });
-    box.parentNode.insertBefore(button, box);
+    // a grid's view has a foot under its heatmap: the button leads it, on the note's line
+    var foot = box.parentNode.querySelector(':scope > .course-view-foot');
+    if (foot) foot.insertBefore(button, foot.firstChild);
+    else box.parentNode.insertBefore(button, box);
     toggle.set(false);
     box.__courseToggle = toggle;
     return toggle;

@@ -209,7 +209,7 @@ def panel_children(fig_id: str, doc: dict, layer: int, head: int, token: int, co
                    'All heads</button></div>')
         out.append(f'<div class="course-heads" id="{fig_id}-heads" hidden></div>')  # under the pickers
     out.append('<div class="course-plot" aria-hidden="true"></div>')
-    out.append('<p class="course-note">0.00 means less than 0.005. Hidden cells are later tokens that this token cannot see.</p>')
+    out.append('<div class="course-view-foot"><p class="course-note">0.00 means less than 0.005. Hidden cells are later tokens that this token cannot see.</p></div>')
     head_row = "".join(f'<th scope="col">{tok_html(t)}</th>' for t in tokens)
     rows = []
     for i in range(n):
