@@ -108,8 +108,8 @@ def test_golden_compare(tmp_path, update_golden):
     check_golden("compare", out, update_golden)
     assert [len(p["tokens"]) for p in course_data(out)["panels"]] == [6, 6]
     assert out.count('class="course-controls"') == 1
-    # diff row for Lily/Ben at position 1: 0.50 - 0.66 = -0.16
-    assert "<td>1</td><td>" in out and "<td>0.66</td>" in out and "<td>-0.16</td>" in out
+    # diff row for Lily/Ben at position 1: 0.50 − 0.66 = −0.16, a true minus
+    assert "<td>1</td><td>" in out and "<td>0.66</td>" in out and "<td>\u22120.16</td>" in out
     assert ref("pair.weight(her, Lily, 1)", ctx) == "0.66"
     assert ref("pair.weight(her, Ben, 2)", ctx) == "0.50"
 
@@ -601,6 +601,51 @@ def test_compare_focus_follows_the_pages_references(tmp_path, monkeypatch, token
     assert re.search(r'data-kind="compare"[^>]* data-token="(\d+)"', out).group(1) == str(focus)
     diff = re.search(r'<table class="course-diff-table">.*?</table>', out, re.S).group(0)
     assert len(re.findall(r"<tr><td>", diff)) == focus + 1  # the difference table follows the same row
+
+
+def tokens_of(*texts: str) -> list[dict]:
+    return [{"text": t, "display": t} for t in texts]
+
+
+@pytest.mark.parametrize("a, b, pairs, to2, to1", [
+    # the same length, one word swapped: position by position
+    (("E", "Lily", " wanted"), ("E", "Ben", " wanted"), [(0, 0), (1, 1), (2, 2)], [0, 1, 2], [0, 1, 2]),
+    # a word more in sentence 2: the rest pairs with itself, one place on; the extra word stands alone
+    (("E", "Lily", " wanted", " her"), ("E", "Lily", " and", " wanted", " her"),
+     [(0, 0), (1, 1), (None, 2), (2, 3), (3, 4)], [0, 1, 3, 4], [0, 1, 1, 2, 3]),
+    # a longer stretch that differs: one for one, then the leftover alone; a word fewer at the end
+    (("E", "One", " day", ",", " Lily", " her", "."), ("E", "The", " dog", " Lily", " her"),
+     [(0, 0), (1, 1), (2, 2), (3, None), (4, 3), (5, 4), (6, None)], [0, 1, 2, 2, 3, 4, 4], [0, 1, 2, 4, 5]),
+])
+def test_compare_aligns_the_sentences_token_by_token(a, b, pairs, to2, to1):
+    from generator.render.compare import align
+    al = align(tokens_of(*a), tokens_of(*b))
+    assert list(al.pairs) == pairs and list(al.to2) == to2 and list(al.to1) == to1
+    assert al.in_step == (len(a) == len(b))
+
+
+def test_compare_of_sentences_that_do_not_line_up_follows_the_same_token(tmp_path, monkeypatch):
+    """·her is at position 8 in one sentence and at 9 in the other: both panels, the picker and
+    the difference table follow ·her, not position 8 (which is ·with in the second)."""
+    monkeypatch.chdir(tmp_path)
+    one, two = "One day, Lily wanted to play with her", "The dog saw Lily and wanted to play with her"
+    toks = {one: ["One", " day", ",", " Lily", " wanted", " to", " play", " with", " her"],
+            two: ["The", " dog", " saw", " Lily", " and", " wanted", " to", " play", " with", " her"]}
+    page = COMPARE_PAGE.replace('["Lily wanted to play with her", "Ben wanted to play with her"]', json.dumps([one, two])).format(
+        token="", prose="·her gives {{ pair.weight(her, Lily, 1) }} to Lily.")
+    out = md_convert(tmp_path, page, [synthetic_trace(t, tokens=toks[t]) for t in (one, two)])
+    focus_rows = re.findall(r'<tr class="course-focus"><th scope="row"><span class="course-tok" aria-label="([^"]+)"', out)
+    assert focus_rows == ["space her", "space her"], focus_rows
+    summaries = re.findall(r'<p class="course-summary"[^>]*>In layer \d+, head \d+, <span class="course-tok" aria-label="([^"]+)"', out)
+    assert summaries == ["space her", "space her"]
+    assert '<option value="3">3: ·Lily</option>' in out and '<option value="0">0: One / The</option>' in out
+    diff = re.search(r'<table class="course-diff-table">.*?</table>', out, re.S).group(0)
+    rows = [re.findall(r"<td>(.*?)</td>", r) for r in re.findall(r"<tr><td>.*?</tr>", diff)]
+    assert [r[0] for r in rows] == ["0", "1", "2", "3", "– / 4", "4 / 5", "5 / 6", "6 / 7", "7 / 8", "8 / 9"]
+    assert "·her" in rows[-1][1] and "·her" in rows[-1][3] and "·and" in rows[4][3] and rows[4][1] == "–"
+    assert "<th scope=\"col\">Positions (1 / 2)</th>" in diff and "matching tokens on one row" in diff
+    data = json.loads(re.search(r'data-kind="compare".*?<script type="application/json" class="course-data">(.*?)</script>', out, re.S).group(1))
+    assert data["align"]["to2"][8] == 9 and data["align"]["to1"][4] == 3
 
 
 @pytest.mark.parametrize(

@@ -76,10 +76,10 @@
   }
   function fmt2(x) { return fmt(x, 2); }
 
-  function signed2(d) {
+  function signed2(d) { // as format.diff2: a true minus, 0.00 where it rounds to zero
     var s = fmt2(d);
     if (s === '0.00' || s === '-0.00') return '0.00';
-    return d > 0 ? '+' + s : s;
+    return d > 0 ? '+' + s : s.replace('-', '\u2212');
   }
 
   function cellColour(w) {
@@ -491,7 +491,7 @@
     this.table.addEventListener('click', function (ev) {
       var tr = ev.target.closest('tr[data-q]');
       if (!tr || !self.table.contains(tr)) return;
-      self.fig.setState({ token: parseInt(tr.getAttribute('data-q'), 10) }, { user: true });
+      self.fig.setState({ token: self.figureToken(parseInt(tr.getAttribute('data-q'), 10)) }, { user: true });
     });
   };
 
@@ -502,6 +502,16 @@
 
   AttentionView.prototype.clampToken = function (t) {
     return Math.max(0, Math.min(t, this.n - 1));
+  };
+
+  // The figure's token is a position of its first sentence; a compare figure's second panel
+  // shows the token that stands for it (fromFigure, compare.py's Alignment.to2), and a row
+  // picked there picks the first sentence's partner (toFigure).
+  AttentionView.prototype.ownToken = function (t) {
+    return this.clampToken(this.fromFigure ? this.fromFigure[t] : t);
+  };
+  AttentionView.prototype.figureToken = function (q) {
+    return this.toFigure && this.toFigure[q] != null ? this.toFigure[q] : q;
   };
 
   // A state change in three steps, so that the page is laid out once per change: take the
@@ -516,7 +526,7 @@
 
   AttentionView.prototype.take = function (state) {
     var prev = this.state;
-    this.state = { layer: state.layer, head: state.head, token: this.clampToken(state.token) };
+    this.state = { layer: state.layer, head: state.head, token: this.ownToken(state.token) };
     return prev;
   };
 
@@ -861,7 +871,7 @@
       var pt = ev && ev.points && ev.points[0];
       if (!pt) return;
       var q = Math.round(Number(pt.y));
-      if (isFinite(q)) self.fig.setState({ token: q }, { user: true });
+      if (isFinite(q)) self.fig.setState({ token: self.figureToken(q) }, { user: true });
     });
   };
 
@@ -909,7 +919,8 @@
   // Small grids, in CSS pixels: a cell of CELL_MIN..CELL_MAX, so that a layer's heads fit on one
   // row beside (or, below STACK_BELOW, under) the layer's label. Where two layers fit side by side
   // (labels above) with cells of at least pairCellMin, they do: half the height.
-  var MINIS = { cellMin: 2, cellMax: 5, labelWidth: 72, perHead: 16, stackBelow: 480, pairCellMin: 4, pairGap: 16 };
+  var MINIS = { cellMin: 2, cellMax: 5, labelWidth: 72, perHead: 16, stackBelow: 480, pairCellMin: 4, pairGap: 16,
+                revealMargin: 120 };  // px of the big grid on screen after a click on a small one, else it scrolls there
 
   function miniLabel(l, h) { return 'L' + (l + 1) + ' H' + (h + 1); }
 
@@ -930,6 +941,12 @@
     this.heads.style.setProperty('--course-mini-cell', cell + 'px');
   };
 
+  AttentionView.prototype.revealPlot = function () {
+    var host = this.plotHost;
+    if (!host || host.getBoundingClientRect().top < window.innerHeight - MINIS.revealMargin) return;
+    host.scrollIntoView({ block: 'nearest', behavior: reducedMotion ? 'auto' : 'smooth' });
+  };
+
   AttentionView.prototype.buildMinis = function () {
     var self = this;
     if (this.minis || !this.heads) return;
@@ -937,7 +954,7 @@
     var frag = document.createDocumentFragment();
     this.minis = [];
     var intro = el('p', 'course-heads-intro',
-      'Every head for the token in focus. Choose a head to open it above. Arrow keys move between heads.');
+      'Every head for the token in focus. Choose a head to open it in the grid below. Arrow keys move between heads.');
     frag.appendChild(intro);
     this.weights.forEach(function (layer, l) {
       var rowBox = el('div', 'course-heads-layer');
@@ -973,8 +990,11 @@
     this.heads.addEventListener('click', function (ev) {
       var b = ev.target.closest('button.course-mini');
       if (!b) return;
-      self.fig.setState({ layer: +b.getAttribute('data-layer'), head: +b.getAttribute('data-head') },
+      var done = self.fig.setState({ layer: +b.getAttribute('data-layer'), head: +b.getAttribute('data-head') },
         { user: true });
+      // chosen with a pointer on a short screen, where the grid that changed is below the fold:
+      // bring its top into view (keys keep the reader among the small grids)
+      if (ev.detail > 0) done.then(function () { self.revealPlot(); });
     });
     this.heads.addEventListener('keydown', function (ev) {
       var b = ev.target.closest('button.course-mini');
@@ -1032,15 +1052,18 @@
     if (kind === 'compare') {
       var panels = fig.querySelectorAll('.course-panel');
       var datas = data.panels || data.sentences || [];
+      var align = data.align || null; // compare.py's Alignment: the same token in both sentences
       Array.prototype.forEach.call(panels, function (p, i) {
         var d = datas[i] || readJSON(p.querySelector('script.course-data'));
         if (!d) return;
         var v = new AttentionView(p, d, self);
+        if (i === 1 && align) { v.fromFigure = align.to2; v.toFigure = align.to1; }
         v.trace = makeTrace(d, p.getAttribute('data-parts') || fig.getAttribute('data-parts'));
         self.views.push(v);
         traces.push(v.trace);
       });
       this.diff = fig.querySelector('.course-diff table');
+      this.pairs = align && align.pairs;
     } else {
       var v1 = new AttentionView(fig, data, this);
       v1.trace = makeTrace(data, fig.getAttribute('data-parts'));
@@ -1050,7 +1073,8 @@
     var v0 = this.views[0];
     this.nLayer = v0 ? v0.weights.length : 0;
     this.nHead = v0 && v0.weights[0] ? v0.weights[0].length : 0;
-    this.nToken = Math.max.apply(null, this.views.map(function (v) { return v.n; }).concat([0]));
+    // the token picker counts sentence 1's tokens when the sentences are aligned
+    this.nToken = this.pairs ? v0.n : Math.max.apply(null, this.views.map(function (v) { return v.n; }).concat([0]));
     this.state = this.clamp({
       layer: intAttr(fig, 'data-layer', 0), head: intAttr(fig, 'data-head', 0),
       token: intAttr(fig, 'data-token', this.nToken - 1)
@@ -1170,23 +1194,26 @@
     var tbody = this.diff.tBodies[0] || this.diff.appendChild(document.createElement('tbody'));
     var a = this.views[0], b = this.views[1];
     var s = this.state;
-    var ia = a.clampToken(s.token), ib = b.clampToken(s.token);
+    var ia = a.ownToken(s.token), ib = b.ownToken(s.token);
     var ra = a.row({ layer: s.layer, head: s.head, token: ia });
     var rb = b.row({ layer: s.layer, head: s.head, token: ib });
+    // as compare.py's diff_rows: partners on one row, "4 / 5" where they sit at different places
     var frag = document.createDocumentFragment();
-    for (var p = 0; p <= Math.max(ia, ib); p++) {
+    (this.pairs || []).forEach(function (pair) {
+      var i = pair[0], j = pair[1];
+      var hasA = i != null && i <= ia, hasB = j != null && j <= ib;
+      if (!hasA && !hasB) return;
       var tr = el('tr');
-      tr.appendChild(el('td', null, String(p)));
-      var hasA = p <= ia, hasB = p <= ib;
-      [[hasA, a, ra], [hasB, b, rb]].forEach(function (side) {
+      tr.appendChild(el('td', null, i === j ? String(i) : (i == null ? NDASH : i) + ' / ' + (j == null ? NDASH : j)));
+      [[hasA, a, ra, i], [hasB, b, rb, j]].forEach(function (side) {
         var tdTok = el('td');
-        if (side[0]) tdTok.appendChild(tokSpan(side[1].tokens[p])); else tdTok.textContent = NDASH;
+        if (side[0]) tdTok.appendChild(tokSpan(side[1].tokens[side[3]])); else tdTok.textContent = NDASH;
         tr.appendChild(tdTok);
-        tr.appendChild(el('td', null, side[0] ? fmt2(side[2][p]) : NDASH));
+        tr.appendChild(el('td', null, side[0] ? fmt2(side[2][side[3]]) : NDASH));
       });
-      tr.appendChild(el('td', null, hasA && hasB ? signed2(rb[p] - ra[p]) : NDASH));
+      tr.appendChild(el('td', null, hasA && hasB ? signed2(rb[j] - ra[i]) : NDASH));
       frag.appendChild(tr);
-    }
+    });
     clear(tbody);
     tbody.appendChild(frag);
   };

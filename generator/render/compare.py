@@ -1,9 +1,15 @@
 """`compare` figures: one head on two sentences side by side, with the focus row's differences.
 Its references are attention's, with the sentence (1 or 2) as an extra last argument; without
-one, `compare(her, Ben, Lily)` takes each weight from the first sentence that has its token."""
+one, `compare(her, Ben, Lily)` takes each weight from the first sentence that has its token.
+
+The sentences need not line up position by position ("One day, Lily wanted to play with her"
+against "The dog saw Lily and wanted to play with her"): their tokens are aligned first, and the
+figure follows the same token in both (·her at 9 in one, at 10 in the other)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from ..lessons.directives import Compare
@@ -22,16 +28,61 @@ from .tokens import token_hits
 REFS = {k: (lo, hi + 1) for k, (lo, hi) in attention.REFS.items() if k != "sentence"} | {"sentence": (0, 1)}
 
 
-def diff_rows(a: Panel, b: Panel, layer: int, head: int, focus: int) -> list[list[str]]:
-    """Rows of the compare difference table: position, token A, weight A, token B, weight B, B − A."""
-    ia, ib = min(focus, len(a.tokens) - 1), min(focus, len(b.tokens) - 1)
+@dataclass(frozen=True)
+class Alignment:
+    """Which token of sentence 2 stands for which of sentence 1. `pairs`: (position in 1, position
+    in 2) in reading order, None where a token has no partner. Equal stretches pair up, and so do
+    the tokens of a stretch that differs (Lily for Ben), one for one; what is left of a longer
+    stretch (·and in "Lily and wanted") stands alone. `to2[i]`: the row sentence 2 shows while
+    sentence 1 shows row i (i's partner, else the partner of the nearest partnered token before
+    it); `to1[j]` the other way round."""
+
+    pairs: tuple[tuple[int | None, int | None], ...]
+    to2: tuple[int, ...]
+    to1: tuple[int, ...]
+
+    @property
+    def in_step(self) -> bool:
+        """Every token's partner sits at its own position: the table reads position by position."""
+        return all(i == j for i, j in self.pairs)
+
+
+def align(a: list[dict], b: list[dict]) -> Alignment:
+    ids_a, ids_b = [t["text"] for t in a], [t["text"] for t in b]  # one text, one id
+    pairs: list[tuple[int | None, int | None]] = []
+    for _, i1, i2, j1, j2 in SequenceMatcher(None, ids_a, ids_b, autojunk=False).get_opcodes():
+        for k in range(max(i2 - i1, j2 - j1)):
+            pairs.append((i1 + k if i1 + k < i2 else None, j1 + k if j1 + k < j2 else None))
+    return Alignment(tuple(pairs), _follow(pairs, 0, len(a)), _follow(pairs, 1, len(b)))
+
+
+def _follow(pairs, side: int, n: int) -> tuple[int, ...]:
+    """For each position of one side, the other side's partner, or the last partner before it."""
+    out, last = [0] * n, 0
+    for pair in pairs:
+        mine, theirs = pair[side], pair[1 - side]
+        if theirs is not None:
+            last = theirs
+        if mine is not None:
+            out[mine] = last if theirs is None else theirs
+    return tuple(out)
+
+
+def diff_rows(a: Panel, b: Panel, al: Alignment, layer: int, head: int, focus: int) -> list[list[str]]:
+    """Rows of the compare difference table for row `focus` of sentence 1 and its partner row in
+    sentence 2: position, token 1, weight 1, token 2, weight 2, 2 − 1, partners on one row.
+    Positions count from 0, <|endoftext|>; "4 / 5" where the partners sit at different places."""
+    ia, ib = focus, al.to2[focus]
     wa, wb = a.weights[layer, head, ia], b.weights[layer, head, ib]  # (key,) each
     rows = []
-    for j in range(max(ia, ib) + 1):
-        cells = [str(j)]  # positions count from 0, <|endoftext|>
-        for p, i, w in ((a, ia, wa), (b, ib, wb)):
-            cells += [tok(p.tokens[j]), f2(w[j])] if j <= i else ["–", "–"]
-        cells.append(diff2(wb[j] - wa[j]) if j <= ia and j <= ib else "–")
+    for i, j in al.pairs:
+        seen_a, seen_b = i is not None and i <= ia, j is not None and j <= ib
+        if not (seen_a or seen_b):
+            continue
+        cells = [str(i) if i == j else f"{'–' if i is None else i} / {'–' if j is None else j}"]
+        cells += [tok(a.tokens[i]), f2(wa[i])] if seen_a else ["–", "–"]
+        cells += [tok(b.tokens[j]), f2(wb[j])] if seen_b else ["–", "–"]
+        cells.append(diff2(wb[j] - wa[i]) if seen_a and seen_b else "–")
         rows.append(cells)
     return rows
 
@@ -68,17 +119,30 @@ def render(d: Compare, ctx: Ctx) -> str:
     layer, head, focus = attention.chosen(d, a, ctx, "compare")  # rules are evaluated on the first sentence
     referenced = referenced_focus(d, a, ctx) if d.token is None and d.pick.rule != "best" else None
     focus = focus if referenced is None else referenced  # no `token:`: the row the prose reads, else the last
+    al = align(a.tokens, b.tokens)
     n = ctx.next_number()
     out = templating.render(
         "compare.html", n=n, fid=f"fig-{n}",
         attrs={"data-model": a.model, "data-layer": layer, "data-head": head, "data-token": focus},
-        grids=[Grid(p, layer, head, min(focus, len(p.tokens) - 1)) for p in panels],
+        grids=[Grid(a, layer, head, focus), Grid(b, layer, head, al.to2[focus])],
+        partners=[b.tokens[j] if j is not None else None for j in partner_of(al, len(a.tokens))],
+        in_step=al.in_step,
         parts=[trace_url(ctx, p, "js") for p in panels],
-        diff=diff_rows(a, b, layer, head, focus),
+        diff=diff_rows(a, b, al, layer, head, focus),
         prov=provenance(ctx, panels, d.caption),
-        payload={"panels": [light_data(p, layer, head) for p in panels]},
+        payload={"panels": [light_data(p, layer, head) for p in panels],
+                 "align": {"pairs": [list(pair) for pair in al.pairs], "to2": list(al.to2), "to1": list(al.to1)}},
     )
     ctx.register(d, Figure("compare", n, d, panels=list(panels), layer=layer, head=head, focus=focus))
+    return out
+
+
+def partner_of(al: Alignment, n: int) -> list[int | None]:
+    """Each position of sentence 1's partner in sentence 2, None where it has none."""
+    out: list[int | None] = [None] * n
+    for i, j in al.pairs:
+        if i is not None:
+            out[i] = j
     return out
 
 

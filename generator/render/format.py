@@ -116,8 +116,9 @@ def f3(x: float) -> str:
 
 
 def diff2(d: float) -> str:
+    """A difference with its sign, a true minus (−0.14, +0.02); 0.00 where it rounds to zero."""
     s = f"{d:+.2f}"
-    return "0.00" if s in ("+0.00", "-0.00") else s
+    return "0.00" if s in ("+0.00", "-0.00") else s.replace("-", "\u2212")
 
 
 def vec2(v) -> str:

@@ -52,14 +52,15 @@ class Grid:
     def entries(self, i: int) -> Markup:
         return entries_html(self.weights[i], i, self.tokens)
 
-    def selects(self, also: tuple = ()) -> list[tuple[str, str, list[tuple[int, str]], int]]:
-        """(control, label, [(value, text)], chosen) for the token, layer and head pickers. `also`:
-        the other panels' tokens (compare), named too where theirs differ ("1: Lily / Ben")."""
+    def selects(self, partners: list | None = None) -> list[tuple[str, str, list[tuple[int, str]], int]]:
+        """(control, label, [(value, text)], chosen) for the token, layer and head pickers.
+        `partners` (compare): for each of this panel's tokens, the other sentence's token that
+        stands for it, or None; named too where it differs ("1: Lily / Ben")."""
         n_layer, n_head = self.panel.weights.shape[:2]
 
         def name(j: int, t: dict) -> str:
-            others = [o[j]["display"] for o in also if j < len(o) and o[j]["display"] != t["display"]]
-            return " / ".join([t["display"], *dict.fromkeys(others)])
+            other = partners[j] if partners else None
+            return t["display"] if other is None or other["display"] == t["display"] else f"{t['display']} / {other['display']}"
 
         return [
             ("token", "Token", [(j, f"{j}: {name(j, t)}") for j, t in enumerate(self.tokens)], self.focus),

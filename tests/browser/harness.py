@@ -252,7 +252,14 @@ def compare_fig(n: int, a: dict, b: dict, layer=0, head=0, token=2) -> str:
             f'data-token="{token}"><div class="course-pair">{panels}</div>'
             '<div class="course-diff"><table class="course-diff-table"><thead><tr><th>Position</th><th>Token A</th>'
             '<th>Weight A</th><th>Token B</th><th>Weight B</th><th>B − A</th></tr></thead><tbody></tbody></table></div>'
-            + script_json({"panels": [light(a), light(b)]}) + "</figure>")
+            + script_json({"panels": [light(a), light(b)], "align": align_json(a, b)}) + "</figure>")
+
+
+def align_json(a: dict, b: dict) -> dict:
+    """The compare figure's alignment, as generator/render/compare.py ships it."""
+    from generator.render.compare import align
+    al = align(a["tokens"], b["tokens"])
+    return {"pairs": [list(p) for p in al.pairs], "to2": list(al.to2), "to1": list(al.to1)}
 
 
 STEPS = ["Queries: each token asks a question.", "Keys: each token offers an answer.",

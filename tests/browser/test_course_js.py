@@ -236,15 +236,16 @@ def test_compare_shares_the_picker_and_diffs(open_page, harness_url, harness_sit
     panels = page.locator(f"{fig} .course-panel .course-summary")
     page.wait_for_function("t => document.querySelector('#fig-3 .course-panel .course-summary').textContent === t",
                            arg=harness.summary_text(a, 0, 2, 3))
-    assert panels.nth(1).text_content() == harness.summary_text(b, 0, 2, 2)  # clamped to B's last token
+    # A's " down" has no partner in B: B shows the partner of the token before it, its " sat"
+    assert panels.nth(1).text_content() == harness.summary_text(b, 0, 2, 2)
     rows = page.eval_on_selector_all(f"{fig} .course-diff tbody tr",
                                      "rs => rs.map(r => Array.from(r.cells).map(c => c.textContent))")
     ra, rb = a["layers"][0]["heads"][2]["weights"][3], b["layers"][0]["heads"][2]["weights"][2]
     expected = []
     for p in range(4):
         d = rb[p] - ra[p] if p <= 2 else None
-        ds = "–" if d is None else ("0.00" if f"{abs(d):.2f}" == "0.00" else f"{d:+.2f}")
-        expected.append([str(p), a["tokens"][p]["display"], f"{ra[p]:.2f}",  # positions count from 0
+        ds = "–" if d is None else ("0.00" if f"{abs(d):.2f}" == "0.00" else f"{d:+.2f}".replace("-", "\u2212"))
+        expected.append([str(p) if p <= 2 else f"{p} / –", a["tokens"][p]["display"], f"{ra[p]:.2f}",  # positions count from 0
                          b["tokens"][p]["display"] if p <= 2 else "–", f"{rb[p]:.2f}" if p <= 2 else "–", ds])
     assert rows == expected
     assert page.evaluate("traces.length") == 4  # 2 attention figures + 2 compare sentences, not the pending one

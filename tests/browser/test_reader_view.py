@@ -134,6 +134,25 @@ def test_all_heads_opens_under_the_pickers_and_takes_focus(open_page, harness_ur
     assert page.evaluate("document.activeElement.dataset.head") == "1"
 
 
+def test_a_small_grid_chosen_on_a_short_screen_brings_the_big_grid_into_view(open_page, harness_url):
+    """On a phone the small multiples can fill the screen: a click on one scrolls until the grid
+    it opened shows; the arrow keys keep the reader among the small grids."""
+    page = open_page(viewport={"width": 375, "height": 420}, reduced_motion="reduce").goto(harness_url())
+    btn = f"{FIG1} button[data-action=heads]"
+    page.locator(btn).scroll_into_view_if_needed()
+    page.click(btn)
+    plot_top = "document.querySelector('#fig-1 .course-plot').getBoundingClientRect().top"
+    page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(200)
+    assert page.evaluate(plot_top) > page.evaluate("innerHeight"), "the keys must not scroll the reader away"
+    mini = page.locator(f"{FIG1} button.course-mini[data-layer='1'][data-head='2']")
+    mini.scroll_into_view_if_needed()
+    assert page.evaluate(plot_top) > page.evaluate("innerHeight") - 120, "the test needs the grid below the fold"
+    mini.click()
+    page.wait_for_function(f"{plot_top} < innerHeight - 100")
+    assert page.input_value(f"{FIG1} select[data-control=layer]") == "1"
+
+
 def test_all_heads_opened_by_the_page_leaves_focus_alone(open_page, harness_url):
     # what data-show-heads="true" does once the plot is drawn: open, without moving focus
     page = open_page().goto(harness_url())

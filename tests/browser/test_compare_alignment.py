@@ -1,0 +1,59 @@
+"""A comparison of two sentences that do not line up position by position, in the session's
+shared build of the real course: chapter 3's second comparison ("One day, Lily wanted to play
+with her" against "The dog saw Lily and wanted to play with her"). Both panels and the difference
+table follow the same token, and what course.js draws for a state is what the build wrote."""
+
+from __future__ import annotations
+
+import pytest
+
+from hardening_helpers import settle
+
+from .conftest import page_opener
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# The compare figure whose sentences differ in length, what it shows, and its difference table.
+READ_JS = """() => {
+  const f = [...document.querySelectorAll('.course-fig[data-kind=compare]')].find(f => {
+    const n = [...f.querySelectorAll('.course-panel')].map(p => p.querySelectorAll('.course-table tbody tr').length);
+    return n.length === 2 && n[0] !== n[1];
+  });
+  if (!f) return null;
+  const text = e => e.textContent.replace(/\\s+/g, ' ').trim();
+  return {id: f.id,
+          summaries: [...f.querySelectorAll('.course-summary')].map(text),
+          focus: [...f.querySelectorAll('.course-table tr.course-focus th')].map(text),
+          token: f.querySelector('select[data-control=token]').value,
+          diff: [...f.querySelectorAll('.course-diff tbody tr')].map(r => [...r.cells].map(text))};
+}"""
+
+
+@pytest.fixture
+def open_site(browser, server):
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
+        yield open_
+
+
+def test_a_comparison_of_unaligned_sentences_follows_one_token_in_both(course, server, open_site):
+    w = open_site()
+    w.page.goto(f"{server.base}/attention.html")
+    settle(w.page)
+    built = w.page.evaluate(READ_JS)
+    assert built, "chapter 3 has no comparison of sentences of different lengths"
+    # as the build wrote it: the last token of each sentence, ·her, at 9 and at 10
+    assert all(s.split(", ")[2].startswith("·her looks most at") for s in built["summaries"]), built["summaries"]
+    assert [f.split(" ")[0] for f in built["focus"]] == ["·her", "·her"], built["focus"]
+    last = built["diff"][-1]
+    assert last[0] == "9 / 10" and last[1] == last[3] == "·her", last
+    assert any(r[1] == "–" and r[3] == "·and" for r in built["diff"]), built["diff"]
+    # another token, then back: course.js draws the same rows, summaries and focus as the build
+    fid = built["id"]
+    w.page.evaluate("id => course.setState(id, {token: 4})", fid)
+    moved = w.page.evaluate(READ_JS)
+    assert [f.split(" ")[0] for f in moved["focus"]] == ["·Lily", "·Lily"], moved["focus"]
+    assert moved["diff"][-1][0] == "4" and len(moved["diff"]) == 5, moved["diff"]
+    w.page.evaluate("([id, t]) => course.setState(id, {token: +t})", [fid, built["token"]])
+    w.page.wait_for_timeout(100)
+    assert w.page.evaluate(READ_JS) == built
+    assert not w.errors, w.errors
