@@ -657,7 +657,10 @@
   // Everything about the layout that depends on the width of the box the plot is drawn in.
   // widths(narrow, size): every tick label's width at that font size, the narrow labels or the
   // wide ones (labelRoom); without it, no labels.
-  function heatmapGeometry(n, width, widths) {
+  // textN: a compare figure's longer sentence. Its panels show cell numbers only if every panel
+  // can (equal panels: the one with more tokens has the smaller cells), so that a reader comparing
+  // them never reads numbers in one and none in the other.
+  function heatmapGeometry(n, width, widths, textN) {
     var H = HEATMAP;
     var w = width > 0 ? width : H.defaultWidth;
     if (!widths) widths = function () { return []; };
@@ -685,7 +688,8 @@
     var cellText = H.textChars * H.charWidth * H.cellFont + H.textPad;
     var bottom = narrow ? H.narrowBottom : H.marginBottom;
     var minWidth = Math.ceil(room.left + right + n * H.cellMin);
-    var showText = cell >= cellText && row >= H.textMinRow;
+    var textCell = textN > n ? Math.max(H.cellMin, Math.min(H.cellMax, (w - room.left - right) / textN)) : cell;
+    var showText = textCell >= cellText && Math.max(H.rowMin, Math.min(H.rowMax, textCell)) >= H.textMinRow;
     return {
       width: width > 0 ? Math.max(Math.floor(width), minWidth) : undefined,
       narrow: narrow,
@@ -722,7 +726,7 @@
       if (!(key in c.widths)) c.widths[key] = textWidths(narrow ? c.narrowPlain : c.plain, size, root);
       return c.widths[key];
     };
-    return heatmapGeometry(this.n, width, widths);
+    return heatmapGeometry(this.n, width, widths, this.fig.maxTokens);
   };
 
   AttentionView.prototype.headData = function (l, h) {
@@ -1074,7 +1078,8 @@
     this.nLayer = v0 ? v0.weights.length : 0;
     this.nHead = v0 && v0.weights[0] ? v0.weights[0].length : 0;
     // the token picker counts sentence 1's tokens when the sentences are aligned
-    this.nToken = this.pairs ? v0.n : Math.max.apply(null, this.views.map(function (v) { return v.n; }).concat([0]));
+    this.maxTokens = Math.max.apply(null, this.views.map(function (v) { return v.n; }).concat([0]));
+    this.nToken = this.pairs ? v0.n : this.maxTokens;
     this.state = this.clamp({
       layer: intAttr(fig, 'data-layer', 0), head: intAttr(fig, 'data-head', 0),
       token: intAttr(fig, 'data-token', this.nToken - 1)

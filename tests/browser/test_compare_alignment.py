@@ -57,3 +57,25 @@ def test_a_comparison_of_unaligned_sentences_follows_one_token_in_both(course, s
     w.page.wait_for_timeout(100)
     assert w.page.evaluate(READ_JS) == built
     assert not w.errors, w.errors
+
+
+@pytest.mark.parametrize("width", [1000, 1280])
+def test_both_panels_show_cell_numbers_or_neither(course, server, browser, width):
+    """The panels are equally wide, and the longer sentence has the smaller cells: where its
+    numbers would be too small, neither panel draws them (they stay in the hover and the table),
+    so a reader never compares a panel with numbers against one without."""
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=width) as open_:
+        w = open_()
+        w.page.goto(f"{server.base}/attention.html")
+        settle(w.page)
+        fid = w.page.evaluate(READ_JS)["id"]
+        w.page.evaluate("""id => { const f = document.getElementById(id), set = f.closest('.tabbed-set');
+          const i = [...set.querySelectorAll(':scope > .tabbed-content > .tabbed-block')].findIndex(b => b.contains(f));
+          set.querySelectorAll(':scope > input')[i].click(); f.scrollIntoView(); }""", fid)
+        plots = w.page.locator(f"#{fid} .js-plotly-plot")
+        plots.nth(1).locator(".main-svg").first.wait_for(state="attached")
+        w.page.wait_for_timeout(300)
+        drawn = w.page.evaluate("""id => [...document.querySelectorAll('#' + id + ' .js-plotly-plot')].map(p =>
+          [...p.querySelectorAll('.heatmaplayer text')].filter(t => t.textContent).length)""", fid)
+        assert len(drawn) == 2 and (drawn[0] > 0) == (drawn[1] > 0), f"cell numbers per panel at {width} px: {drawn}"
+        assert not w.errors, w.errors
