@@ -49,6 +49,27 @@ def test_the_stepper_has_one_counter_the_setup_table_and_the_full_grid(page):
     assert ns == "http://www.w3.org/1998/Math/MathML"
 
 
+@pytest.mark.parametrize("width", [1280, 768, 375])
+def test_stepping_never_moves_what_follows_the_stepper(page, width):
+    """The figure is as tall as its tallest step, so Next and Back leave the text under it where
+    it was; only the current step is visible, and it starts right under the buttons."""
+    page.set_viewport_size({"width": width, "height": 900})
+    fig = page.locator(".course-fig[data-kind=stepper]").first
+    shown(page, fig)
+    seen = []
+    for step in range(5):
+        seen.append(page.evaluate("""() => {
+          const f = document.querySelector('.course-fig[data-kind=stepper]'), cur = f.querySelector('li.course-step.is-current');
+          const nav = f.querySelector('.course-step-nav').getBoundingClientRect(), r = cur.firstElementChild.getBoundingClientRect();
+          return {height: Math.round(f.getBoundingClientRect().height), below: Math.round(f.nextElementSibling.getBoundingClientRect().top),
+                  gap: Math.round(r.top - nav.bottom), shown: [...f.querySelectorAll('li.course-step')].filter(li => getComputedStyle(li).visibility === 'visible').length};
+        }"""))
+        if step < 4:
+            fig.locator("button[data-action=next]").click()
+    assert len({(s["height"], s["below"]) for s in seen}) == 1, seen
+    assert all(s["shown"] == 1 and 0 <= s["gap"] <= 40 for s in seen), seen
+
+
 def test_repeated_tokens_carry_their_position_in_the_live_figure(page):
     fig_id = page.evaluate("""() => Array.from(document.querySelectorAll('.course-fig[data-kind=attention]'))
       .find(f => /red ball to Sam/.test(f.querySelector('script.course-data').textContent)).id""")
