@@ -669,7 +669,9 @@
     var narrow = w < H.narrowBelow && w < wide.left + H.colourbarRoom + n * H.cellMax;
     var right = narrow ? H.marginRight : H.colourbarRoom;
     var room = narrow ? labelRoom(widths(true, H.tickFont), false) : wide;
-    var cellFor = function (left, r) { return Math.max(H.cellMin, Math.min(H.cellMax, (w - left - r) / Math.max(n, 1))); };
+    // count: the tokens sharing the width, n unless said (textN below)
+    var cellFor = function (left, r, count) { return Math.max(H.cellMin, Math.min(H.cellMax, (w - left - r) / Math.max(count || n, 1))); };
+    var rowFor = function (c) { return Math.max(H.rowMin, Math.min(H.rowMax, c)); };
     var upright = cellFor(room.left, right) < H.rotatedBelow;
     if (upright) room = labelRoom(widths(narrow, H.smallTickFont), true); // smaller labels: the cells only grow
     var cell = cellFor(room.left, right);
@@ -684,12 +686,12 @@
       cell = cellFor(room.left, right);
     }
     var stride = cell < H.strideBelow ? 2 : 1;
-    var row = Math.max(H.rowMin, Math.min(H.rowMax, cell));
+    var row = rowFor(cell);
     var cellText = H.textChars * H.charWidth * H.cellFont + H.textPad;
     var bottom = narrow ? H.narrowBottom : H.marginBottom;
     var minWidth = Math.ceil(room.left + right + n * H.cellMin);
-    var textCell = textN > n ? Math.max(H.cellMin, Math.min(H.cellMax, (w - room.left - right) / textN)) : cell;
-    var showText = textCell >= cellText && Math.max(H.rowMin, Math.min(H.rowMax, textCell)) >= H.textMinRow;
+    var textCell = textN > n ? cellFor(room.left, right, textN) : cell;
+    var showText = textCell >= cellText && rowFor(textCell) >= H.textMinRow;
     return {
       width: width > 0 ? Math.max(Math.floor(width), minWidth) : undefined,
       narrow: narrow,
@@ -1077,9 +1079,9 @@
     var v0 = this.views[0];
     this.nLayer = v0 ? v0.weights.length : 0;
     this.nHead = v0 && v0.weights[0] ? v0.weights[0].length : 0;
-    // the token picker counts sentence 1's tokens when the sentences are aligned
+    // the figure's token is one of the first sentence's (compare: the second follows its partner)
     this.maxTokens = Math.max.apply(null, this.views.map(function (v) { return v.n; }).concat([0]));
-    this.nToken = this.pairs ? v0.n : this.maxTokens;
+    this.nToken = v0 ? v0.n : 0;
     this.state = this.clamp({
       layer: intAttr(fig, 'data-layer', 0), head: intAttr(fig, 'data-head', 0),
       token: intAttr(fig, 'data-token', this.nToken - 1)

@@ -46,11 +46,20 @@ class Alignment:
         """Every token's partner sits at its own position: the table reads position by position."""
         return all(i == j for i, j in self.pairs)
 
+    @property
+    def partners(self) -> list[int | None]:
+        """Each token of sentence 1's partner in sentence 2, None where it has none."""
+        out: list[int | None] = [None] * len(self.to2)
+        for i, j in self.pairs:
+            if i is not None:
+                out[i] = j
+        return out
+
 
 def align(a: list[dict], b: list[dict]) -> Alignment:
-    ids_a, ids_b = [t["text"] for t in a], [t["text"] for t in b]  # one text, one id
+    texts_a, texts_b = [t["text"] for t in a], [t["text"] for t in b]  # one text, one token id
     pairs: list[tuple[int | None, int | None]] = []
-    for _, i1, i2, j1, j2 in SequenceMatcher(None, ids_a, ids_b, autojunk=False).get_opcodes():
+    for _, i1, i2, j1, j2 in SequenceMatcher(None, texts_a, texts_b, autojunk=False).get_opcodes():
         for k in range(max(i2 - i1, j2 - j1)):
             pairs.append((i1 + k if i1 + k < i2 else None, j1 + k if j1 + k < j2 else None))
     return Alignment(tuple(pairs), _follow(pairs, 0, len(a)), _follow(pairs, 1, len(b)))
@@ -125,7 +134,7 @@ def render(d: Compare, ctx: Ctx) -> str:
         "compare.html", n=n, fid=f"fig-{n}",
         attrs={"data-model": a.model, "data-layer": layer, "data-head": head, "data-token": focus},
         grids=[Grid(a, layer, head, focus), Grid(b, layer, head, al.to2[focus])],
-        partners=[b.tokens[j] if j is not None else None for j in partner_of(al, len(a.tokens))],
+        partners=[b.tokens[j] if j is not None else None for j in al.partners],
         in_step=al.in_step,
         parts=[trace_url(ctx, p, "js") for p in panels],
         diff=diff_rows(a, b, al, layer, head, focus),
@@ -134,15 +143,6 @@ def render(d: Compare, ctx: Ctx) -> str:
                  "align": {"pairs": [list(pair) for pair in al.pairs], "to2": list(al.to2), "to1": list(al.to1)}},
     )
     ctx.register(d, Figure("compare", n, d, panels=list(panels), layer=layer, head=head, focus=focus))
-    return out
-
-
-def partner_of(al: Alignment, n: int) -> list[int | None]:
-    """Each position of sentence 1's partner in sentence 2, None where it has none."""
-    out: list[int | None] = [None] * n
-    for i, j in al.pairs:
-        if i is not None:
-            out[i] = j
     return out
 
 
