@@ -221,6 +221,7 @@ ONEFILE_TEMPLATE = """<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
+<script>document.documentElement.classList.add("course-js")</script>
 <title>{title}</title>
 {styles}
 <style>
@@ -241,6 +242,7 @@ ONEFILE_TEMPLATE = """<!doctype html>
 </div>
 </main>
 {scripts}
+<script>window.course || document.documentElement.classList.remove("course-js")</script>
 </body>
 </html>
 """

@@ -15,6 +15,8 @@ from generator import downloads as dl
 PAGE = """<!doctype html>
 <html lang="en" class="no-js">
 <head><meta charset="utf-8"><title>Attention - Course</title>
+<script>document.documentElement.classList.add("course-js")</script>
+<link rel="preload" href="{up}assets/generated/plotly.min.js" as="script">
 <link rel="stylesheet" href="{up}assets/stylesheets/main.css">
 <link rel="stylesheet" href="{up}assets/generated/course.css">
 <script src="{up}assets/javascripts/iframe-worker-shim.js"></script>
@@ -89,6 +91,12 @@ def test_one_file_chapter_inlines_everything_and_only_its_own_data(tmp_path):
     # nothing to fetch: no stylesheet links, no script src, images are data: URIs
     assert not re.search(r"<link\b[^>]*stylesheet", text)
     assert not re.search(r"<script\b[^>]*\bsrc=", text)
+    assert "<link" not in text  # nor a preload of a file the download does not have
+    # course-js is set before any style (the first frame has the figures' layout), and taken off
+    # again after the scripts if course.js did not run
+    first_style = text.index("<style>")
+    assert text.index('classList.add("course-js")') < first_style
+    assert text.index("window.courseLoaded") < text.index('window.course || document.documentElement.classList.remove("course-js")')
     assert re.search(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]+" alt="a dot">', text)
     # this page's parts, each once; not the other page's
     assert text.count('courseTraceParts["aaaaaaaaaaaa"]') == 1

@@ -407,6 +407,7 @@
       set: function (open) {
         box.hidden = !open;
         box.classList.toggle('course-table-closed', !open);
+        box.classList.toggle('course-table-open', open);
         button.setAttribute('aria-expanded', open ? 'true' : 'false');
         button.textContent = open ? TABLE_HIDE : TABLE_SHOW;
       }
@@ -444,10 +445,11 @@
     this.state = null;
     this.geom = null;
     this.prepareTable();
-    if (this.plotHost && this.n && hasPlotly()) {
-      this.tableToggle = tableToggle(this.table, fig.id);
-      this.plotHost.classList.add('course-plot-coming'); // course.css keeps about its height free
-    }
+    // course.css keeps about the plot's height free and its table hidden, from the first frame,
+    // unless the view is static: nothing to draw here, so the table is the figure
+    var view = this.plotHost ? this.plotHost.closest('.course-view') : root.querySelector('.course-view');
+    if (this.plotHost && this.n && hasPlotly()) this.tableToggle = tableToggle(this.table, fig.id);
+    else if (view) view.classList.add('course-view-static');
   }
 
   // The plot's height, kept free before it is drawn (no jump when it is). Read and write in two
@@ -1788,7 +1790,10 @@
     var fresh = false;
     Array.prototype.forEach.call(found, function (fig) {
       if (fig.__course) return;
-      if (fig.getAttribute('data-pending') === 'true' || fig.classList.contains('course-pending')) return;
+      if (fig.getAttribute('data-pending') === 'true' || fig.classList.contains('course-pending')) {
+        markStatic(fig);
+        return;
+      }
       var kind = fig.getAttribute('data-kind');
       var f = null;
       try {
@@ -1801,7 +1806,10 @@
         console.warn('course.js: could not enhance #' + fig.id, e);
       }
       fig.__course = f || true;
-      if (!f) return;
+      if (!f) {
+        markStatic(fig);
+        return;
+      }
       fresh = true;
       figures.push(f);
       if (fig.id) figuresById[fig.id] = f;
@@ -1833,6 +1841,15 @@
     schedulePlots(plottable);
     initTabs();
     if (!heatmaps) scheduleIdleParts();
+  }
+
+  // A figure course.js could not set up keeps its tables (course.css shows a static view's).
+  function markStatic(fig) {
+    Array.prototype.forEach.call(fig.querySelectorAll('.course-view'), function (v) {
+      v.classList.add('course-view-static');
+      var box = v.querySelector(':scope > .course-table-wrap');
+      if (box && box.__courseToggle) box.__courseToggle.set(true);
+    });
   }
 
   function afterFirstPaint(fn) {

@@ -1,0 +1,88 @@
+"""The page before course.js runs, in the session's shared build of the real course: the head's
+inline script sets html.course-js, so the first frames already hide each heatmap's table (behind
+"Show as a table") and keep about its height free; when course.js does not run, the class comes
+off again and the page is the no-JavaScript page; when Plotly does not load, course.js shows the
+tables and keeps no gap. Layout and classes in Chromium, never time."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import page_opener
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+COURSE_JS = "**/assets/generated/course.js"
+PLOTLY = "**/assets/generated/plotly-cartesian.min.js"
+
+# For every heatmap view: its table box's display, its plot host's min-height and height.
+VIEWS_JS = """() => ({
+  js: document.documentElement.classList.contains('course-js'),
+  views: [...document.querySelectorAll('.course-fig .course-view')].map(v => {
+    const box = v.querySelector(':scope > .course-table-wrap'), plot = v.querySelector(':scope > .course-plot');
+    return {fig: v.closest('.course-fig').id, table: getComputedStyle(box).display, tableHeight: box.offsetHeight,
+            minHeight: parseFloat(getComputedStyle(plot).minHeight) || 0, plotHeight: plot.offsetHeight,
+            static: v.classList.contains('course-view-static'), toggle: !!v.querySelector('.course-table-toggle'),
+            shown: v.getClientRects().length > 0};
+  })
+})"""
+
+# Run before course.js, in the same script: what the first frames were laid out with.
+RECORD = "window.__firstFrame = (" + VIEWS_JS + ")();\n"
+
+
+@pytest.fixture
+def open_site(browser, server):
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
+        yield open_
+
+
+def test_before_course_js_runs_the_tables_are_hidden_and_the_heatmaps_room_is_kept(course, server, open_site):
+    w = open_site()
+
+    def prepend(route):
+        response = route.fetch()
+        route.fulfill(response=response, body=RECORD + response.text())
+
+    w.page.route(COURSE_JS, prepend)
+    w.goto(f"{server.base}/attention.html")
+    first = w.page.evaluate("window.__firstFrame")
+    assert first["js"], "the head's script did not set html.course-js before course.js"
+    assert len(first["views"]) >= 3
+    for v in first["views"]:
+        assert v["table"] == "none", f"{v['fig']}: its table is laid out before course.js runs"
+        assert v["minHeight"] >= 220, f"{v['fig']}: no room kept for its heatmap before course.js runs"
+    after = w.page.evaluate(VIEWS_JS)
+    assert after["js"]
+    assert all(v["toggle"] and not v["static"] and v["table"] == "none" for v in after["views"])
+    # the room kept was about the heatmap's height: the first one (on screen) moved the page little
+    drawn = w.page.evaluate("document.querySelector('#fig-1 .course-plot').offsetHeight")
+    assert abs(drawn - first["views"][0]["minHeight"]) < 0.35 * drawn
+    assert w.errors == []
+
+
+def test_without_course_js_the_class_comes_off_and_the_tables_are_the_figures(course, server, open_site):
+    w = open_site()
+    w.page.route(COURSE_JS, lambda route: route.abort())
+    w.goto(f"{server.base}/attention.html", wait_painted=False)
+    state = w.page.evaluate(VIEWS_JS)
+    assert not state["js"], "html.course-js stayed on though course.js never ran"
+    assert state["views"]
+    for v in state["views"]:
+        assert v["table"] != "none", f"{v['fig']}: its table is hidden without course.js"
+        assert v["tableHeight"] > 50 or not v["shown"], f"{v['fig']}: its table is hidden without course.js"
+        assert v["minHeight"] == 0, f"{v['fig']}: a gap is kept for a heatmap nobody will draw"
+
+
+def test_without_plotly_course_js_shows_every_table_and_keeps_no_gap(course, server, open_site):
+    w = open_site()
+    w.page.route(PLOTLY, lambda route: route.abort())
+    w.goto(f"{server.base}/attention.html", wait_painted=False)
+    w.page.wait_for_function("window.course && course.figures.length > 0")
+    state = w.page.evaluate(VIEWS_JS)
+    assert state["js"] and state["views"]
+    for v in state["views"]:
+        assert v["static"] and not v["toggle"], f"{v['fig']}: a table toggle without a heatmap"
+        assert v["table"] != "none", f"{v['fig']}: its table is hidden without Plotly"
+        assert v["tableHeight"] > 50 or not v["shown"], f"{v['fig']}: its table is hidden without Plotly"
+        assert v["minHeight"] == 0 and v["plotHeight"] == 0, f"{v['fig']}: a gap is kept for a heatmap nobody will draw"
