@@ -201,3 +201,10 @@ def server(course):
     s = LocalServer(course / "build" / "site")
     yield s
     s.close()
+
+
+@pytest.fixture
+def open_site(browser, server):
+    """open_site(**context_options) -> Watched on the shared build at 1280 px; no request may leave the machine."""
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
+        yield open_

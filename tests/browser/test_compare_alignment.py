@@ -29,12 +29,6 @@ READ_JS = """() => {
 }"""
 
 
-@pytest.fixture
-def open_site(browser, server):
-    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
-        yield open_
-
-
 def test_a_comparison_of_unaligned_sentences_follows_one_token_in_both(course, server, open_site):
     w = open_site()
     w.page.goto(f"{server.base}/attention.html")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -29,12 +28,6 @@ VIEWS_JS = """() => ({
 
 # Run before course.js, in the same script: what the first frames were laid out with.
 RECORD = "window.__firstFrame = (" + VIEWS_JS + ")();\n"
-
-
-@pytest.fixture
-def open_site(browser, server):
-    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
-        yield open_
 
 
 def test_before_course_js_runs_the_tables_are_hidden_and_the_heatmaps_room_is_kept(course, server, open_site):

@@ -10,7 +10,6 @@ import pytest
 from generator.bench_browser import DRAW_ALL_JS
 from hardening_helpers import settle
 
-from .conftest import page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -69,12 +68,6 @@ def test_margin_check_can_fail():
     assert "outside the plot" in margin_problems([clipped])[0]
     on_grid = dict(ok, labels=[{"text": "·wanted", "left": 80, "top": 100, "right": 110, "bottom": 114}])
     assert "over the grid" in margin_problems([on_grid])[0]
-
-
-@pytest.fixture
-def open_site(browser, server):
-    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
-        yield open_
 
 
 @pytest.mark.parametrize("page", ["attention.html", "heads.html"])

@@ -9,7 +9,6 @@ import pytest
 
 from hardening_helpers import settle
 
-from .conftest import page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -42,12 +41,6 @@ MEASURE_JS = """() => {
   const figs = [...document.querySelectorAll('.md-typeset > .course-fig')].map(f => [f.id, Math.round(f.getBoundingClientRect().height)]);
   return {height: document.documentElement.scrollHeight, width: document.documentElement.scrollWidth, views, wide, panels, prose, figs, feet, steps};
 }"""
-
-
-@pytest.fixture
-def open_site(browser, server):
-    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
-        yield open_
 
 
 def first_view(w, base: str, width: int) -> dict:

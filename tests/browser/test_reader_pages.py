@@ -60,12 +60,6 @@ OPEN_EVERYTHING = """() => {
 }"""
 
 
-@pytest.fixture
-def open_site(browser, server):
-    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
-        yield open_
-
-
 @pytest.mark.parametrize("scheme,expected", [("light", "default"), ("dark", "slate")])
 def test_every_line_marker_and_bar_has_3_to_1_in_both_palettes(course, server, open_site, scheme, expected):
     w = open_site(color_scheme=scheme)

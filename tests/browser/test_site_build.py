@@ -240,7 +240,6 @@ def zensical_site(tmp_path_factory):
     course as it is: the real mkdocs.yml, overrides/, content/ and traces/, nothing rewritten."""
     import subprocess
     import sys
-    from pathlib import Path
 
     from generator.bench_serve import REPO, copy_course
 

@@ -20,7 +20,7 @@ import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
-from urllib.parse import urljoin, urlparse
+from urllib.parse import urlparse
 
 import pytest
 
