@@ -79,3 +79,34 @@ def test_without_plotly_course_js_shows_every_table_and_keeps_no_gap(course, ser
         assert v["table"] != "none", f"{v['fig']}: its table is hidden without Plotly"
         assert v["tableHeight"] > 50 or not v["shown"], f"{v['fig']}: its table is hidden without Plotly"
         assert v["minHeight"] == 0 and v["plotHeight"] == 0, f"{v['fig']}: a gap is kept for a heatmap nobody will draw"
+
+
+# What the kept room shows: "Drawing the heatmap…", at full strength after a second of waiting.
+PLACEHOLDER_JS = """() => [...document.querySelectorAll('.course-fig .course-view')].filter(v => v.getClientRects().length).map(v => {
+  const plot = v.querySelector(':scope > .course-plot'), after = getComputedStyle(plot, '::before');
+  return {fig: v.closest('.course-fig').id, text: after.content, opacity: parseFloat(after.opacity), height: plot.offsetHeight};
+})"""
+
+
+@pytest.mark.parametrize("motion", ["no-preference", "reduce"])
+def test_on_a_slow_network_the_kept_room_says_the_heatmap_is_coming(course, server, open_site, motion):
+    w = open_site(reduced_motion=motion)
+    cdp = w.context.new_cdp_session(w.page)
+    cdp.send("Network.enable")
+    # about 2.5 s for Plotly's 1.5 MB: the page waits for it with the article parsed
+    cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 40,
+                                                   "downloadThroughput": 600_000, "uploadThroughput": 100_000})
+    w.page.goto(f"{server.base}/attention.html", wait_until="commit")
+    w.page.wait_for_selector("#fig-1 .course-view")
+    early = w.page.evaluate(PLACEHOLDER_JS)
+    assert early and all(v["opacity"] < 0.5 for v in early), f"shown at once, so a fast page would flash it: {early}"
+    w.page.wait_for_timeout(1500)
+    assert w.page.evaluate("typeof window.Plotly") == "undefined", "Plotly came too soon to see the wait"
+    waiting = w.page.evaluate(PLACEHOLDER_JS)
+    assert waiting
+    for v in waiting:
+        assert "Drawing the heatmap" in v["text"] and v["opacity"] == 1 and v["height"] >= 220, v
+    cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    w.page.wait_for_function("window.course && window.course.paintedAt !== null", timeout=60000)
+    drawn = w.page.evaluate(PLACEHOLDER_JS)
+    assert drawn[0]["text"] == "none", "the placeholder outlived the heatmap"
