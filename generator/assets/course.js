@@ -450,6 +450,8 @@
     var view = this.plotHost ? this.plotHost.closest('.course-view') : root.querySelector('.course-view');
     if (this.plotHost && this.n && hasPlotly()) this.tableToggle = tableToggle(this.table, fig.id);
     else if (view) view.classList.add('course-view-static');
+    var self = this;
+    afterFirstPaint(function () { self.holdSummary(); }); // drawn or not, its summary changes with the pickers
   }
 
   // The plot's height, kept free before it is drawn (no jump when it is). Read and write in two
@@ -870,6 +872,29 @@
       });
     });
     this.widthObserver.observe(this.plotHost);
+  };
+
+  // The summary above the grid takes one more line for a token with longer neighbours (a phone):
+  // it keeps the tallest height it has had at this width, so the grid under it moves down once
+  // at most, never back and forth as the reader steps through the tokens.
+  AttentionView.prototype.holdSummary = function () {
+    var summary = this.summary;
+    if (!window.ResizeObserver || !summary || this.summaryObserver) return;
+    var width = 0, tallest = 0;
+    this.summaryObserver = new ResizeObserver(function () {
+      var w = summary.clientWidth;
+      if (w !== width) { // a new width: the lines break anew, start again from the natural height
+        width = w;
+        tallest = 0;
+        summary.style.minHeight = '';
+      }
+      var h = summary.getBoundingClientRect().height;
+      if (h > tallest + 0.5) {
+        tallest = h;
+        summary.style.minHeight = h + 'px';
+      }
+    });
+    this.summaryObserver.observe(summary);
   };
 
   // A click on a row picks that token.

@@ -125,3 +125,38 @@ def test_controls_under_a_heatmap_and_a_steps_table_take_no_row_of_their_own(cou
     for f in narrow["feet"]:
         assert f["note"]["top"] >= f["button"]["bottom"] - 1 or f["note"]["left"] >= f["button"]["right"], f
     assert not w.errors, w.errors
+
+
+# Every token of a figure, twice, by the token picker as a reader would: where the grid's top
+# stands (from the figure's top) after each, and the summary's height.
+STEP_TOKENS_JS = """async (fid) => {
+  const fig = document.getElementById(fid), plot = fig.querySelector('.course-plot'), sel = fig.querySelector('select[data-control=token]');
+  const summary = fig.querySelector('.course-summary'), frame = () => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+  fig.scrollIntoView();
+  await frame();
+  const tops = [], heights = [];
+  for (let pass = 0; pass < 2; pass++) for (const o of sel.options) {
+    sel.value = o.value;
+    sel.dispatchEvent(new Event('change'));
+    await frame(); await frame();
+    tops.push(Math.round(plot.getBoundingClientRect().top - fig.getBoundingClientRect().top));
+    heights.push(Math.round(summary.getBoundingClientRect().height));
+  }
+  return {tops, heights, n: sel.options.length};
+}"""
+
+
+def test_on_a_phone_the_grid_does_not_move_up_and_down_as_the_reader_steps_through_tokens(course, server, open_site):
+    w = open_site()
+    first_view(w, server.base, 375)
+    r = w.page.evaluate(STEP_TOKENS_JS, "fig-1")
+    tops, n = r["tops"], r["n"]
+    assert max(r["heights"]) > min(r["heights"]), "no summary took another line: nothing tested"
+    assert all(b >= a for a, b in zip(tops, tops[1:])), f"the grid moved back up: {tops}"
+    assert len(set(tops[n:])) == 1, f"the grid moved on the second pass: {tops[n:]}"
+    # a new width breaks the lines anew: the summary's kept height starts again
+    w.page.set_viewport_size({"width": 1280, "height": 900})
+    w.page.wait_for_timeout(300)
+    one_line = w.page.evaluate("(() => { const s = document.querySelector('#fig-1 .course-summary'); return [s.getBoundingClientRect().height, parseFloat(getComputedStyle(s).lineHeight)]; })()")
+    assert one_line[0] < 2 * one_line[1], f"the phone's kept height stayed at 1280 px: {one_line}"
+    assert not w.errors, w.errors
