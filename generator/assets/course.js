@@ -447,7 +447,7 @@
     this.prepareTable();
     // course.css keeps about the plot's height free and its table hidden, from the first frame,
     // unless the view is static: nothing to draw here, so the table is the figure
-    var view = this.plotHost ? this.plotHost.closest('.course-view') : root.querySelector('.course-view');
+    var view = root.querySelector('.course-view'); // the one that holds plotHost
     if (this.plotHost && this.n && hasPlotly()) this.tableToggle = tableToggle(this.table, fig.id);
     else if (view) view.classList.add('course-view-static');
     var self = this;

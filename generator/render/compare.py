@@ -46,6 +46,10 @@ class Alignment:
         """Every token's partner sits at its own position: the table reads position by position."""
         return all(i == j for i, j in self.pairs)
 
+    def payload(self) -> dict:
+        """What course.js reads (the figure's `align`): the same three lists, as JSON arrays."""
+        return {"pairs": [list(pair) for pair in self.pairs], "to2": list(self.to2), "to1": list(self.to1)}
+
     @property
     def partners(self) -> list[int | None]:
         """Each token of sentence 1's partner in sentence 2, None where it has none."""
@@ -140,7 +144,7 @@ def render(d: Compare, ctx: Ctx) -> str:
         diff=diff_rows(a, b, al, layer, head, focus),
         prov=provenance(ctx, panels, d.caption),
         payload={"panels": [light_data(p, layer, head) for p in panels],
-                 "align": {"pairs": [list(pair) for pair in al.pairs], "to2": list(al.to2), "to1": list(al.to1)}},
+                 "align": al.payload()},
     )
     ctx.register(d, Figure("compare", n, d, panels=list(panels), layer=layer, head=head, focus=focus))
     return out

@@ -258,8 +258,7 @@ def compare_fig(n: int, a: dict, b: dict, layer=0, head=0, token=2) -> str:
 def align_json(a: dict, b: dict) -> dict:
     """The compare figure's alignment, as generator/render/compare.py ships it."""
     from generator.render.compare import align
-    al = align(a["tokens"], b["tokens"])
-    return {"pairs": [list(p) for p in al.pairs], "to2": list(al.to2), "to1": list(al.to1)}
+    return align(a["tokens"], b["tokens"]).payload()
 
 
 STEPS = ["Queries: each token asks a question.", "Keys: each token offers an answer.",
