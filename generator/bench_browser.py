@@ -1,6 +1,6 @@
 """Browser timings of course.js, from file:// (for `make bench`): figures, not tests.
 
-    python -m generator.bench_browser [--page build/site/.../index.html] [--runs 5] [--switches 20]
+    python -m generator.bench_browser [--page build/site/.../index.html] [--runs 25] [--switches 20]
 
 Prints:
 
@@ -17,7 +17,9 @@ Prints:
 * Plotly's floor, measured side by side in the same run: a blank page that loads the same Plotly
   bundle as the page and draws one 6 x 6 heatmap, timed the same way (navigation start -> the
   frame after `Plotly.newPlot`); cold in a fresh browser of its own, warm as the median of
-  reloads interleaved with the page's, and the ratio page / blank [target <= 1.3];
+  reloads interleaved with the page's, and the ratio page / blank [target <= 1.3]; then each
+  warm page load against the mean of the floor loads just before and after it (median, quartiles
+  and how many pairs meet the target), which shows the spread that the machine's load gives;
 * head switch: median over `--switches` head changes on the first attention figure, measured
   in the page: `course.setState()` (table, summary, top-3, `Plotly.react`) until its Promise
   resolves, and until the next frame has been produced.
@@ -299,6 +301,18 @@ def find_page(site: Path) -> Path | None:
     return None
 
 
+def paired_ratios(page: list[float], floor: list[float]) -> dict | None:
+    """Each warm page load (page[i]) against the mean of the floor loads just before (floor[i]) and
+    just after it (floor[i + 1]): the load on a shared machine drifts over a run, and a pair sees
+    nearly the same load. Median, quartiles and how many pairs meet the target; None under 4 pairs."""
+    pairs = [p / statistics.fmean(floor[i:i + 2]) for i, p in enumerate(page) if floor[i:i + 2]]
+    if len(pairs) < 4:
+        return None
+    q1, _, q3 = statistics.quantiles(pairs, n=4)
+    return {"n": len(pairs), "median": statistics.median(pairs), "q1": q1, "q3": q3,
+            "met": sum(p <= RATIO_TARGET for p in pairs)}
+
+
 def run(page: Path, runs: int = 5, switches: int = 20, blank: Path | None = None) -> dict:
     """Cold and warm first paint of `page` (and of `blank`, Plotly's floor, when given: cold in a
     browser of its own, warm reloads interleaved with the page's), then head switches."""
@@ -376,6 +390,7 @@ def run(page: Path, runs: int = 5, switches: int = 20, blank: Path | None = None
         fl["warmRatio"] = w["painted"] / fl["warm"] if fl["warm"] else None
         fl["cpu"] = statistics.median(floor_cpu) if floor_cpu else None
         fl["cpuRatio"] = w["cpu"] / fl["cpu"] if fl["cpu"] else None
+        fl["pairs"] = paired_ratios([x["painted"] for x in warm], floor[1:])
     return {
         "page": str(page), "cold": loads[0], "warm": w, "floor": fl,
         "switch": switch, "external": external, "runs": runs, "switches": switches,
@@ -404,6 +419,13 @@ def report(r: dict) -> str:
             f" cold {fl['cold']:.0f} ms, warm {fl['warm']:.0f} ms",
             f"    ratio first heatmap / floor: warm {fl['warmRatio']:.2f}, cold {fl['coldRatio']:.2f}"
             f"  [target <= {RATIO_TARGET}: {'met' if ok else 'MISSED'} (warm)]",
+        ]
+        if fl.get("pairs"):
+            pr = fl["pairs"]
+            lines.append(
+                f"    each warm load against the floor loads either side of it: median {pr['median']:.2f},"
+                f" quartiles {pr['q1']:.2f}-{pr['q3']:.2f}, {pr['met']} of {pr['n']} at or under {RATIO_TARGET}")
+        lines += [
             f"    main-thread CPU until painted, warm medians: page {w['cpu']:.0f} ms, floor {fl['cpu']:.0f} ms,"
             f" ratio {fl['cpuRatio']:.2f} (what other processes' load cannot inflate)",
         ]
@@ -430,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write every figure to this JSON file")
     ap.add_argument("--shots", default=str(REPO / "build" / "shots"), help="screenshots of every reader page go here")
     ap.add_argument("--no-views", action="store_true", help="skip page heights and screenshots")
-    ap.add_argument("--runs", type=int, default=15, help="warm reloads, each page load interleaved with a floor load")
+    ap.add_argument("--runs", type=int, default=25, help="warm reloads, each page load interleaved with a floor load")
     ap.add_argument("--switches", type=int, default=20)
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():

@@ -1,0 +1,30 @@
+"""generator.bench_browser's arithmetic (the bench itself prints figures and is not a test)."""
+
+import pytest
+
+from generator.bench_browser import RATIO_TARGET, paired_ratios
+
+
+def test_each_page_load_meets_the_floor_loads_either_side_of_it():
+    # The machine slows down over the run: each floor load is 10 ms slower than the one before,
+    # and each page load sits between two of them at 1.25x their mean.
+    floor = [100.0 + 10 * i for i in range(9)]
+    page = [1.25 * (floor[i] + floor[i + 1]) / 2 for i in range(8)]
+    r = paired_ratios(page, floor)
+    assert r["n"] == 8
+    assert r["median"] == pytest.approx(1.25)
+    assert r["q1"] == pytest.approx(1.25) and r["q3"] == pytest.approx(1.25)
+    assert r["met"] == 8
+
+
+def test_the_last_page_load_has_only_the_floor_load_before_it():
+    floor = [100.0, 100.0, 100.0, 100.0]  # the run ends on a page load: no floor after the last
+    page = [120.0, 120.0, 120.0, 150.0]
+    r = paired_ratios(page, floor)
+    assert r["n"] == 4
+    assert r["met"] == 3 and 150.0 / 100.0 > RATIO_TARGET
+    assert r["q3"] > r["median"] == pytest.approx(1.2)
+
+
+def test_too_few_pairs_give_no_spread():
+    assert paired_ratios([120.0, 130.0, 125.0], [100.0, 100.0, 100.0]) is None
