@@ -62,6 +62,20 @@ def test_whole_pages_show_no_build_commands_or_paths(site, name):
     assert developer_text((site / name).read_text(encoding="utf-8")) == []
 
 
+# A reader has the site or a download, not the source's history: no version-control words.
+VERSION_CONTROL = r"(?i)\b(?:committed|uncommitted|commits?|checkout|repository|repo|git)\b"
+
+
+def test_no_page_speaks_of_commits_or_checkouts(site):
+    """Every lesson page, prose, captions and code tabs, outside the provenance disclosure (which
+    holds the revision): "the committed tokenizer" means nothing to a reader."""
+    found = []
+    for page in lesson_pages(site):
+        text = visible_text(re.sub(r"<details\b.*?</details>", " ", page.read_text(encoding="utf-8"), flags=re.S))
+        found += [f"{page.name}: …{' '.join(text[max(0, m.start() - 40):m.end() + 20].split())}…" for m in re.finditer(VERSION_CONTROL, text)]
+    assert found == []
+
+
 def test_no_page_shows_a_model_id_as_a_name_or_a_markdown_escape(site):
     """A reader meets "the course's tiny model" or "GPT-2 small", never the registry's ids
     ("model tiny"), and never a backslash that Markdown left in (a `\\|` in a table's code span)."""
