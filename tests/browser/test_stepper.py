@@ -79,3 +79,24 @@ def test_repeated_tokens_carry_their_position_in_the_live_figure(page):
     assert summary.startswith("In layer") and "·red₁₀ looks most at" in summary
     labels = page.evaluate(f"() => Array.from(document.querySelectorAll('#{fig_id} .course-summary .course-tok')).map(s => s.getAttribute('aria-label'))")
     assert labels[0] == "space red, position 10"
+
+
+def test_on_a_phone_every_stepper_table_fits_its_width(browser, server):
+    """At 375 px the set-up table and each step's table fit the column: the headers wrap and no
+    column lies past the edge (the numbers are short)."""
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=375) as open_:
+        w = open_()
+        w.goto(f"{server.base}/attention.html")
+        fig = w.page.locator(".course-fig[data-kind=stepper]").first
+        shown(w.page, fig)
+        wide = []
+        for step in range(1, 6):
+            wide += w.page.evaluate("""(step) => Array.from(document.querySelectorAll(
+                '.course-fig[data-kind=stepper] table')).filter(t => t.getClientRects().length).map(t => {
+                  const box = t.closest('.course-table-wrap');
+                  return [step, t.caption ? t.caption.textContent.slice(0, 40) : '', box.scrollWidth, box.clientWidth];
+                }).filter(([, , sw, cw]) => sw > cw + 1)""", step)
+            if step < 5:
+                fig.get_by_role("button", name="Next").click()
+        assert wide == []
+        assert w.errors == []
