@@ -1746,7 +1746,42 @@
     return name;
   }
 
+  // A box that scrolls sideways fades out at the side (or sides) where more of it lies:
+  // data-course-more is "right", "left" or "left right" (course.css draws the fade), kept in step
+  // with the box's scroll position. A table's caption sits above the fade (--course-more-keep:
+  // the height above its first row), so it never fades.
+  function syncScrollEdges(box) {
+    var room = box.scrollWidth - box.clientWidth;
+    var more = [];
+    if (box.clientWidth > 0 && room > 1) {
+      if (box.scrollLeft > 1) more.push('left');
+      if (box.scrollLeft < room - 1) more.push('right');
+    }
+    var value = more.join(' ');
+    if ((box.getAttribute('data-course-more') || '') === value) return;
+    if (!value) {
+      box.removeAttribute('data-course-more');
+      box.style.removeProperty('--course-more-keep');
+      return;
+    }
+    var table = box.querySelector('table');
+    var first = table && table.caption && (table.tHead || table.rows[0]);
+    var keep = first ? Math.max(0, Math.round(first.getBoundingClientRect().top - box.getBoundingClientRect().top)) : 0;
+    box.style.setProperty('--course-more-keep', keep + 'px');
+    box.setAttribute('data-course-more', value);
+    if (!box.__courseEdges) {
+      box.__courseEdges = true;
+      var pending = false;
+      box.addEventListener('scroll', function () {
+        if (pending) return;
+        pending = true;
+        requestAnimationFrame(function () { pending = false; syncScrollEdges(box); });
+      }, { passive: true });
+    }
+  }
+
   function syncScrollBox(box) {
+    syncScrollEdges(box);
     if (box.hasAttribute('tabindex') && !box.hasAttribute('data-course-scroll')) return; // the HTML's own
     var overflows = box.clientWidth > 0 && box.scrollWidth > box.clientWidth + 1;
     var needs = overflows && !box.querySelector(FOCUSABLE);

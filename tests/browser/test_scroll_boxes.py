@@ -1,0 +1,97 @@
+"""Boxes that scroll sideways (wide tables, the comparison, long formulas) show that they do: in
+Chromium on the real course, at 375 and 1280 px, a box fades out at each side where more of it
+lies, in step with its scroll position and the window's width; a table's caption stays clear of the
+fade, and keyboard focus takes the fade away so the focus ring shows whole."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+BOXES = ".course-table-wrap, .course-diff, .course-math, .course-fig .course-scroll, .md-typeset__scrollwrap"
+
+# Every shown box: whether it overflows, which sides have more, and the fade the browser applies.
+STATE_JS = """(sel) => Array.from(document.querySelectorAll(sel)).filter(b => b.getClientRects().length).map(b => {
+  const room = b.scrollWidth - b.clientWidth;
+  const want = room > 1 ? [b.scrollLeft > 1 ? 'left' : '', b.scrollLeft < room - 1 ? 'right' : ''].filter(Boolean).join(' ') : '';
+  const cs = getComputedStyle(b);
+  return {name: (b.closest('[id]') || {}).id || b.className, want, got: b.getAttribute('data-course-more') || '',
+          mask: cs.maskImage || cs.webkitMaskImage || 'none'};
+})"""
+
+
+def settled(page):
+    """course.js has set up the boxes (after the first heatmap, on a page with heatmaps) and the
+    last scroll or resize has been seen."""
+    page.wait_for_function("""() => document.readyState === 'complete' && window.course && (window.course.paintedAt !== null
+        || !document.querySelector('.course-fig:is([data-kind=attention], [data-kind=compare])'))""")
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def mismatches(page):
+    return [s for s in page.evaluate(STATE_JS, BOXES)
+            if s["got"] != s["want"] or (s["want"] != "") != ("linear-gradient" in s["mask"])]
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_every_box_fades_exactly_where_more_of_it_lies(open_site, server, width):
+    w = open_site(viewport={"width": width, "height": 900})
+    for rel in ("attention.html", "heads.html", "vectors.html", "tokens.html"):
+        w.goto(f"{server.base}/{rel}", wait_painted=False)
+        settled(w.page)
+        w.page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")  # every block rendered
+        settled(w.page)
+        assert mismatches(w.page) == [], rel
+    assert w.errors == []
+
+
+def test_the_fade_follows_the_scroll_position_the_width_and_focus(open_site, server):
+    w = open_site(viewport={"width": 375, "height": 800})
+    page = w.page
+    w.goto(f"{server.base}/attention.html")
+    settled(page)
+    box = page.locator(".course-fig[data-kind=predictions] [data-course-more]").first
+    box.scroll_into_view_if_needed()
+    assert box.get_attribute("data-course-more") == "right"
+
+    # The caption above the table is outside the fade: the kept band reaches from the box's top
+    # past the caption's bottom to the table's first row.
+    keep, caption_bottom, first_row = box.evaluate("""b => { const top = b.getBoundingClientRect().top;
+        const t = b.querySelector('table');
+        return [parseFloat(b.style.getPropertyValue('--course-more-keep')),
+                t.caption.getBoundingClientRect().bottom - top, (t.tHead || t.rows[0]).getBoundingClientRect().top - top]; }""")
+    assert 0 < caption_bottom <= keep <= first_row + 1
+
+    def scroll_to(fraction):
+        box.evaluate("(b, f) => { b.scrollLeft = Math.round((b.scrollWidth - b.clientWidth) * f); }", fraction)
+        settled(page)
+        return box.get_attribute("data-course-more")
+
+    assert scroll_to(0.5) == "left right"
+    assert scroll_to(1) == "left"
+    assert scroll_to(0) == "right"
+    assert mismatches(page) == []
+
+    # Keyboard focus: no fade, so the focus ring is whole.
+    box.evaluate("b => b.focus()")
+    assert box.evaluate("b => b.matches(':focus-visible')")
+    assert box.evaluate("b => getComputedStyle(b).maskImage") == "none"
+    box.evaluate("b => b.blur()")
+
+    # A wider window: boxes that fit now lose their fade.
+    page.set_viewport_size({"width": 1280, "height": 800})
+    settled(page)
+    page.wait_for_function(f"""() => Array.from(document.querySelectorAll({BOXES!r})).every(b =>
+        !b.getClientRects().length || (b.scrollWidth - b.clientWidth > 1) === b.hasAttribute('data-course-more'))""")
+    assert mismatches(page) == []
+    assert w.errors == []
+
+
+def test_print_has_no_fade(open_site, server):
+    w = open_site(viewport={"width": 375, "height": 800})
+    w.goto(f"{server.base}/attention.html")
+    settled(w.page)
+    box = w.page.locator("[data-course-more]").first
+    w.page.emulate_media(media="print")
+    assert box.evaluate("b => getComputedStyle(b).maskImage") == "none"
