@@ -2174,7 +2174,9 @@
         marker: { size: 5, color: cssColour(fig, '--course-line-soft', 'gray') }, hovertemplate: '%{text}<extra></extra>' };
       var marked = { type: 'scatter', mode: 'markers+text', name: 'marked words', x: data.marks.map(function (t) { return t.x; }),
         y: data.marks.map(function (t) { return t.y; }), hovertext: data.marks.map(function (t) { return escapeForPlotly(t.display); }),
-        text: labels.text, textposition: labels.textposition, cliponaxis: false, marker: { size: 9, color: cssColour(fig, '--course-kind-induction', 'firebrick') }, hovertemplate: '%{hovertext}<extra>marked</extra>' };
+        text: labels.text, textposition: labels.textposition, cliponaxis: false,
+        textfont: { shadow: 'auto' },  // a halo in the page's colour: a label over grey dots stays legible
+        marker: { size: 9, color: cssColour(fig, '--course-kind-induction', 'firebrick') }, hovertemplate: '%{hovertext}<extra>marked</extra>' };
       var pct = function (x) { return Math.round(100 * x) + '%'; };
       var drawn = plotInto(fig, [grey, marked], baseLayout(fig, { height: height, margin: margin, legend: { orientation: 'h', y: 1.02, yanchor: 'bottom' },
         xaxis: { title: { text: 'first direction (' + pct(data.explained[0]) + ' of the spread)' }, fixedrange: true, zeroline: false, range: xr, constrain: 'domain' },

@@ -107,7 +107,9 @@ MAP_LABELS = """() => {
   boxes.forEach((a, i) => boxes.slice(i + 1).forEach(b => {
     if (a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b) clashes.push(a.text + ' / ' + b.text); }));
   const note = document.querySelector('figure[data-kind=map] .course-map-unlabelled');
-  return {labels: boxes.length, shown: boxes.map(b => b.text), clashes, ratio: unit(full.xaxis) / unit(full.yaxis),
+  const halo = Array.from(plot.querySelectorAll('.textpoint text')).filter(t => t.textContent)
+    .every(t => getComputedStyle(t).textShadow !== 'none');
+  return {labels: boxes.length, shown: boxes.map(b => b.text), clashes, halo, ratio: unit(full.xaxis) / unit(full.yaxis),
           height: full.height, marks: plot.data[1].hovertext, note: note && !note.hidden ? note.textContent : ''};
 }"""
 
@@ -115,7 +117,8 @@ MAP_LABELS = """() => {
 def test_the_map_keeps_one_scale_and_its_labels_apart_at_any_width(course, browser):
     """One unit as long across as up; the labels drawn never overlap, at 1280 px and after the
     window narrows to 375 px (the map redraws for the new width); the line under the map names
-    every marked word left without a label; at 1280 px the words chapter 2's text cites are labelled."""
+    every marked word left without a label; at 1280 px the words chapter 2's text cites are labelled;
+    each label has a halo in the page's colour, so it reads over the grey dots."""
     with page_opener(browser, set(), width=1280) as open_:
         w = open_()
         page = w.goto((course / "build" / "site" / "vectors.html").as_uri(), wait_painted=False)
@@ -128,6 +131,7 @@ def test_the_map_keeps_one_scale_and_its_labels_apart_at_any_width(course, brows
         assert not w.errors, w.errors
     for got in (wide, narrow):
         assert got["clashes"] == [] and abs(got["ratio"] - 1) < 0.01, got
+        assert got["halo"], "every label has a halo, so it reads over the grey dots"
         left = [m for m in got["marks"] if m not in got["shown"]]
         assert all(m in got["note"] for m in left) and bool(left) == bool(got["note"]), got
     assert {"·her", "·she", "·Lily", "·Tom"} <= set(wide["shown"]) and 0 < narrow["labels"] <= wide["labels"]
