@@ -91,6 +91,21 @@ def test_golden_pending_gpt2(tmp_path, update_golden):
     assert not re.search(r"\d\.\d\d", words), "a pending box shows no numbers"
 
 
+def test_a_sentences_tokens_are_listed_once_a_page(tmp_path):
+    """Two pending figures on one sentence: the first lists its tokens, the second links to it;
+    another sentence lists its own, and so does the next page."""
+    ctx = ctx_for(tmp_path)
+    first = text_of(render.render(directive("attention", 'model: gpt2\nsentence: "The cat sat"\nlayer: 5\nhead: 1\n'), ctx))
+    again = render.render(directive("attention", 'model: gpt2\nsentence: "The cat sat"\nlayer: 2\nhead: 3\n', "content/page.md:9"), ctx)
+    other = text_of(render.render(directive("attention", 'model: gpt2\nsentence: "The dog ran"\nlayer: 2\nhead: 3\n', "content/page.md:15"), ctx))
+    assert "as 4 tokens: <|endoftext|> The ·cat ·sat" in first
+    assert 'as 4 tokens (listed in <a href="#fig-1">the figure above</a>), so each of its 12 × 12 heads has a grid of 4 × 4 cells' in again
+    assert "·cat" not in text_of(again)
+    assert "as 4 tokens: <|endoftext|> The ·dog ·ran" in other
+    fresh = text_of(render.render(directive("attention", 'model: gpt2\nsentence: "The cat sat"\nlayer: 5\nhead: 1\n'), ctx_for(tmp_path)))
+    assert "·cat" in fresh, "a new page lists them again"
+
+
 def test_golden_stepper(tmp_path, update_golden):
     check_golden("stepper", render.render(stepper_directive(), ctx_for(tmp_path)), update_golden)
 

@@ -97,6 +97,7 @@ class Ctx:
     missing: dict[Missing, list[str]] = field(default_factory=dict)  # -> wheres
     on_trace: Callable[[dict], None] | None = None  # called with every trace a figure uses
     head_scores: dict = field(default_factory=dict)  # model -> heads.HeadScores | None, read once
+    tokens_listed: dict = field(default_factory=dict)  # (model, sentence) -> the pending figure that lists its tokens
 
     def standin_ok(self) -> bool:
         if self.allow_standin is not None:

@@ -79,6 +79,9 @@ def traces_pending(d: Directive, ctx: Ctx, model: str, texts: list[str]) -> str:
     ctx.register(d, Figure(d.kind, n, d, pending=True, numbers={"tokens": sentences}))
     facts = config_facts(model)
     shown = [{"text": t, "tokens": [x["display"] for x in toks] if toks else None} for t, toks in zip(every, sentences) if t in texts]
+    for s in shown:  # a sentence's tokens are listed once a page: a later box links to that one
+        if s["tokens"]:
+            s["listed_in"] = ctx.tokens_listed.setdefault((model, s["text"]), n)
     return templating.render(
         "pending.html", n=n, kind=d.kind, model=model, reader_name=reader_name(model), sentences=shown,
         n_layer=facts["nLayer"], n_head=facts["nHead"],
