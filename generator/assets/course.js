@@ -1475,7 +1475,8 @@
     lossHeight: 270, headsHeight: 290,
     margin: { l: 60, r: 20, t: 20, b: 50 },
     legend: { orientation: 'h', x: 0, xanchor: 'left', y: 1.02, yanchor: 'bottom' }, // above the plot, never over it
-    batchLine: 1, validationLine: 2, validationMarker: 6, kindLine: 2, kindMarker: 5, chanceLine: 1.5
+    batchLine: 1, validationLine: 2, validationMarker: 6, kindLine: 2, kindMarker: 5, chanceLine: 1.5,
+    chanceDash: 8, chanceGap: 4  // px: a dash and a gap of a chance line that several kinds share
   };
   var CHART_COLOURS = { // fallbacks when course.css did not load
     '--course-line-soft': '#6f7d92', '--course-line-strong': '#00224e', '--course-gridline': 'rgba(0, 0, 0, 0.12)'
@@ -1525,11 +1526,30 @@
     if (yRange) layout.yaxis.range = yRange;
     return layout;
   };
+  // Kinds whose chance levels are equal share one dashed line, its dashes taking their colours in
+  // turn: kind i of k draws every k-th dash, from the i-th on (so none hides another).
+  function chanceDashes(series) {
+    var byLevel = {}, dash = {};
+    series.forEach(function (s) {
+      if (s.chance == null) return;
+      var key = s.chance.toFixed(4);
+      (byLevel[key] = byLevel[key] || []).push(s.kind);
+    });
+    Object.keys(byLevel).forEach(function (key) {
+      var kinds = byLevel[key], k = kinds.length, d = TRAINING.chanceDash, g = TRAINING.chanceGap;
+      kinds.forEach(function (kind, i) {  // before it: i dashes and gaps of the others; after it: the rest
+        dash[kind] = k === 1 ? 'dash' : (i ? '0px,' + i * (d + g) + 'px,' : '') + d + 'px,' + (g + (k - 1 - i) * (d + g)) + 'px';
+      });
+    });
+    return dash;
+  }
+
   // The best head of each kind against step (solid), with its chance level (dashed, same colour).
   TrainingFigure.prototype.headsFigure = function () {
     var h = this.data.heads, self = this, data = [];
     if (!h || !h.steps || !h.steps.length) return null;
     var first = h.steps[0], last = h.steps[h.steps.length - 1];
+    var dashes = chanceDashes(h.series || []);
     (h.series || []).forEach(function (s) {
       var colour = self.kindColour(s.kind);
       data.push({ type: 'scatter', mode: 'lines+markers', name: s.label, legendgroup: s.kind, x: h.steps, y: s.scores,
@@ -1537,7 +1557,7 @@
         hovertemplate: 'step %{x}: %{y:.2f} (%{customdata})<extra>' + s.label + '</extra>' });
       if (s.chance != null) {
         data.push({ type: 'scatter', mode: 'lines', name: 'chance: ' + s.label, legendgroup: s.kind, showlegend: false,
-          x: [first, last], y: [s.chance, s.chance], line: { color: colour, width: TRAINING.chanceLine, dash: 'dash' },
+          x: [first, last], y: [s.chance, s.chance], line: { color: colour, width: TRAINING.chanceLine, dash: dashes[s.kind] },
           hovertemplate: 'chance %{y:.2f}<extra>' + s.label + '</extra>' });
       }
     });
