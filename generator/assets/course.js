@@ -1778,17 +1778,18 @@
       if (box.scrollLeft < room - 1) more.push('right');
     }
     var value = more.join(' ');
-    if ((box.getAttribute('data-course-more') || '') === value) return;
     if (!value) {
-      box.removeAttribute('data-course-more');
-      box.style.removeProperty('--course-more-keep');
+      if (box.hasAttribute('data-course-more')) {
+        box.removeAttribute('data-course-more');
+        box.style.removeProperty('--course-more-keep');
+      }
       return;
     }
-    var table = box.querySelector('table');
+    var table = box.querySelector('table');  // measured each time: a new width rewraps the caption
     var first = table && table.caption && (table.tHead || table.rows[0]);
-    var keep = first ? Math.max(0, Math.round(first.getBoundingClientRect().top - box.getBoundingClientRect().top)) : 0;
-    box.style.setProperty('--course-more-keep', keep + 'px');
-    box.setAttribute('data-course-more', value);
+    var keep = (first ? Math.max(0, Math.round(first.getBoundingClientRect().top - box.getBoundingClientRect().top)) : 0) + 'px';
+    if (box.style.getPropertyValue('--course-more-keep') !== keep) box.style.setProperty('--course-more-keep', keep);
+    if (box.getAttribute('data-course-more') !== value) box.setAttribute('data-course-more', value);
     if (!box.__courseEdges) {
       box.__courseEdges = true;
       var pending = false;

@@ -56,12 +56,22 @@ def test_the_fade_follows_the_scroll_position_the_width_and_focus(open_site, ser
     assert box.get_attribute("data-course-more") == "right"
 
     # The caption above the table is outside the fade: the kept band reaches from the box's top
-    # past the caption's bottom to the table's first row.
-    keep, caption_bottom, first_row = box.evaluate("""b => { const top = b.getBoundingClientRect().top;
-        const t = b.querySelector('table');
-        return [parseFloat(b.style.getPropertyValue('--course-more-keep')),
-                t.caption.getBoundingClientRect().bottom - top, (t.tHead || t.rows[0]).getBoundingClientRect().top - top]; }""")
-    assert 0 < caption_bottom <= keep <= first_row + 1
+    # past the caption's bottom to the table's first row, at this width and at a narrower one
+    # (where the caption takes another line).
+    def caption_clear():
+        keep, caption_bottom, first_row = box.evaluate("""b => { const top = b.getBoundingClientRect().top;
+            const t = b.querySelector('table');
+            return [parseFloat(b.style.getPropertyValue('--course-more-keep')),
+                    t.caption.getBoundingClientRect().bottom - top, (t.tHead || t.rows[0]).getBoundingClientRect().top - top]; }""")
+        assert 0 < caption_bottom <= keep <= first_row + 1
+        return keep
+
+    wide_keep = caption_clear()
+    page.set_viewport_size({"width": 300, "height": 800})
+    page.wait_for_function("(b) => parseFloat(b.style.getPropertyValue('--course-more-keep')) !== %r" % wide_keep, arg=box.element_handle(), timeout=5000)
+    assert caption_clear() > wide_keep
+    page.set_viewport_size({"width": 375, "height": 800})
+    settled(page)
 
     def scroll_to(fraction):
         box.evaluate("(b, f) => { b.scrollLeft = Math.round((b.scrollWidth - b.clientWidth) * f); }", fraction)
