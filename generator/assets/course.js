@@ -211,6 +211,16 @@
     return isFinite(v) ? v : dflt;
   }
 
+  // fn, called at most once a frame however often the returned function is (scroll, resize).
+  function oncePerFrame(fn) {
+    var pending = false;
+    return function () {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(function () { pending = false; fn(); });
+    };
+  }
+
   function afterPaint() {
     return new Promise(function (resolve) {
       requestAnimationFrame(function () {
@@ -853,24 +863,18 @@
   AttentionView.prototype.watchWidth = function () {
     var self = this;
     if (!window.ResizeObserver || this.widthObserver) return;
-    var pending = false;
-    this.widthObserver = new ResizeObserver(function () {
-      if (pending) return;
-      pending = true;
-      requestAnimationFrame(function () {
-        pending = false;
-        var width = self.plotHost.clientWidth;
-        if (!width) return;
-        self.sizeMinis();
-        var g = self.geometry(width);
-        if (self.geom && g.width === self.geom.width) return;
-        if (!self.geom || g.key !== self.geom.key) self.heightFix = 0;
-        var turned = !self.geom || g.narrow !== self.geom.narrow;
-        self.geom = g;
-        self.plotDiv.style.minWidth = g.minWidth + 'px';
-        if (turned) self.replot(); else self.react();
-      });
-    });
+    this.widthObserver = new ResizeObserver(oncePerFrame(function () {
+      var width = self.plotHost.clientWidth;
+      if (!width) return;
+      self.sizeMinis();
+      var g = self.geometry(width);
+      if (self.geom && g.width === self.geom.width) return;
+      if (!self.geom || g.key !== self.geom.key) self.heightFix = 0;
+      var turned = !self.geom || g.narrow !== self.geom.narrow;
+      self.geom = g;
+      self.plotDiv.style.minWidth = g.minWidth + 'px';
+      if (turned) self.replot(); else self.react();
+    }));
     this.widthObserver.observe(this.plotHost);
   };
 
@@ -1770,10 +1774,15 @@
   // data-course-more is "right", "left" or "left right" (course.css draws the fade), kept in step
   // with the box's scroll position. A table's caption sits above the fade (--course-more-keep:
   // the height above its first row), so it never fades.
+  // How far a box's content runs past its width (0 for a box that is not shown).
+  function sidewaysRoom(box) {
+    return box.clientWidth > 0 ? box.scrollWidth - box.clientWidth : 0;
+  }
+
   function syncScrollEdges(box) {
-    var room = box.scrollWidth - box.clientWidth;
+    var room = sidewaysRoom(box);
     var more = [];
-    if (box.clientWidth > 0 && room > 1) {
+    if (room > 1) {
       if (box.scrollLeft > 1) more.push('left');
       if (box.scrollLeft < room - 1) more.push('right');
     }
@@ -1792,19 +1801,14 @@
     if (box.getAttribute('data-course-more') !== value) box.setAttribute('data-course-more', value);
     if (!box.__courseEdges) {
       box.__courseEdges = true;
-      var pending = false;
-      box.addEventListener('scroll', function () {
-        if (pending) return;
-        pending = true;
-        requestAnimationFrame(function () { pending = false; syncScrollEdges(box); });
-      }, { passive: true });
+      box.addEventListener('scroll', oncePerFrame(function () { syncScrollEdges(box); }), { passive: true });
     }
   }
 
   function syncScrollBox(box) {
     syncScrollEdges(box);
     if (box.hasAttribute('tabindex') && !box.hasAttribute('data-course-scroll')) return; // the HTML's own
-    var overflows = box.clientWidth > 0 && box.scrollWidth > box.clientWidth + 1;
+    var overflows = sidewaysRoom(box) > 1;
     var needs = overflows && !box.querySelector(FOCUSABLE);
     if (needs && !box.hasAttribute('data-course-scroll')) {
       box.setAttribute('data-course-scroll', '');
