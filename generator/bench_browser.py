@@ -441,6 +441,14 @@ def report(r: dict) -> str:
     return "\n".join(lines)
 
 
+def positive_int(text: str) -> int:
+    """A count of at least 1 (argparse turns the ValueError into its one-line usage error)."""
+    n = int(text)
+    if n < 1:
+        raise ValueError(text)
+    return n
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m generator.bench_browser", description=__doc__.split("\n\n")[0])
     ap.add_argument("--page", help="an HTML page with an attention figure (default: build/site, else the harness)")
@@ -452,8 +460,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write every figure to this JSON file")
     ap.add_argument("--shots", default=str(REPO / "build" / "shots"), help="screenshots of every reader page go here")
     ap.add_argument("--no-views", action="store_true", help="skip page heights and screenshots")
-    ap.add_argument("--runs", type=int, default=25, help="warm reloads, each page load interleaved with a floor load")
-    ap.add_argument("--switches", type=int, default=20)
+    ap.add_argument("--runs", type=positive_int, default=25, help="warm reloads, each page load interleaved with a floor load")
+    ap.add_argument("--switches", type=positive_int, default=20)
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"bench_browser: {CHROMIUM} is absent (apt-get install -y chromium); skipped", file=sys.stderr)

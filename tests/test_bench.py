@@ -28,3 +28,16 @@ def test_the_last_page_load_has_only_the_floor_load_before_it():
 
 def test_too_few_pairs_give_no_spread():
     assert paired_ratios([120.0, 130.0, 125.0], [100.0, 100.0, 100.0]) is None
+
+
+@pytest.mark.parametrize("flag", ["--runs", "--switches"])
+@pytest.mark.parametrize("value", ["0", "-3", "x"])
+def test_a_count_below_one_is_a_one_line_usage_error(flag, value, capsys):
+    from generator import bench_browser
+
+    with pytest.raises(SystemExit) as stop:
+        bench_browser.main([flag, value])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"python -m generator.bench_browser: error: argument {flag}: invalid positive_int value: '{value}'"
+    assert "Traceback" not in "\n".join(err)
