@@ -82,6 +82,11 @@ HREF_RE = re.compile(r"\bhref=\"([^\"]*)\"")
 ATTR_URL_RE = re.compile(r"(\s(?:href|data-parts))=\"([^\"]*)\"")
 IMG_SRC_RE = re.compile(r"(<img\b[^>]*?\ssrc=)\"([^\"]+)\"", re.I)
 PARTS_RE = re.compile(r"\sdata-parts=\"([^\"]+)\"")
+# The palette: Material's options (its header's toggle) and overrides/main.html's script that picks
+# the one matching the system's colour scheme before the first frame.
+PALETTE_OPTION_RE = re.compile(r"<input\b[^>]*\bclass=\"md-option\"[^>]*>", re.I)
+PALETTE_ATTR_RE = re.compile(r"\bdata-md-color-(?:media|scheme|primary|accent)=\"[^\"]*\"")
+PALETTE_SCRIPT_RE = re.compile(r"<script data-course-palette>(.*?)</script>", re.S)
 
 
 class DownloadError(Exception):
@@ -233,7 +238,7 @@ ONEFILE_TEMPLATE = """<!doctype html>
 </style>
 </head>
 <body{body_attrs} class="course-onefile">
-<header class="course-onefile-banner"><p>{banner}</p></header>
+{palette}<header class="course-onefile-banner"><p>{banner}</p></header>
 <main class="md-main">
 <div class="md-main__inner md-grid">
 <div class="md-content">
@@ -270,6 +275,18 @@ def extract_article(text: str, page: str) -> str:
 def _data_uri(path: Path) -> str:
     mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+
+def palette_picker(body: str) -> str:
+    """For the top of a one-file chapter's body, which has no toggle and no Material bundle: the
+    page's palette options, as hidden inputs, and the script that picks the one matching the
+    reader's system (light or dark). "" when the page has no palette to pick from."""
+    script = PALETTE_SCRIPT_RE.search(body)
+    options = PALETTE_OPTION_RE.findall(body)
+    if not script or not options:
+        return ""
+    inputs = "".join(f'<input type="hidden" {" ".join(PALETTE_ATTR_RE.findall(o))}>\n' for o in options)
+    return f"{inputs}<script>{script.group(1)}</script>\n"
 
 
 def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warnings: list[str] | None = None,
@@ -343,6 +360,7 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
     )
     return ONEFILE_TEMPLATE.format(
         lang=html.escape(lang), title=title, styles="\n".join(styles), body_attrs=body_attrs,
+        palette=palette_picker(body),
         banner=banner, article=article, scripts="\n".join(scripts),
     )
 

@@ -221,6 +221,19 @@
     };
   }
 
+  // Material's palette writes data-md-color-scheme on every page load, most often the value it
+  // already has: only a real change of scheme calls fn (a redraw is a Plotly.react per plot).
+  function onSchemeChange(fn) {
+    if (!window.MutationObserver || !document.body) return;
+    var body = document.body, scheme = body.getAttribute('data-md-color-scheme');
+    new MutationObserver(function () {
+      var now = body.getAttribute('data-md-color-scheme');
+      if (now === scheme) return;
+      scheme = now;
+      fn();
+    }).observe(body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });
+  }
+
   function afterPaint() {
     return new Promise(function (resolve) {
       requestAnimationFrame(function () {
@@ -1858,6 +1871,7 @@
     fmt: fmt,
     cellColour: cellColour,
     tableToggle: tableToggle,  // for the chapters 1-2 section's plotted figures
+    onSchemeChange: onSchemeChange,  // and their redraw in the other palette
     onMaterialPage: onMaterialPage,  // and its instant-navigation hook
     COLORSCALE: COLORSCALE
   };
@@ -1953,8 +1967,7 @@
 
   // mkdocs-material's palette toggle switches data-md-color-scheme: recolour text and masked cells.
   function watchTheme() {
-    if (!window.MutationObserver || !document.body) return;
-    new MutationObserver(function () {
+    onSchemeChange(function () {
       figures.forEach(function (f) {
         (f.views || []).forEach(function (v) {
           if (!v.plotted) return;
@@ -1965,7 +1978,7 @@
           f.done.then(function (ok) { if (ok) f.retheme(); });
         }
       });
-    }).observe(document.body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });
+    });
   }
 
   window.softmax = softmax;
@@ -2240,10 +2253,11 @@
         console.warn('course.js: could not enhance #' + fig.id, e);
       }
     });
-    if (!watching && window.MutationObserver && document.body) {  // dark mode: the new text colour
+    if (!watching && document.body) {
       watching = true;
-      new MutationObserver(function () { redraw.forEach(function (r) { r.draw(); }); })
-        .observe(document.body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });
+      if (window.course && window.course.onSchemeChange) {  // dark mode: the new text colour
+        window.course.onSchemeChange(function () { redraw.forEach(function (r) { r.draw(); }); });
+      }
       // a new width (a phone turned): the map's height and its label spots follow it
       var resizing = null;
       window.addEventListener('resize', function () {

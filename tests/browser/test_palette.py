@@ -1,0 +1,91 @@
+"""The palette on a reader's first visit, in the session's shared build of the real course: the
+page, and its one-file chapter, take the system's colour scheme before the first frame (Material's
+bundle only picks it later, after the first heatmap was drawn), and the bundle writing the same
+scheme again redraws no plot; a real switch still does. Attributes and draw counts, never time."""
+
+from __future__ import annotations
+
+import pytest
+
+from hardening_helpers import settle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# Before any page script: the body's scheme at every frame until the first heatmap is painted (and
+# at that moment), every write of the attribute, and each Plotly draw with the plot it drew into.
+RECORD = """
+window.__frames = []; window.__writes = []; window.__draws = [];
+(function frame() {
+  if (document.body) window.__frames.push(document.body.getAttribute('data-md-color-scheme'));
+  if (!(window.course && window.course.paintedAt !== null)) requestAnimationFrame(frame);
+})();
+document.addEventListener('course:painted', () => {
+  window.__atPaint = document.body.getAttribute('data-md-color-scheme');
+});
+const untilBody = new MutationObserver(() => {
+  if (!document.body) return;
+  untilBody.disconnect();
+  new MutationObserver(rs => rs.forEach(r => window.__writes.push([r.oldValue, document.body.getAttribute(r.attributeName)])))
+    .observe(document.body, {attributes: true, attributeOldValue: true, attributeFilter: ['data-md-color-scheme']});
+});
+untilBody.observe(document, {childList: true, subtree: true});
+Object.defineProperty(window, 'Plotly', {configurable: true, get() { return undefined; }, set(p) {
+  ['newPlot', 'react'].forEach(k => { const f = p[k];
+    p[k] = function (div) { window.__draws.push((div.closest && div.closest('.course-fig') || {}).id); return f.apply(this, arguments); }; });
+  Object.defineProperty(window, 'Plotly', {value: p, writable: true, configurable: true});
+}});
+"""
+SCHEMES = [("light", "default"), ("dark", "slate")]
+
+
+def first_visit(open_site, url: str, system: str):
+    """A fresh context (nothing stored) with the system's colour scheme, the page painted."""
+    w = open_site(color_scheme=system)
+    w.context.add_init_script(RECORD)
+    w.goto(url)
+    return w
+
+
+@pytest.mark.parametrize("system,scheme", SCHEMES)
+def test_the_first_frame_already_has_the_systems_palette(course, server, open_site, system, scheme):
+    w = first_visit(open_site, f"{server.base}/attention.html", system)
+    frames = w.page.evaluate("window.__frames")
+    assert frames and set(frames) == {scheme}, frames
+    assert w.page.evaluate("window.__atPaint") == scheme
+    # the first heatmap was drawn in that palette: its plot's background is the page's
+    bg = w.page.evaluate("document.querySelector('#fig-1 .js-plotly-plot')._fullLayout.plot_bgcolor").replace(" ", "")
+    assert (bg in ("#2e303e", "rgb(46,48,62)")) == (scheme == "slate"), bg
+    assert w.errors == []
+
+
+@pytest.mark.parametrize("system,scheme", SCHEMES)
+def test_the_one_file_chapter_follows_the_system_too(course, open_site, system, scheme):
+    page = course / "build" / "site" / "downloads" / "attention.html"
+    w = first_visit(open_site, page.as_uri(), system)
+    frames = w.page.evaluate("window.__frames")
+    assert frames and set(frames) == {scheme}, frames
+    assert w.page.evaluate("window.__atPaint") == scheme
+    assert w.page.locator("input[data-md-color-media]").count() == 2  # the options: hidden, no toggle
+    assert w.page.locator("input[data-md-color-media]:visible").count() == 0
+    assert w.errors == []
+
+
+@pytest.mark.parametrize("system,scheme", SCHEMES)
+def test_the_same_scheme_written_again_redraws_nothing_and_a_switch_redraws(course, server, open_site, system, scheme):
+    w = first_visit(open_site, f"{server.base}/attention.html", system)
+    settle(w.page)
+    # Material's bundle has mounted its palette: it wrote the scheme the page already had (after
+    # the header's script, which wrote it only if it differs from the first palette's)
+    w.page.wait_for_function("window.__writes.some(([was, now]) => was === now)")
+    assert w.page.evaluate("window.__writes")[-1] == [scheme, scheme]
+    draws = w.page.evaluate("window.__draws")
+    assert draws.count("fig-1") == 1, draws
+    # the reader switches: every drawn plot is drawn again, in the other palette
+    other = "slate" if scheme == "default" else "default"
+    get = "document.querySelector('#fig-1 .js-plotly-plot')._fullLayout.plot_bgcolor"
+    before = w.page.evaluate(get)
+    w.page.locator("form[data-md-component=palette] label:visible").click()  # Material's toggle
+    w.page.wait_for_function(f"{get} !== {before!r}")
+    assert w.page.evaluate("document.body.getAttribute('data-md-color-scheme')") == other
+    assert w.page.evaluate("window.__draws").count("fig-1") == 2
+    assert w.errors == []
