@@ -210,6 +210,17 @@ def test_ties_rank_by_position_and_two_decimals_like_python(tmp_path):
     assert fmt.diff2(-0.001) == "0.00" and fmt.diff2(0.2) == "+0.20"
 
 
+@pytest.mark.parametrize("a, b, shown", [
+    (0.026, 0.024, "\u22120.01"),  # 0.03 and 0.02: the exact −0.002 would read 0.00
+    (0.694, 0.116, "\u22120.57"),  # 0.69 and 0.12: the exact −0.578 would read −0.58
+    (0.021, 0.024, "0.00"),        # both 0.02
+    (0.125, 0.135, "+0.02"),       # 0.12 (half to even) and 0.14
+])
+def test_a_difference_is_of_the_weights_as_shown(a, b, shown):
+    assert fmt.shown_diff(a, b) == shown
+    assert fmt.shown_diff(a, b) == fmt.diff2(round(float(fmt.f2(b)) - float(fmt.f2(a)), 2))
+
+
 def test_colour_scale_is_plotly_cividis_and_text_is_readable():
     from plotly.colors import sequential
 

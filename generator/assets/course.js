@@ -81,6 +81,9 @@
     if (s === '0.00' || s === '-0.00') return '0.00';
     return d > 0 ? '+' + s : s.replace('-', '\u2212');
   }
+  function shownDiff(a, b) { // as format.shown_diff: b - a of the two numbers as shown
+    return signed2(Number(fmt2(b)) - Number(fmt2(a)));
+  }
 
   function cellColour(w) {
     var v = Math.min(1, Math.max(0, w));
@@ -1262,7 +1265,7 @@
         tr.appendChild(tdTok);
         tr.appendChild(el('td', null, side[0] ? fmt2(side[2][side[3]]) : NDASH));
       });
-      tr.appendChild(el('td', null, hasA && hasB ? signed2(rb[j] - ra[i]) : NDASH));
+      tr.appendChild(el('td', null, hasA && hasB ? shownDiff(ra[i], rb[j]) : NDASH));
       frag.appendChild(tr);
     });
     clear(tbody);

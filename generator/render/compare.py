@@ -19,7 +19,7 @@ from ..lessons.refs import Ref, iter_refs
 from ..lessons.source import read_text
 from . import attention, templating
 from .context import Ctx, Figure, Panel, load_panel
-from .format import diff2, f2, tok
+from .format import f2, shown_diff, tok
 from .grid import Grid, light_data, provenance, trace_url
 from .pending import traces_pending
 from .refs import int_arg
@@ -83,7 +83,8 @@ def _follow(pairs, side: int, n: int) -> tuple[int, ...]:
 
 def diff_rows(a: Panel, b: Panel, al: Alignment, layer: int, head: int, focus: int) -> list[list[str]]:
     """Rows of the compare difference table for row `focus` of sentence 1 and its partner row in
-    sentence 2: position, token 1, weight 1, token 2, weight 2, 2 − 1, partners on one row.
+    sentence 2: position, token 1, weight 1, token 2, weight 2, 2 − 1 (of the weights as shown),
+    partners on one row.
     Positions count from 0, <|endoftext|>; "4 / 5" where the partners sit at different places."""
     ia, ib = focus, al.to2[focus]
     wa, wb = a.weights[layer, head, ia], b.weights[layer, head, ib]  # (key,) each
@@ -95,7 +96,7 @@ def diff_rows(a: Panel, b: Panel, al: Alignment, layer: int, head: int, focus: i
         cells = [str(i) if i == j else f"{'–' if i is None else i} / {'–' if j is None else j}"]
         cells += [tok(a.tokens[i]), f2(wa[i])] if seen_a else ["–", "–"]
         cells += [tok(b.tokens[j]), f2(wb[j])] if seen_b else ["–", "–"]
-        cells.append(diff2(wb[j] - wa[i]) if seen_a and seen_b else "–")
+        cells.append(shown_diff(wa[i], wb[j]) if seen_a and seen_b else "–")
         rows.append(cells)
     return rows
 

@@ -53,6 +53,39 @@ def test_a_comparison_of_unaligned_sentences_follows_one_token_in_both(course, s
     assert not w.errors, w.errors
 
 
+def _disagreeing(rows: list[list[str]]) -> list[list[str]]:
+    """Rows whose difference is not the second shown weight minus the first (a reader's sum)."""
+    bad = []
+    for r in rows:
+        if "–" in (r[2], r[4], r[5]):
+            continue
+        d = round(float(r[4]) - float(r[2]), 2)
+        if float(r[5].replace("\u2212", "-")) != d or (r[5] == "0.00") != (d == 0):
+            bad.append(r)
+    return bad
+
+
+def test_every_difference_is_the_shown_weights_subtracted(course, server, open_site):
+    """The build's rows and course.js's, for every token of every comparison in chapter 3."""
+    w = open_site()
+    w.page.goto(f"{server.base}/attention.html")
+    settle(w.page)
+    figs = w.page.evaluate("[...document.querySelectorAll('.course-fig[data-kind=compare]')].map(f => [f.id, f.querySelector('select[data-control=token]').options.length])")
+    assert len(figs) >= 2
+    rows_of = """id => [...document.querySelectorAll('#' + id + ' .course-diff tbody tr')].map(r => [...r.cells].map(c => c.textContent.trim()))"""
+    seen = 0
+    for fid, n in figs:
+        built = w.page.evaluate(rows_of, fid)
+        assert built and _disagreeing(built) == [], (fid, _disagreeing(built))
+        for t in range(n):
+            w.page.evaluate("([id, t]) => course.setState(id, {token: t})", [fid, t])
+            rows = w.page.evaluate(rows_of, fid)
+            assert _disagreeing(rows) == [], (fid, t, _disagreeing(rows))
+            seen += len(rows)
+    assert seen > 50
+    assert not w.errors, w.errors
+
+
 @pytest.mark.parametrize("width", [1000, 1280])
 def test_both_panels_show_cell_numbers_or_neither(course, server, browser, width):
     """The panels are equally wide, and the longer sentence has the smaller cells: where its

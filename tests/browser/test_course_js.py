@@ -243,7 +243,7 @@ def test_compare_shares_the_picker_and_diffs(open_page, harness_url, harness_sit
     ra, rb = a["layers"][0]["heads"][2]["weights"][3], b["layers"][0]["heads"][2]["weights"][2]
     expected = []
     for p in range(4):
-        d = rb[p] - ra[p] if p <= 2 else None
+        d = float(f"{rb[p]:.2f}") - float(f"{ra[p]:.2f}") if p <= 2 else None  # of the weights as shown
         ds = "–" if d is None else ("0.00" if f"{abs(d):.2f}" == "0.00" else f"{d:+.2f}".replace("-", "\u2212"))
         expected.append([str(p) if p <= 2 else f"{p} / –", a["tokens"][p]["display"], f"{ra[p]:.2f}",  # positions count from 0
                          b["tokens"][p]["display"] if p <= 2 else "–", f"{rb[p]:.2f}" if p <= 2 else "–", ds])
