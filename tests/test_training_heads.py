@@ -41,6 +41,35 @@ def test_head_refs_give_the_logged_numbers():
     assert ref("model.tiny.training.wallMinutes", ctx) == "30"  # the top-level compute time
 
 
+def test_head_phrases_name_their_steps():
+    ctx = ctx_with(training_log_doc())
+    assert ref("model.tiny.training.headScoreAt(induction, 600)", ctx) == "0.88 at step 600"
+    assert ref("model.tiny.training.headScoreAt(previous-token, 1200)", ctx) == "0.95 at step 1,200"
+    # the largest rise between two logged steps, not the first rise nor the whole climb
+    assert ref("model.tiny.training.headJump(induction)", ctx) == "from 0.08 at step 300 to 0.88 at step 600"
+    assert ref("model.tiny.training.headJump(duplicate-token)", ctx) == "from 0.30 at step 600 to 0.72 at step 900"
+    # the highest score where it is first reached (induction falls after it)
+    assert ref("model.tiny.training.headPeak(induction)", ctx) == "0.88 at step 600"
+    assert ref("model.tiny.training.headPeak(sink)", ctx) == "0.96 at step 1,200"
+    # every head that was the best, in order, 1-based
+    assert ref("model.tiny.training.headLeaders(induction)", ctx) == "layer 4, heads 1, 2, 3 and 4"
+
+
+def test_head_names_read_as_a_reader_counts():
+    from generator.render.training import head_names
+    assert head_names([(3, 0), (3, 0)]) == "layer 4, head 1"
+    assert head_names([(3, 0), (3, 3), (3, 0)]) == "layer 4, heads 1 and 4"
+    assert head_names([(0, 3), (3, 0), (0, 3)]) == "layer 1, head 4 and layer 4, head 1"
+
+
+def test_a_score_that_never_rises_has_no_jump():
+    log = training_log_doc()
+    for i, p in enumerate(log["headScores"]):
+        p["best"]["induction"]["score"] = 0.5 - 0.1 * i
+    with pytest.raises(LessonError, match="never rises"):
+        ref("model.tiny.training.headJump(induction)", ctx_with(log))
+
+
 def test_source_as_one_string_still_reads():
     log = training_log_doc() | {"source": "stories.txt"}
     assert ref("model.tiny.training.source", ctx_with(log)) == "stories.txt"
@@ -54,6 +83,10 @@ def test_source_as_one_string_still_reads():
         ("model.tiny.training.headStep(induction)", "'headStep' takes 2 arguments (kind, level), not 1"),
         ("model.tiny.training.headScore(copying)", "unknown score kind 'copying'"),
         ("model.tiny.training.steps(induction)", "'steps' takes no arguments"),
+        ("model.tiny.training.headScoreAt(induction, 650)", "step '650' is not one the log scored (it scored every 300 steps, 300 to 1,200)"),
+        ("model.tiny.training.headScoreAt(induction, six)", "step 'six' is not one the log scored"),
+        ("model.tiny.training.headScoreAt(induction)", "'headScoreAt' takes 2 arguments (kind, step), not 1"),
+        ("model.tiny.training.headPeak(copying)", "unknown score kind 'copying'"),
     ],
 )
 def test_head_ref_errors_are_one_line(text, message):

@@ -1,8 +1,9 @@
 """`training` figures: the tiny model's training log (loss curve, validation table; the best
 head of each score kind against step, with its chance level), and the
-`{{ model.tiny.training.<field> }}` references, among them `headScore(induction)` (the last
-logged best score), `headStep(induction, 0.3)` (the first logged step whose best score reaches
-0.3) and `headChance(induction)`."""
+`{{ model.tiny.training.<field> }}` references, among them the head-score ones in ARG_FIELDS:
+`headScore(induction)` (the last logged best score), `headStep(induction, 0.3)` (the first
+logged step whose best score reaches 0.3), `headChance(induction)`, and phrases that name their
+steps (`headScoreAt`, `headJump`, `headPeak`, `headLeaders`)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,16 @@ REFS: dict[str, tuple[int, int]] = {}  # figure references; its numbers are mode
 MAX_TRAINING_POINTS = 400  # training-loss points kept for the plot (the log has one per step)
 FIELDS = ("bitsPerChar", "natsPerToken", "steps", "tokensSeen", "finalLoss", "validationLoss", "wallMinutes", "nParams", "trainStories", "validationStories", "source")
 # fields that take arguments: name -> the arguments' names
-ARG_FIELDS = {"headScore": ("kind",), "headStep": ("kind", "level"), "headChance": ("kind",)}
+# (the phrases name their steps, so the prose never types a number the log did not give)
+ARG_FIELDS = {
+    "headScore": ("kind",),            # 0.60: the last logged best score
+    "headStep": ("kind", "level"),     # 600: the first logged step whose best score reaches level
+    "headChance": ("kind",),           # 0.06
+    "headScoreAt": ("kind", "step"),   # "0.20 at step 250": a logged step's best score
+    "headJump": ("kind",),             # "from 0.15 at step 500 to 0.83 at step 750": the largest rise
+    "headPeak": ("kind",),             # "0.90 at step 2,500": the highest score, where first reached
+    "headLeaders": ("kind",),          # "layer 4, heads 1 and 4": every head that was ever the best
+}
 
 
 def load_log(path: Path | str) -> dict | None:
@@ -114,6 +124,18 @@ def head_rows(log: dict, series: dict) -> list[list[str]]:
     return rows
 
 
+def head_names(heads: list[tuple[int, int]]) -> str:
+    """Distinct (layer, head) pairs, 0-based, in order of first appearance, as a reader counts
+    them: "layer 4, head 1", "layer 4, heads 1 and 4", "layer 1, head 4 and layer 4, head 1"."""
+    seen = list(dict.fromkeys(heads))
+    join = lambda xs: xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " and " + xs[-1]  # noqa: E731
+    layers = {layer for layer, _ in seen}
+    if len(layers) == 1:
+        nums = [str(h + 1) for _, h in seen]
+        return f"layer {seen[0][0] + 1}, head{'s' if len(nums) > 1 else ''} {join(nums)}"
+    return join([f"layer {layer + 1}, head {h + 1}" for layer, h in seen])
+
+
 def head_ref(ref, name: str, log: dict) -> str:
     """`headScore(kind)`, `headStep(kind, level)`, `headChance(kind)` from the log's headScores."""
     fix = "write e.g. `{{ model.tiny.training.headStep(induction, 0.3) }}`"
@@ -131,8 +153,28 @@ def head_ref(ref, name: str, log: dict) -> str:
     points = [p for p in log.get("headScores") or [] if kind in p.get("best", {})]
     if not points:
         ref_fail(ref, f"the training log has no {kind} scores (headScores)", "retrain with `make tiny-model`, which logs the best head of each kind")
+    scores = [(p["step"], p["best"][kind]["score"]) for p in points]
+    at = lambda step, score: f"{f2(score)} at step {whole(step)}"  # noqa: E731
     if name == "headScore":
-        return f2(points[-1]["best"][kind]["score"])
+        return f2(scores[-1][1])
+    if name == "headScoreAt":
+        logged = {whole(step): (step, score) for step, score in scores}
+        key = ref.args[1]
+        if not key.isdigit() or whole(int(key)) not in logged:
+            ref_fail(ref, f"step {ref.args[1]!r} is not one the log scored (it scored every {whole(scores[1][0] - scores[0][0]) if len(scores) > 1 else whole(scores[0][0])} steps, {whole(scores[0][0])} to {whole(scores[-1][0])})", "choose a logged step")
+        return at(*logged[whole(int(key))])
+    if name == "headJump":
+        if len(scores) < 2:
+            ref_fail(ref, f"the log scored {kind} heads only once", "write headScore instead")
+        i = max(range(1, len(scores)), key=lambda i: float(f2(scores[i][1])) - float(f2(scores[i - 1][1])))
+        if float(f2(scores[i][1])) <= float(f2(scores[i - 1][1])):
+            ref_fail(ref, f"the best {kind} score never rises in the log", "write headScore instead")
+        return f"from {at(*scores[i - 1])} to {at(*scores[i])}"
+    if name == "headPeak":
+        top = max(float(f2(score)) for _, score in scores)
+        return at(*next((step, score) for step, score in scores if float(f2(score)) == top))
+    if name == "headLeaders":
+        return head_names([(p["best"][kind]["layer"], p["best"][kind]["head"]) for p in points])
     try:
         level = float(ref.args[1])
     except ValueError:
