@@ -105,3 +105,33 @@ def test_print_has_no_fade(open_site, server):
     box = w.page.locator("[data-course-more]").first
     w.page.emulate_media(media="print")
     assert box.evaluate("b => getComputedStyle(b).maskImage") == "none"
+
+
+# Every token and code span in a table, open or not (its block forced to render): drawn on how many
+# lines; and every scoreboard table's overflow past its box.
+CUT_JS = """() => {
+  document.querySelectorAll('.md-typeset > *').forEach(e => e.style.contentVisibility = 'visible');
+  document.querySelectorAll('.course-table-wrap[hidden]').forEach(b => b.hidden = false);
+  const cut = [...document.querySelectorAll('table .course-tok, table code')]
+    .filter(t => t.getClientRects().length > 1).map(t => t.textContent);
+  const score = [...document.querySelectorAll('.course-score .course-table-wrap')].filter(b => b.getClientRects().length)
+    .map(b => b.scrollWidth - b.clientWidth);
+  return {cut, score};
+}"""
+
+
+def test_on_a_phone_no_token_is_cut_in_two_and_the_scoreboards_tables_fit(open_site, server):
+    """A table too wide for the screen scrolls (above); a token in it stays whole (the comparison's
+    table broke <|endoftext|> in two), and the scoreboard's 4 × 4 tables fit (2 px too wide, their
+    fade covered Head 4, where the winners are)."""
+    w = open_site(viewport={"width": 375, "height": 800})
+    seen_scores = 0
+    for rel in ("attention.html", "heads.html", "vectors.html", "tokens.html"):
+        w.goto(f"{server.base}/{rel}", wait_painted=False)
+        settled(w.page)
+        got = w.page.evaluate(CUT_JS)
+        assert got["cut"] == [], (rel, got["cut"])
+        assert all(room <= 0 for room in got["score"]), (rel, got["score"])
+        seen_scores += len(got["score"])
+    assert seen_scores >= 8
+    assert w.errors == []
