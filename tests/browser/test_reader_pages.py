@@ -159,3 +159,17 @@ def test_axe_with_every_table_and_all_heads_open(course, server, open_site, caps
         w.page.wait_for_timeout(800)  # the page reflows and Material's colour transitions (250 ms) end
         results[rel] = axe(w.page)
     print_and_judge(results, "axe with tables and all heads open, 375 px", capsys, w.errors)
+
+
+def test_a_token_of_one_glyph_reads_as_a_token(course, server, open_site):
+    """The summary of layer 3, head 4 on the heads page reads "·Lily looks most at , 0.25": the
+    comma is a token, so it gets the chip's edge as every token in prose does (tables have cells)."""
+    w = open_site()
+    w.goto(f"{server.base}/heads.html#fig-2:layer=3,head=4")
+    chips = w.page.evaluate("""() => [...document.querySelectorAll('.course-tok')].filter(t => t.getClientRects().length).map(t =>
+      ({text: t.textContent, table: !!t.closest('table'), edge: /inset/.test(getComputedStyle(t).boxShadow) || getComputedStyle(t).boxShadow.includes('0px 0px 0px 1px')}))""")
+    comma = [c for c in chips if c["text"] == "," and not c["table"]]
+    assert comma, "no comma token in the page's prose or summaries"
+    assert all(c["edge"] for c in chips if not c["table"]), [c for c in chips if not c["table"] and not c["edge"]][:5]
+    assert not any(c["edge"] for c in chips if c["table"])
+    assert w.errors == []
