@@ -1007,7 +1007,7 @@
     var frag = document.createDocumentFragment();
     this.minis = [];
     var intro = el('p', 'course-heads-intro',
-      'Every head for the token in focus. Choose a head to open it in the grid below. Arrow keys move between heads.');
+      'Every head on this sentence, the row of the token in focus outlined. Choose a head to open it in the grid below. Arrow keys move between heads.');
     frag.appendChild(intro);
     this.weights.forEach(function (layer, l) {
       var rowBox = el('div', 'course-heads-layer');
@@ -1032,6 +1032,7 @@
             g.appendChild(c);
           }
         }
+        g.appendChild(el('span', 'course-mini-row')); // the focus row's outline (course.css)
         b.appendChild(g);
         b.appendChild(el('span', 'course-mini-label', miniLabel(l, h)));
         rowBox.appendChild(b);
@@ -1076,6 +1077,7 @@
     var self = this;
     if (!s) return;
     var hasFocusInside = this.heads && this.heads.contains(document.activeElement);
+    this.heads.style.setProperty('--course-mini-row', String(s.token));
     this.minis.forEach(function (b) {
       var l = +b.getAttribute('data-layer'), h = +b.getAttribute('data-head');
       var grid = (self.weights[l] || [])[h] || [];

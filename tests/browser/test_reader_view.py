@@ -134,6 +134,33 @@ def test_all_heads_opens_under_the_pickers_and_takes_focus(open_page, harness_ur
     assert page.evaluate("document.activeElement.dataset.head") == "1"
 
 
+# Per small grid: the outlined row's top and height against the grid's cells (the first cell of
+# each row), in px from the grid's top.
+MINI_ROWS = """() => [...document.querySelectorAll('#fig-1 .course-mini-grid')].map(g => {
+  const top = g.getBoundingClientRect().top, mark = g.querySelector('.course-mini-row').getBoundingClientRect();
+  const n = Math.round(Math.sqrt(g.querySelectorAll('i').length));
+  const rows = [...g.querySelectorAll('i')].filter((c, i) => i % n === 0).map(c => c.getBoundingClientRect().top - top);
+  return {mark: mark.top - top, height: mark.height, rows, cell: g.querySelector('i').getBoundingClientRect().height};
+})"""
+
+
+def test_all_heads_outline_the_row_of_the_token_in_focus(open_page, harness_url):
+    """Each small grid shows the head's whole grid; the intro says the focus row is outlined, and
+    it is, in every small grid, and it follows the token picker."""
+    page = open_page(viewport={"width": 1100, "height": 700}).goto(harness_url())
+    page.click(f"{FIG1} button[data-action=heads]")
+    assert "row of the token in focus outlined" in page.text_content(f"{FIG1} .course-heads-intro")
+    for token in (None, 1):
+        if token is not None:
+            page.select_option(f"{FIG1} select[data-control=token]", str(token))
+            page.wait_for_timeout(100)
+        want = int(page.eval_on_selector(f"{FIG1} select[data-control=token]", "s => s.value"))
+        minis = page.evaluate(MINI_ROWS)
+        assert len(minis) >= 4
+        for m in minis:
+            assert abs(m["mark"] - m["rows"][want]) < 0.5 and abs(m["height"] - m["cell"]) < 0.5, (token, m)
+
+
 def test_a_small_grid_chosen_on_a_short_screen_brings_the_big_grid_into_view(open_page, harness_url):
     """On a phone the small multiples can fill the screen: a click on one scrolls until the grid
     it opened shows; the arrow keys keep the reader among the small grids."""
