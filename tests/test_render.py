@@ -333,13 +333,35 @@ def test_stepper_as_in_the_seed(tmp_path):
     assert setup == [["Token", "Question (query)", "Name tag (key)", "Backpack (value)"],
                      ["Lily", "(1, 0)", "(2, 0)", "(1, 0)"], ["ran", "(0, 1)", "(0, 1)", "(0, 1)"], ["she", "(2, 0)", "(1, 1)", "(0.50, 0.50)"]]
     grid_html = tables[1][1]
-    assert rows(grid_html) == [["Asking token", "Lily", "ran", "she"], ["Lily", "2", "0", "1"], ["ran (followed)", "0", "1", "1"], ["she", "4", "0", "2"]]
+    # every score is written, those of a later token greyed and named as masked
+    assert rows(grid_html) == [["Asking token", "Lily", "ran", "she"], ["Lily", "2", "0 (later: masked)", "1 (later: masked)"],
+                               ["ran (followed)", "0", "1", "1 (later: masked)"], ["she", "4", "0", "2"]]
+    assert len(re.findall(r'<td class="course-later">', grid_html)) == 3
     assert re.findall(r"<tr( class=\"course-focus\")?>", grid_html) == ["", "", ' class="course-focus"', ""]
     assert "she comes later" in text_of(out) and "ran gives itself 0.67" in text_of(out)
     assert not re.search(r"Step \d", text_of(out)), "the step counter is course.js's status alone"
     assert 'class="course-steps" style="list-style:none' in out  # and no list number before a step
     softmax_head = re.search(r"<thead>(.*?)</thead>", tables[3][1]).group(1)
     assert "<math><msup><mi>e</mi><mtext>score</mtext></msup></math>" in softmax_head and "e^" not in out
+
+
+def test_stepper_says_where_its_rounded_numbers_do_not_add_up(tmp_path):
+    """The seed's example for she: shares 0.77 + 0.05 + 0.19 = 1.01 as shown, and e to the shown
+    2.83 is 16.95 where the table (from the unrounded score) has 16.92: the text says both. With
+    numbers that round cleanly it says neither."""
+    seed = """\
+        tokens: [Lily, ran, she]
+        query: [[1, 0], [0, 1], [2, 0]]
+        key: [[2, 0], [0, 1], [1, 1]]
+        value: [[1, 0], [0, 1], [0.5, 0.5]]
+        focus: she
+    """
+    text = text_of(render.render(directive("stepper", seed), ctx_for(tmp_path)))
+    assert "The shares add up to 1 (1.01 as shown here" in text
+    assert "gives 16.95, where the table has 16.92 for Lily" in text
+    clean = seed.replace("query: [[1, 0], [0, 1], [2, 0]]", "query: [[1, 0], [0, 0], [2, 0]]").replace("focus: she", "focus: ran")
+    text = text_of(render.render(directive("stepper", clean), ctx_for(tmp_path)))
+    assert "The shares add up to 1." in text and "as shown here" not in text and "by hand" not in text
 
 
 def test_softmax_widget(tmp_path):

@@ -53,6 +53,9 @@ def view(d: Stepper, nums: dict) -> dict:
     visible = range(f + 1)
     ex = np.exp(nums["scaled"][f, : f + 1])  # (visible key,)
     best = max(visible, key=lambda j: (w[j], -j))
+    # what a reader adding up or raising e by hand gets from the numbers as shown
+    shares_shown = sum(float(num(w[j])) for j in visible)
+    exp_by_hand = [num(math.exp(float(num(nums["scaled"][f, j])))) for j in visible]
     return {
         "focus": f,
         "name": toks[f],
@@ -67,6 +70,11 @@ def view(d: Stepper, nums: dict) -> dict:
         "scaled": [(toks[j], num(nums["scores"][f, j]), num(nums["scaled"][f, j])) for j in visible],
         "total": num(ex.sum()),
         "softmax": [(toks[j], num(nums["scaled"][f, j]), num(ex[j]), num(w[j])) for j in visible],
+        # the shares as shown add up to this (1.01 and the like: each is rounded); "" when to 1
+        "shares_sum": "" if abs(shares_shown - 1) < 1e-9 else num(shares_shown),
+        # a scaled score whose rounded value, raised by hand, gives another e^score than the table's
+        "exp_differs": next(((toks[j], num(nums["scaled"][f, j]), exp_by_hand[i], num(ex[j]))
+                             for i, j in enumerate(visible) if exp_by_hand[i] != num(ex[j])), None),
         "mix": [(toks[j], num(w[j]), vec(v[j]), vec(w[j] * v[j])) for j in visible],
         "out": vec(nums["out"][f]),
         "best": toks[best],

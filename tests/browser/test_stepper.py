@@ -70,6 +70,29 @@ def test_stepping_never_moves_what_follows_the_stepper(page, width):
     assert all(s["shown"] == 1 and 0 <= s["gap"] <= 40 for s in seen), seen
 
 
+@pytest.mark.parametrize("width", [1100, 1280, 1600])
+def test_beside_its_text_a_steps_table_starts_at_the_same_place_at_every_step(page, width):
+    """Where a step's table sits beside its text, its left edge does not move from step to step
+    (ending at the column's edge, it moved with each table's width) and it keeps clear of the text;
+    the first grid greys the scores of later tokens, each named as masked."""
+    page.set_viewport_size({"width": width, "height": 900})
+    fig = page.locator(".course-fig[data-kind=stepper]").first
+    shown(page, fig)
+    later = fig.locator("li.course-step.is-current td.course-later")
+    assert later.count() == 3 and all("(later: masked)" in later.nth(i).inner_text() for i in range(3))
+    edges = []
+    for step in range(4):  # step 5 has no table
+        edges.append(page.evaluate("""() => {
+          const cur = document.querySelector('.course-fig[data-kind=stepper] li.course-step.is-current');
+          const t = cur.querySelector('.course-table-wrap table').getBoundingClientRect();
+          const text = Math.max(...[...cur.querySelectorAll(':scope > p:not(.course-step-title), :scope > ul')].map(e => e.getBoundingClientRect().right));
+          return {table: Math.round(t.left), clear: t.left - text, below: t.top > cur.querySelector(':scope > .course-step-title').getBoundingClientRect().bottom};
+        }"""))
+        fig.locator("button[data-action=next]").click()
+    assert len({e["table"] for e in edges}) == 1, edges
+    assert all(e["clear"] >= 16 and e["below"] for e in edges), edges
+
+
 def test_repeated_tokens_carry_their_position_in_the_live_figure(page):
     fig_id = page.evaluate("""() => Array.from(document.querySelectorAll('.course-fig[data-kind=attention]'))
       .find(f => /red ball to Sam/.test(f.querySelector('script.course-data').textContent)).id""")
