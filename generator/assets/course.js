@@ -2107,19 +2107,22 @@
     var reach = Math.max.apply(null, Object.keys(data.parts).map(function (p) {
       return Math.max.apply(null, data.parts[p].map(function (row) { return Math.max.apply(null, row.map(Math.abs)); }));
     }));
+    // position rows belong to places in the sentence, not to the tokens that sit there
+    var places = labels.map(function (_, i) { return 'position ' + i; });
     function draw() {
       var part = select ? select.value : 'sum';
       var z = data.parts[part];
+      var names = part === 'position' ? places : labels;
       var dims = z[0].map(function (_, j) { return j + 1; });
       return plotInto(fig, [{
         type: 'heatmap', z: z, x: dims, y: labels.map(function (_, i) { return i; }), colorscale: 'RdBu', reversescale: true,
         zmin: -reach, zmax: reach,
-        customdata: z.map(function (row, i) { return row.map(function () { return labels[i]; }); }),
+        customdata: z.map(function (row, i) { return row.map(function () { return names[i]; }); }),
         hovertemplate: '%{customdata}, dimension %{x}: %{z:.3f}<extra></extra>', colorbar: { thickness: 12 }
       }], baseLayout(fig, {
         height: 80 + 26 * labels.length,
         xaxis: { title: { text: 'dimension' }, fixedrange: true },
-        yaxis: { autorange: 'reversed', tickmode: 'array', tickvals: labels.map(function (_, i) { return i; }), ticktext: labels, fixedrange: true,
+        yaxis: { autorange: 'reversed', tickmode: 'array', tickvals: labels.map(function (_, i) { return i; }), ticktext: names, fixedrange: true,
           automargin: true }  // room for the longest token (<|endoftext|>)
       }));
     }

@@ -78,6 +78,12 @@ def test_vectors_page_draws_and_exposes_its_numbers(course, offline):
     fig.locator("select[data-control=part]").select_option("position")
     after = page.evaluate("document.querySelector('figure[data-kind=embedding] .course-plot').data[0].z[1][0]")
     assert after == page.evaluate("embedding.parts.position[1][0]") and after != before
+    # position rows are named for their places, token rows and the sum for their tokens
+    ticks = "[...document.querySelectorAll('figure[data-kind=embedding] .ytick text')].map(t => t.textContent)"
+    n = len(page.evaluate("embedding.tokens"))
+    assert page.evaluate(ticks) == [f"position {i}" for i in range(n)]
+    fig.locator("select[data-control=part]").select_option("sum")
+    assert page.evaluate(ticks) == page.evaluate("embedding.tokens.map(t => t.display)")
     # one colour scale for every part: a colour keeps its number when the reader switches
     scale = "(d => [d.zmin, d.zmax])(document.querySelector('figure[data-kind=embedding] .course-plot').data[0])"
     reach = page.evaluate("Math.max(...Object.values(embedding.parts).flat(2).map(Math.abs))")
