@@ -1498,8 +1498,21 @@
     margin: { l: 60, r: 20, t: 20, b: 50 },
     legend: { orientation: 'h', x: 0, xanchor: 'left', y: 1.02, yanchor: 'bottom' }, // above the plot, never over it
     batchLine: 1, validationLine: 2, validationMarker: 6, kindLine: 2, kindMarker: 5, chanceLine: 1.5,
-    chanceDash: 8, chanceGap: 4  // px: a dash and a gap of a chance line that several kinds share
+    chanceDash: 8, chanceGap: 4, // px: a dash and a gap of a chance line that several kinds share
+    tickRoom: 75,                // px of plot width per step label: both charts share their steps
+    tickSteps: [1, 2, 2.5, 3, 5]  // × a power of ten: the step between labels
   };
+  // The steps both charts label, 0 to the last step: the finest round spacing that fits `room`
+  // labels, one that ends on the last step (9,000, the step the text names) where one does.
+  function stepTicks(last, room) {
+    var fits = [];
+    for (var p = 1; p <= last * 10; p *= 10) {
+      TRAINING.tickSteps.forEach(function (m) { if (last / (m * p) <= room) fits.push(m * p); });
+    }
+    fits.sort(function (a, b) { return a - b; });
+    var even = fits.filter(function (d) { return Math.abs(last / d - Math.round(last / d)) < 1e-9; });
+    return even.length && even[0] <= 2 * fits[0] ? even[0] : fits[0] || last;
+  }
   var CHART_COLOURS = { // fallbacks when course.css did not load
     '--course-line-soft': '#6f7d92', '--course-line-strong': '#00224e', '--course-gridline': 'rgba(0, 0, 0, 0.12)'
   };
@@ -1538,15 +1551,32 @@
     var axis = function (title) {
       return { title: { text: title }, fixedrange: true, gridcolor: grid, zerolinecolor: grid, linecolor: grid };
     };
+    var xaxis = axis('optimiser step');
+    var last = this.lastStep();
+    if (last > 0) {
+      var room = Math.max(2, Math.floor(((this.el.clientWidth || 600) - TRAINING.margin.l - TRAINING.margin.r) / TRAINING.tickRoom));
+      xaxis.range = [0, last];
+      xaxis.tickmode = 'linear';
+      xaxis.tick0 = 0;
+      xaxis.dtick = stepTicks(last, room);
+      xaxis.tickformat = ',';
+    }
     var layout = {
       height: height, margin: TRAINING.margin,
-      xaxis: axis('optimiser step'), yaxis: axis(yTitle),
+      xaxis: xaxis, yaxis: axis(yTitle),
       legend: TRAINING.legend, dragmode: false,
       paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)',
       font: { family: 'inherit', color: getComputedStyle(this.el).color || '#222' }
     };
     if (yRange) layout.yaxis.range = yRange;
     return layout;
+  };
+  // The last step of the log: both charts end there.
+  TrainingFigure.prototype.lastStep = function () {
+    var d = this.data || {}, steps = [];
+    [d.steps || d.train || [], d.validation || d.val || []].forEach(function (ps) { ps.forEach(function (p) { steps.push(p.step); }); });
+    ((d.heads || {}).steps || []).forEach(function (s) { steps.push(s); });
+    return steps.length ? Math.max.apply(null, steps) : 0;
   };
   // Kinds whose chance levels are equal share one dashed line, its dashes taking their colours in
   // turn: kind i of k draws every k-th dash, from the i-th on (so none hides another).

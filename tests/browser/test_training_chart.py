@@ -64,3 +64,22 @@ def test_every_kind_s_chance_level_shows_in_its_own_colour(open_site, server):
         spans = sorted(span for _, dashes in drawn for span in dashes)
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), f"dashes at {level} hide each other: {group}"
     assert w.errors == []
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_both_charts_label_the_same_steps_up_to_the_last(open_site, server, width):
+    """The loss chart and the heads chart share their step axis: the same labels, from 0 to the
+    last logged step, which the text names (at 375 px one showed 0 and 5000, the other 0 to 8000)."""
+    w = open_site(viewport={"width": width, "height": 900})
+    w.goto(f"{server.base}/heads.html", wait_painted=False)
+    w.page.locator(".course-fig[data-kind=training]").last.scroll_into_view_if_needed()
+    w.page.wait_for_function("document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot .xtick').length > 0 && "
+                             "document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot').length >= 2", timeout=30000)
+    got = w.page.evaluate("""() => Array.from(document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot')).map(p => ({
+      ticks: [...p.querySelectorAll('.xtick text')].map(t => t.textContent),
+      last: Math.max(...p.data.flatMap(t => t.x))}))""")
+    assert len(got) == 2 and got[0]["ticks"] == got[1]["ticks"], got
+    last = max(g["last"] for g in got)
+    assert got[0]["ticks"][0] == "0" and got[0]["ticks"][-1] == f"{last:,}", got
+    assert 3 <= len(got[0]["ticks"]) <= (6 if width < 500 else 12), got
+    assert w.errors == []
