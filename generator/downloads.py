@@ -82,10 +82,8 @@ HREF_RE = re.compile(r"\bhref=\"([^\"]*)\"")
 ATTR_URL_RE = re.compile(r"(\s(?:href|data-parts))=\"([^\"]*)\"")
 IMG_SRC_RE = re.compile(r"(<img\b[^>]*?\ssrc=)\"([^\"]+)\"", re.I)
 PARTS_RE = re.compile(r"\sdata-parts=\"([^\"]+)\"")
-# The palette: Material's options (its header's toggle) and overrides/main.html's script that picks
-# the one matching the system's colour scheme before the first frame.
-PALETTE_OPTION_RE = re.compile(r"<input\b[^>]*\bclass=\"md-option\"[^>]*>", re.I)
-PALETTE_ATTR_RE = re.compile(r"\bdata-md-color-(?:media|scheme|primary|accent)=\"[^\"]*\"")
+# overrides/main.html's script that picks the palette matching the system's colour scheme before
+# the first frame (the palette's options are written into it)
 PALETTE_SCRIPT_RE = re.compile(r"<script data-course-palette>(.*?)</script>", re.S)
 
 
@@ -279,14 +277,10 @@ def _data_uri(path: Path) -> str:
 
 def palette_picker(body: str) -> str:
     """For the top of a one-file chapter's body, which has no toggle and no Material bundle: the
-    page's palette options, as hidden inputs, and the script that picks the one matching the
-    reader's system (light or dark). "" when the page has no palette to pick from."""
+    page's script that picks the palette matching the reader's system (light or dark), before
+    anything is drawn. "" when the page has none (no palette to pick from)."""
     script = PALETTE_SCRIPT_RE.search(body)
-    options = PALETTE_OPTION_RE.findall(body)
-    if not script or not options:
-        return ""
-    inputs = "".join(f'<input type="hidden" {" ".join(PALETTE_ATTR_RE.findall(o))}>\n' for o in options)
-    return f"{inputs}<script>{script.group(1)}</script>\n"
+    return f"<script>{script.group(1)}</script>\n" if script else ""
 
 
 def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warnings: list[str] | None = None,

@@ -22,6 +22,7 @@ PAGE = """<!doctype html>
 <script src="{up}assets/javascripts/iframe-worker-shim.js"></script>
 </head>
 <body dir="ltr" data-md-color-scheme="default" data-md-color-primary="indigo">
+<script data-course-palette>window.pickedPalette=[{{"media": "(prefers-color-scheme: dark)"}}]</script>
 <header class="md-header"><a href="{up}index.html">Home</a>
 <form class="md-header__option" data-md-component="palette">
 <input class="md-option" data-md-color-media="(prefers-color-scheme: light)" data-md-color-scheme="default" data-md-color-primary="indigo" data-md-color-accent="indigo" aria-label="Switch to dark mode" type="radio" name="__palette" id="__palette_0">
@@ -30,7 +31,6 @@ PAGE = """<!doctype html>
 <label class="md-header__button md-icon" for="__palette_0" hidden>light</label>
 </form>
 <script>var palette=__md_get("__palette")</script>
-<script data-course-palette>window.pickedPalette=1</script>
 </header>
 <main class="md-main"><div class="md-content">
 <article class="md-content__inner md-typeset">
@@ -125,23 +125,16 @@ def test_one_file_chapter_inlines_everything_and_only_its_own_data(tmp_path):
     assert 'data-md-color-scheme="default"' in text and "<main" in text and "<header" in text
 
 
-def test_one_file_chapter_picks_its_palette_from_the_pages_options_with_the_pages_script(tmp_path):
+def test_one_file_chapter_picks_its_palette_with_the_pages_script(tmp_path):
     site = make_site(tmp_path)
     dl.build_downloads(site, tmp_path / "out", log=None)
     text = (site / "downloads/attention.html").read_text(encoding="utf-8")
     body = text[text.index("<body"):]
-    # the options as hidden inputs (no toggle: no radio, no label), then overrides/main.html's
-    # script, both before the banner, so before the first frame; Material's own script is left out
-    hidden = re.findall(r"<input [^>]*>", body)
-    assert hidden == [
-        '<input type="hidden" data-md-color-media="(prefers-color-scheme: light)" data-md-color-scheme="default" '
-        'data-md-color-primary="indigo" data-md-color-accent="indigo">',
-        '<input type="hidden" data-md-color-media="(prefers-color-scheme: dark)" data-md-color-scheme="slate" '
-        'data-md-color-primary="indigo" data-md-color-accent="indigo">',
-    ]
-    assert body.index("window.pickedPalette=1") < body.index("<header")
-    assert body.index(hidden[-1]) < body.index("window.pickedPalette=1")
-    assert "__md_get" not in text and "<label" not in body and "radio" not in body
+    # overrides/main.html's script (the options written into it), first in the body, so before
+    # the first frame; Material's toggle and its own palette script are left out
+    assert body.index('window.pickedPalette=[{"media": "(prefers-color-scheme: dark)"}]') < body.index("<header")
+    assert body.index("<script>window.pickedPalette") < body.index(">", body.index("<body")) + 3
+    assert "__md_get" not in text and "<input" not in body and "<label" not in body
 
 
 def test_one_file_chapter_without_a_palette_has_no_picker(tmp_path):
@@ -151,7 +144,7 @@ def test_one_file_chapter_without_a_palette_has_no_picker(tmp_path):
         p.write_text(re.sub(r"<script data-course-palette>.*?</script>", "", p.read_text()), encoding="utf-8")
     dl.build_downloads(site, tmp_path / "out", log=None)
     text = (site / "downloads/attention.html").read_text(encoding="utf-8")
-    assert "data-md-color-media" not in text and "pickedPalette" not in text
+    assert "pickedPalette" not in text
 
 
 def test_nested_pages_rebase_links_from_their_own_folder(tmp_path):
