@@ -216,7 +216,7 @@ def test_the_real_site_built_here_has_no_placeholder_inside_a_sentence(tmp_path)
         didnt = '<code class="course-token">·didn</code> <code class="course-token">&#x27;t</code>'
         # the sentence's real GPT-2 tokens, ·didn + 't, listed once: the next box on it links there
         assert didnt in boxes[0] and didnt not in boxes[1]
-        assert 'as 13 tokens (listed in <a href="#fig-1">the figure above</a>)' in boxes[1]
+        assert 'as 13 tokens (listed in <a href="#fig-1">the box above</a>)' in boxes[1]
         assert "13 × 13 cells" in boxes[0] and "13 × 13 cells" in boxes[1] and "all 144 heads of GPT-2 small" in boxes[2]
 
 

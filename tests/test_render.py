@@ -99,7 +99,7 @@ def test_a_sentences_tokens_are_listed_once_a_page(tmp_path):
     again = render.render(directive("attention", 'model: gpt2\nsentence: "The cat sat"\nlayer: 2\nhead: 3\n', "content/page.md:9"), ctx)
     other = text_of(render.render(directive("attention", 'model: gpt2\nsentence: "The dog ran"\nlayer: 2\nhead: 3\n', "content/page.md:15"), ctx))
     assert "as 4 tokens: <|endoftext|> The ·cat ·sat" in first
-    assert 'as 4 tokens (listed in <a href="#fig-1">the figure above</a>), so each of its 12 × 12 heads has a grid of 4 × 4 cells' in again
+    assert 'as 4 tokens (listed in <a href="#fig-1">the box above</a>), so each of its 12 × 12 heads has a grid of 4 × 4 cells' in again
     assert "·cat" not in text_of(again)
     assert "as 4 tokens: <|endoftext|> The ·dog ·ran" in other
     fresh = text_of(render.render(directive("attention", 'model: gpt2\nsentence: "The cat sat"\nlayer: 5\nhead: 1\n'), ctx_for(tmp_path)))

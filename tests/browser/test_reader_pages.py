@@ -173,3 +173,18 @@ def test_a_token_of_one_glyph_reads_as_a_token(course, server, open_site):
     assert all(c["edge"] for c in chips if not c["table"]), [c for c in chips if not c["table"] and not c["edge"]][:5]
     assert not any(c["edge"] for c in chips if c["table"])
     assert w.errors == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_figure_this_copy_could_not_compute_is_a_box_not_a_paragraph(course, server, open_site, scheme):
+    w = open_site(color_scheme=scheme)
+    w.goto(f"{server.base}/gpt2.html", wait_painted=False)
+    boxes = w.page.evaluate("""() => [...document.querySelectorAll('.course-pending-box')].map(b => {
+      const cs = getComputedStyle(b);
+      return {border: parseFloat(cs.borderTopWidth), style: cs.borderTopStyle, padding: parseFloat(cs.paddingLeft),
+              bg: cs.backgroundColor};
+    })""")
+    assert boxes, "gpt2.html has no pending figure in this build"
+    assert all(b["border"] >= 1 and b["style"] != "none" and b["padding"] >= 8 and b["bg"] not in ("rgba(0, 0, 0, 0)", "transparent")
+               for b in boxes), boxes
+    assert w.errors == []
