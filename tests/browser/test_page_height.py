@@ -160,3 +160,17 @@ def test_on_a_phone_the_grid_does_not_move_up_and_down_as_the_reader_steps_throu
     one_line = w.page.evaluate("(() => { const s = document.querySelector('#fig-1 .course-summary'); return [s.getBoundingClientRect().height, parseFloat(getComputedStyle(s).lineHeight)]; })()")
     assert one_line[0] < 2 * one_line[1], f"the phone's kept height stayed at 1280 px: {one_line}"
     assert not w.errors, w.errors
+
+
+def test_no_page_has_prose_wider_than_the_measure(course, server, open_site):
+    """Every reader page at 1280 px, the glossary too (its definitions ran 938 px wide, about 140
+    characters a line): no paragraph or list item wider than 38rem."""
+    w = open_site()
+    w.page.set_viewport_size({"width": 1280, "height": 900})
+    for rel in ("index.html", "tokens.html", "vectors.html", "attention.html", "heads.html", "gpt2.html", "glossary.html"):
+        w.goto(f"{server.base}/{rel}", wait_painted=False)
+        widest = w.page.evaluate("""() => Math.max(0, ...[...document.querySelectorAll('.md-typeset p, .md-typeset li')]
+          .filter(e => !e.closest('.course-fig, table, .md-nav, .tabbed-labels') && e.getClientRects().length)
+          .map(e => e.getBoundingClientRect().width))""")
+        assert widest <= 760.5, (rel, widest)
+    assert not w.errors, w.errors
