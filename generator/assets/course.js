@@ -1571,11 +1571,16 @@
     if (yRange) layout.yaxis.range = yRange;
     return layout;
   };
+  // The loss chart's points: training batches and validation ({step, loss} each).
+  TrainingFigure.prototype.lossPoints = function () {
+    var d = this.data || {};
+    return { steps: d.steps || d.train || [], validation: d.validation || d.val || [] };
+  };
   // The last step of the log: both charts end there.
   TrainingFigure.prototype.lastStep = function () {
-    var d = this.data || {}, steps = [];
-    [d.steps || d.train || [], d.validation || d.val || []].forEach(function (ps) { ps.forEach(function (p) { steps.push(p.step); }); });
-    ((d.heads || {}).steps || []).forEach(function (s) { steps.push(s); });
+    var loss = this.lossPoints();
+    var steps = loss.steps.concat(loss.validation).map(function (p) { return p.step; })
+      .concat(((this.data || {}).heads || {}).steps || []);
     return steps.length ? Math.max.apply(null, steps) : 0;
   };
   // Kinds whose chance levels are equal share one dashed line, its dashes taking their colours in
@@ -1616,9 +1621,7 @@
     return { data: data, layout: this.layout(TRAINING.headsHeight, 'best head\'s score (dashed: chance)', [0, 1.02]) };
   };
   TrainingFigure.prototype.lossFigure = function () {
-    var d = this.data;
-    var steps = d.steps || d.train || [];
-    var val = d.validation || d.val || [];
+    var loss = this.lossPoints(), steps = loss.steps, val = loss.validation;
     if (!(steps.length || val.length)) return null;
     var x = function (p) { return p.step; };
     var y = function (p) { return p.loss; };

@@ -6,7 +6,7 @@ from ..lessons.directives import Attention
 from ..lessons.refs import Ref
 from . import templating
 from .context import Ctx, Figure, load_panel
-from .format import esc, f2, tok
+from .format import esc, f2, shown, tok
 from .grid import Grid, entries_html, light_data, provenance, ranked, trace_url
 from .pending import traces_pending
 from .pick import check_shows, clearest_row, pick_head, rule_words
@@ -25,7 +25,7 @@ SAME_WITHIN = 0.05
 
 def compare_words(a: float, b: float) -> str:
     """How weight `a` reads against weight `b`, compared at the 2 decimals the page shows."""
-    diff = round(float(f2(a)) - float(f2(b)), 2)
+    diff = round(shown(a) - shown(b), 2)
     if abs(diff) < SAME_WITHIN:
         return "about the same as"
     return "more than" if diff > 0 else "less than"

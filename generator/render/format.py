@@ -121,10 +121,15 @@ def diff2(d: float) -> str:
     return "0.00" if s in ("+0.00", "-0.00") else s.replace("-", "\u2212")
 
 
+def shown(x: float) -> float:
+    """The number a reader reads on the page (f2), for sums and comparisons that must agree with it."""
+    return float(f2(x))
+
+
 def shown_diff(a: float, b: float) -> str:
     """b − a as a reader subtracts the two numbers shown (each f2), with diff2's sign: the
     difference of the exact weights could read 0.00 beside 0.03 and 0.02."""
-    return diff2(float(f2(b)) - float(f2(a)))
+    return diff2(shown(b) - shown(a))
 
 
 def vec2(v) -> str:

@@ -15,7 +15,7 @@ from .. import registry
 from ..lessons.directives import Training
 from . import templating
 from .context import Ctx, Figure, Missing
-from .format import esc, f2, whole
+from .format import esc, f2, shown, whole
 from .refs import PENDING_REF, ref_fail
 
 REFS: dict[str, tuple[int, int]] = {}  # figure references; its numbers are model.tiny.training.*
@@ -158,21 +158,21 @@ def head_ref(ref, name: str, log: dict) -> str:
     if name == "headScore":
         return f2(scores[-1][1])
     if name == "headScoreAt":
-        logged = {whole(step): (step, score) for step, score in scores}
-        key = ref.args[1]
-        if not key.isdigit() or whole(int(key)) not in logged:
+        logged = dict(scores)
+        step = int(ref.args[1]) if ref.args[1].isdigit() else None
+        if step not in logged:
             ref_fail(ref, f"step {ref.args[1]!r} is not one the log scored (it scored every {whole(scores[1][0] - scores[0][0]) if len(scores) > 1 else whole(scores[0][0])} steps, {whole(scores[0][0])} to {whole(scores[-1][0])})", "choose a logged step")
-        return at(*logged[whole(int(key))])
+        return at(step, logged[step])
     if name == "headJump":
         if len(scores) < 2:
             ref_fail(ref, f"the log scored {kind} heads only once", "write headScore instead")
-        i = max(range(1, len(scores)), key=lambda i: float(f2(scores[i][1])) - float(f2(scores[i - 1][1])))
-        if float(f2(scores[i][1])) <= float(f2(scores[i - 1][1])):
+        i = max(range(1, len(scores)), key=lambda i: shown(scores[i][1]) - shown(scores[i - 1][1]))
+        if shown(scores[i][1]) <= shown(scores[i - 1][1]):
             ref_fail(ref, f"the best {kind} score never rises in the log", "write headScore instead")
         return f"from {at(*scores[i - 1])} to {at(*scores[i])}"
     if name == "headPeak":
-        top = max(float(f2(score)) for _, score in scores)
-        return at(*next((step, score) for step, score in scores if float(f2(score)) == top))
+        top = max(shown(score) for _, score in scores)
+        return at(*next((step, score) for step, score in scores if shown(score) == top))
     if name == "headLeaders":
         return head_names([(p["best"][kind]["layer"], p["best"][kind]["head"]) for p in points])
     try:
