@@ -69,6 +69,9 @@ ZIP_LINK_END = "<!-- /course:zip-link -->"
 ZIP_LINK_RE = re.compile(re.escape(ZIP_LINK_START) + r".*?" + re.escape(ZIP_LINK_END), re.S)
 # Each chapter's link to its one-file copy (overrides/main.html); cut from that copy and the zip.
 ONEFILE_LINK_RE = re.compile(r"<!-- course:onefile-link -->.*?<!-- /course:onefile-link -->", re.S)
+# The course's scripts where overrides/main.html put them, after a page's first heatmap: a
+# one-file chapter inlines them after its article instead (with the heavy parts before them).
+COURSE_SCRIPTS_RE = re.compile(r"<!-- course:scripts -->.*?<!-- /course:scripts -->", re.S)
 ZIP_LEVEL = 6
 
 # Scripts of a built page that the one-file chapter leaves out (Material's app, its search
@@ -304,7 +307,7 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
         path, _ = _resolve(site_dir, page, href)
         styles.append(f"<style>{style_text(path.read_text(encoding='utf-8'))}</style>")
 
-    article = ONEFILE_LINK_RE.sub("", extract_article(body, page))
+    article = COURSE_SCRIPTS_RE.sub("", ONEFILE_LINK_RE.sub("", extract_article(body, page)))
     out_dir = DOWNLOADS_DIR
 
     # The heavy parts of this page's figures, each once, in document order.

@@ -93,6 +93,27 @@ def test_one_file_chapters_are_made_for_pages_with_figures_only(tmp_path):
         assert 0 < info["gzipBytes"] < info["bytes"]
 
 
+def test_scripts_placed_after_the_first_heatmap_are_inlined_once_after_the_article(tmp_path):
+    """The site runs the course's scripts right after a page's first heatmap (a block marked
+    course:scripts, overrides/main.html); the one-file chapter cuts that block from its article
+    and inlines each script once after it, the heavy parts first."""
+    site = make_site(tmp_path)
+    page = site / "attention.html"
+    text = page.read_text(encoding="utf-8")
+    tags = '<script src="assets/generated/plotly.min.js"></script>\n<script src="assets/generated/course.js"></script>\n'
+    assert tags in text
+    block = ("<!-- course:scripts -->" + tags.replace("\n", "")
+             + '<script>window.course || document.documentElement.classList.remove("course-js")</script><!-- /course:scripts -->')
+    first_end = text.index("</figure>") + len("</figure>")
+    page.write_text(text[:first_end] + block + text[first_end:].replace(tags, ""), encoding="utf-8")
+    out = dl.build_onefile(site, "attention.html")
+    article = out[out.index("<article"):out.index("</article>")]
+    assert "course:scripts" not in article and "<script" not in article.replace('<script type="application/json"', "")
+    assert out.count("window.courseLoaded") == 1 and out.count("var Plotly={}") == 1
+    assert out.index("</article>") < out.index('courseTraceParts["bbbbbbbbbbbb"]') < out.index("var Plotly={}") < out.index("window.courseLoaded")
+    assert out.count('window.course || document.documentElement.classList.remove("course-js")') == 1
+
+
 def test_one_file_chapter_inlines_everything_and_only_its_own_data(tmp_path):
     site = make_site(tmp_path)
     dl.build_downloads(site, tmp_path / "out", log=None)

@@ -1926,7 +1926,7 @@
     var plottable = [];
     var fresh = false;
     Array.prototype.forEach.call(found, function (fig) {
-      if (fig.__course) return;
+      if (fig.__course || !parsedWhole(fig)) return;
       if (fig.getAttribute('data-pending') === 'true' || fig.classList.contains('course-pending')) {
         markStatic(fig);
         return;
@@ -1980,6 +1980,16 @@
     if (!heatmaps) scheduleIdleParts();
   }
 
+  // While the page is still being parsed, a figure is whole once the parser has gone past it:
+  // it, or a box around it, has a next sibling (the rest of it is set up at DOMContentLoaded).
+  function parsedWhole(node) {
+    if (document.readyState !== 'loading') return true;
+    for (; node && node !== document.body; node = node.parentNode) {
+      if (node.nextSibling) return true;
+    }
+    return false;
+  }
+
   // A figure course.js could not set up keeps its tables (course.css shows a static view's).
   function markStatic(fig) {
     Array.prototype.forEach.call(fig.querySelectorAll('.course-view'), function (v) {
@@ -2025,13 +2035,13 @@
   window.traces = traces;
   window.trace = undefined;
 
-  // This file comes after the article (mkdocs.yml's extra.course_scripts, the one-file chapters'
-  // scripts): the figures are parsed by now, so they start at once rather than after
-  // DOMContentLoaded, whose earlier listeners (Material's) took over 100 ms before the first paint.
-  var script = document.currentScript, article = document.querySelector('article');
-  var articleParsed = script && article && !article.contains(script) &&
-    (article.compareDocumentPosition(script) & Node.DOCUMENT_POSITION_FOLLOWING);
-  if (document.readyState === 'loading' && !articleParsed) {
+  // This file runs right after the page's first heatmap (the course extension marks the place,
+  // overrides/main.html puts the scripts there; elsewhere they follow the article): the figures
+  // parsed so far start at once, so the first heatmap is drawn while the rest of the page is
+  // still being parsed, and the others at DOMContentLoaded. A link to a figure (#fig-3:...)
+  // waits for the whole page, since the figure it names may not be parsed yet.
+  if (document.readyState === 'loading') {
+    if (!parseHash(location.hash).length) init();
     document.addEventListener('DOMContentLoaded', function () { init(); watchTheme(); });
   } else {
     init();

@@ -108,6 +108,11 @@ from .errors import CourseBuildError, reraise
 
 log = logging.getLogger("mkdocs.plugins.generator")
 TAG_RE = re.compile(r"<[^>]+>")
+# Where the course's scripts go: right after the page's first heatmap that has its numbers, so
+# course.js draws it while the rest of the page is still parsed (overrides/main.html replaces the
+# mark with the scripts; a page without one gets them after the article).
+SCRIPTS_MARK = "<!-- course:scripts -->"
+FIRST_HEATMAP_RE = re.compile(r'<figure class="course-fig"[^>]*\sdata-kind="(?:attention|compare)"(?![^>]*\sdata-pending=)[^>]*>')
 
 
 @dataclass
@@ -120,6 +125,7 @@ class PageState:
     pending: dict = field(default_factory=dict)  # htmlStash placeholder -> needs_traces.PendingRef
     marks: list = field(default_factory=list)  # the lines of the page's `{: .needs-traces }` marks
     trace_refs: set = field(default_factory=set)  # placeholders of references that traces fill in
+    scripts_marked: bool = False  # SCRIPTS_MARK follows the page's first drawn heatmap
 
     def code_pending(self, placeholder: str):
         """The PendingRef of a reference inside code that has no number in this build, or None."""
@@ -371,7 +377,13 @@ def fence_format(src, language, class_name, options, md, **kwargs) -> str:
             names = ", ".join(sorted(options["_inputs"]))
             raise LessonError(where, f"{language}: options on the fence line ({names}) are not read", "write every option in the block body as `key: value`")
         directive = parse_directive(language, body, where)
-        return render.render(directive, state.ctx)
+        out = render.render(directive, state.ctx)
+        heatmap = None if state.scripts_marked else FIRST_HEATMAP_RE.search(out)
+        if heatmap:  # a block may hold several figures (a scoreboard and its examples)
+            state.scripts_marked = True
+            end = out.index("</figure>", heatmap.end()) + len("</figure>")
+            out = out[:end] + SCRIPTS_MARK + out[end:]
+        return out
 
 
 # ---------------------------------------------------------------- 3. prose references
