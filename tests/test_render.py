@@ -359,9 +359,24 @@ def test_stepper_says_where_its_rounded_numbers_do_not_add_up(tmp_path):
     text = text_of(render.render(directive("stepper", seed), ctx_for(tmp_path)))
     assert "The shares add up to 1 (1.01 as shown here" in text
     assert "gives 16.95, where the table has 16.92 for Lily" in text
+    # step 4: 0.19 × 0.50 is 0.095 by hand; the table's 0.09 is 0.187 × 0.50
+    assert "by hand, 0.19 × 0.50 = 0.095, where the table has 0.09 for she, whose share is 0.187 before rounding" in text
+    assert "Added up as shown" not in text  # 0.77 + 0 + 0.09 and 0 + 0.05 + 0.09 are the result, (0.86, 0.14)
     clean = seed.replace("query: [[1, 0], [0, 1], [2, 0]]", "query: [[1, 0], [0, 0], [2, 0]]").replace("focus: she", "focus: ran")
     text = text_of(render.render(directive("stepper", clean), ctx_for(tmp_path)))
     assert "The shares add up to 1." in text and "as shown here" not in text and "by hand" not in text
+    assert "Added up as shown" not in text and "The table multiplies" not in text
+    # three equal shares: each product reads 0.33, and the column adds up to 0.99, not the result's 1
+    even = """\
+        tokens: [a, b, c]
+        query: [[0, 0], [0, 0], [0, 0]]
+        key: [[1, 0], [0, 1], [1, 1]]
+        value: [[1, 0], [1, 0], [1, 0]]
+        focus: c
+    """
+    text = text_of(render.render(directive("stepper", even), ctx_for(tmp_path)))
+    assert "Added up as shown, the last column gives (0.99, 0); the result adds the unrounded numbers." in text
+    assert "The table multiplies" not in text and "The result of c is (1, 0)." in text
 
 
 def test_softmax_widget(tmp_path):

@@ -15,6 +15,7 @@ from ..lessons.refs import Ref, lookalike_note
 from . import templating
 from .context import Ctx, Figure
 from .format import f2_or_whole as num
+from .format import f3, shown
 from .format import vec2_or_whole as vec
 from .refs import int_arg, ref_fail
 
@@ -28,6 +29,31 @@ VECTORS = {"query": "q", "key": "k", "value": "v"}
 def dot_text(q, k) -> str:
     """The dot product written out, as the reader would work it: '2 × 2 + 0 × 0'."""
     return " + ".join(f"{num(a)} × {num(b)}" for a, b in zip(q, k))
+
+
+def exact_text(x: float) -> str:
+    """A product of two numbers of two decimals as a reader works it out, every digit kept:
+    0.19 × 0.50 -> '0.095'."""
+    text = f"{x:.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def mix_by_hand(d: Stepper, nums: dict) -> dict:
+    """Step 4 multiplied as a reader would, from the shares and backpacks as shown: the first
+    product whose table entry (from the unrounded share) reads otherwise, and the last column
+    added up as shown where it is not the result."""
+    f, toks = d.focus, list(d.tokens)
+    w, v = nums["weights"][f], nums["v"]  # (key,), (token, d_v)
+    visible = range(f + 1)
+    differs = None
+    for j in visible:
+        for c in range(v.shape[1]):
+            by_hand = shown(w[j]) * shown(v[j, c])
+            if differs is None and num(by_hand) != num(w[j] * v[j, c]):
+                differs = (toks[j], num(w[j]), num(v[j, c]), exact_text(by_hand), num(w[j] * v[j, c]), f3(w[j]))
+    column = [sum(shown(w[j] * v[j, c]) for j in visible) for c in range(v.shape[1])]  # (d_v,)
+    adds_up = all(num(a) == num(b) for a, b in zip(column, nums["out"][f]))
+    return {"mix_differs": differs, "mix_sum": None if adds_up else vec(column)}
 
 
 def numbers(d: Stepper) -> dict:
@@ -76,6 +102,7 @@ def view(d: Stepper, nums: dict) -> dict:
         "exp_differs": next(((toks[j], num(nums["scaled"][f, j]), exp_by_hand[i], num(ex[j]))
                              for i, j in enumerate(visible) if exp_by_hand[i] != num(ex[j])), None),
         "mix": [(toks[j], num(w[j]), vec(v[j]), vec(w[j] * v[j])) for j in visible],
+        **mix_by_hand(d, nums),
         "out": vec(nums["out"][f]),
         "best": toks[best],
         "best_share": num(w[best]),
