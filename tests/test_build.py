@@ -175,13 +175,14 @@ def report_weights(page: Path, plotly: Path) -> None:
 
 
 def test_missing_trace_warns_shows_pending_and_fails_strict(tmp_path):
-    page = "# Pending\n\nWeight {{ lily.weight(her, Lily) }}.\n{: .needs-traces }\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 3\nhead: 3\nid: lily\n```\n"
+    # (text between: a passage right beside the pending box goes with it, test_gpt2_chapter.py)
+    page = "# Pending\n\nWeight {{ lily.weight(her, Lily) }}.\n{: .needs-traces }\n\nBetween.\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 3\nhead: 3\nid: lily\n```\n"
     write_project(tmp_path, {"p.md": page})
     built = run_build(tmp_path, strict=False)
     assert built.ok, built.log
     warnings = [l for l in built.log.splitlines() if "WARNING" in l and "no trace of" in l]
     assert len(warnings) == 1, built.log
-    assert "content/p.md:6: no trace of 'Lily wanted to play with her' for model tiny" in warnings[0]
+    assert "content/p.md:8: no trace of 'Lily wanted to play with her' for model tiny" in warnings[0]
     assert "make traces" in warnings[0]
     html = built.html("p.md")
     assert 'class="course-fig course-pending"' in html and "Not traced in this copy of the course." in html

@@ -205,7 +205,13 @@ def test_the_real_site_built_here_has_no_placeholder_inside_a_sentence(tmp_path)
     assert "in 12 layers of 12 heads" in words and "√64 = 8.00" in words and "124,439,808 parameters" in words
     if untraced:
         notes = re.findall(r'<p class="course-traces-note" role="note"><em>(.*?)</em></p>', gpt2)
-        assert notes and set(notes) == {"Left out here: numbers from GPT-2 small, which this copy of the course was built without."}
+        # the first note says why; the later ones are short; a passage right beside a pending box
+        # has no note of its own (the box says it)
+        assert notes[0] == "Left out here: numbers from GPT-2 small, which this copy of the course was built without."
+        assert len(notes) >= 3 and set(notes[1:]) == {"Left out here: more numbers from GPT-2 small."}
+        for box in re.finditer(r'<figure class="course-fig course-pending".*?</figure>', gpt2, flags=re.S):
+            around = gpt2[box.start() - 120:box.start()] + gpt2[box.end():box.end() + 120]
+            assert "course-traces-note" not in around.split("</details>")[-1], around
         # no prose about parts of figures that are not drawn: the compare table's difference
         # column, the menus, the scoreboard's sortable tables
         for part in ("difference column", "Token menu", "use the menus", "can be sorted"):
@@ -270,15 +276,73 @@ def test_each_kind_of_marked_passage_is_one_note_while_gpt2_is_untraced(tmp_path
     page = built.html("marked.md")
     article = page[page.index("<article") : page.index("</article>")]
     note = '<p class="course-traces-note" role="note"><em>Left out here: numbers from GPT-2 small, which this copy of the course was built without.</em></p>'
-    # lead-in + table: one note; the item: a note inside its own <li>; lead-in + code: one note
-    assert article.count(note) == 3, article
-    assert f"<li>{note}</li>" in article
+    again = '<p class="course-traces-note" role="note"><em>Left out here: more numbers from GPT-2 small.</em></p>'
+    # lead-in + table: one note; the item: a note inside its own <li>; lead-in + code: one note;
+    # the first says why, the later ones are short
+    assert article.count(note) == 1 and article.count(again) == 2, article
+    assert article.index(note) < article.index(again) and f"<li>{again}</li>" in article
     text = visible_text(page)
     for kept in ("Kept: GPT-2 has 12 layers.", "Kept between.", "a kept item", "another kept item", "Kept at the end."):
         assert kept in text, kept
     for gone in ("For ·it", "·animal |", "an item with", "In the console", "trace.layers"):
         assert gone not in text, gone
     assert "<table" not in article and "needs-traces" not in page and "course-pending-ref" not in page
+
+
+BESIDE = '''# Beside
+
+Before the figure, ·it gives {{ g.weight(it, animal) }} to ·animal.
+{: .needs-traces }
+
+```attention
+model: gpt2
+sentence: "The animal didn't cross the street because it was too tired"
+layer: 1
+head: 1
+id: g
+```
+
+Right after it, layer {{ g.layer }}.
+{: .needs-traces }
+
+Kept between.
+
+Further on, head {{ g.head }}.
+{: .needs-traces }
+
+```attention
+model: tiny
+sentence: "Lily wanted to play with her"
+layer: 1
+head: 1
+id: t
+```
+
+Beside the tiny figure, GPT-2's {{ g.weight(it, street) }}.
+{: .needs-traces }
+'''
+
+
+def test_a_passage_right_beside_a_pending_box_of_its_model_has_no_note_of_its_own(tmp_path):
+    """The box already says that GPT-2's numbers are not in this copy: the passages right before
+    and right after it go with it. A passage with text between, or beside another model's
+    figure, keeps its note."""
+    from conftest import write_project
+
+    write_project(tmp_path, {"beside.md": BESIDE})
+    built = run_build(tmp_path, strict=False)
+    assert built.ok, built.log
+    page = built.html("beside.md")
+    article = page[page.index("<article") : page.index("</article>")]
+    text = visible_text(page)
+    for gone in ("Before the figure", "Right after it", "Further on", "Beside the tiny figure"):
+        assert gone not in text, gone
+    assert "Kept between." in text and article.count("course-pending-box") == 2  # no tiny traces here either
+    notes = re.findall(r'<p class="course-traces-note" role="note"><em>(.*?)</em></p>', article)
+    assert notes == ["Left out here: numbers from GPT-2 small, which this copy of the course was built without.",
+                     "Left out here: more numbers from GPT-2 small."], notes
+    assert article.index("Kept between.") < article.index("course-traces-note") < article.index('data-model="tiny"') \
+        < article.rindex("course-traces-note")
 
 
 def test_an_unmarked_reference_inside_code_with_no_number_stops_the_build(tmp_path):

@@ -9,7 +9,9 @@ it has no number in this build), the whole passage is replaced by one short note
 build with its line: a reader's page never holds a placeholder inside a sentence.
 
 Marked passages next to each other (a lead-in sentence and its table) are one passage: replaced
-together, by one note, when a reference in any of them has no number. A mark under passages that
+together, by one note, when a reference in any of them has no number. The first note for the same
+models on a page says why, the later ones are short; a passage right before or after a pending
+figure of its models is taken out with no note, since the figure's box says what is missing. A mark under passages that
 reference no figure is refused (nothing there can go missing). attr_list puts the mark's class on
 paragraphs and list items (and to the paragraph that holds a fenced code block's stash placeholder,
 whose references inside code are looked up in the stash); a table takes the mark as a last row of
@@ -38,6 +40,7 @@ MARK_RE = re.compile(r"\{:?[ \t]*\.needs-traces\b")  # the mark, however it is s
 MARK_LINE_RE = re.compile(r"^[ \t]*\{:?[ \t]*\.needs-traces[ \t]*\}[ \t]*$")  # a line that is only the mark
 STASH_RE = re.compile("\x02wzxhzdk:\\d+\x03")  # Python-Markdown's htmlStash placeholder
 CODE_REF_RE = re.compile(r"__course_ref_\d+__")  # lessons.refs.CODE_REF_PREFIX
+PENDING_BOX_RE = re.compile(r'^<figure class="course-fig course-pending"[^>]*?\sdata-model="([^"]+)"')  # render/templates/_parts.html
 FIX = f"write `{MARK}` on the line right under the paragraph, list item or table that holds it, so readers get a short note until the traces exist"
 
 
@@ -139,10 +142,16 @@ class NeedsTraces(Treeprocessor):
                 groups[-1].append(el)
             else:
                 groups.append([el])
+        noted: set[tuple[str, ...]] = set()  # the models whose full note the page has shown
         for group in groups:
             hits = [h for el in group for h in self.pending_in(el)]
             if hits:
-                self.replace(group, parents, tuple(dict.fromkeys(h.model for h in hits)))
+                models = tuple(dict.fromkeys(h.model for h in hits))
+                if self.beside_pending_box(group, parents, models):
+                    self.drop(group, parents)
+                    continue
+                self.replace(group, parents, models, again=models in noted)
+                noted.add(models)
             elif not any(self.refers(el) for el in group):
                 raise CourseBuildError(self.mark_where(marked.index(group[0])), f"the mark `{MARK}` stands under a passage with no reference to a figure, so no trace can be missing from it", "drop the mark, or keep it right under a passage next to one that reads a figure's numbers")
         self.refuse_leftovers(root)
@@ -171,10 +180,39 @@ class NeedsTraces(Treeprocessor):
         return any(p in state.trace_refs for p in STASH_RE.findall(text)) or any(
             p in code and code[p].target != "model" for p in self.code_refs_in(text))
 
-    def replace(self, group: list[Element], parents: dict, models: tuple[str, ...]) -> None:
-        """Put one note in place of the passages of `group`."""
+    def pending_box_models(self, el: Element | None) -> set[str]:
+        """The model of the pending figure `el` stands for (the paragraph that holds a figure's
+        stash placeholder and nothing else), or no model."""
+        if el is None or el.tag != "p" or len(el):
+            return set()
+        held = STASH_RE.fullmatch((el.text or "").strip())
+        blocks = self.md.htmlStash.rawHtmlBlocks
+        i = int(held.group(0)[len("\x02wzxhzdk:") : -1]) if held else -1
+        block = blocks[i] if 0 <= i < len(blocks) and isinstance(blocks[i], str) else ""
+        return set(PENDING_BOX_RE.findall(block.lstrip()))
+
+    def beside_pending_box(self, group: list[Element], parents: dict, models: tuple[str, ...]) -> bool:
+        """Whether the passages sit right before or after a pending figure of their models, whose
+        box already tells the reader that those numbers are not in this copy."""
+        if group[0].tag == "li" or (group[-1].tail or "").strip():
+            return False  # an item stays an item; text after the passages stays where it is
+        siblings = list(parents[group[0]])
+        i, j = siblings.index(group[0]), siblings.index(group[-1])
+        before = siblings[i - 1] if i > 0 and not (siblings[i - 1].tail or "").strip() else None
+        after = siblings[j + 1] if j + 1 < len(siblings) else None
+        return any(set(models) <= self.pending_box_models(el) for el in (before, after))
+
+    @staticmethod
+    def drop(group: list[Element], parents: dict) -> None:
+        """Take the passages out (their neighbour, a pending box, says what is missing)."""
+        parent = parents[group[0]]
+        for el in group:
+            parent.remove(el)
+
+    def replace(self, group: list[Element], parents: dict, models: tuple[str, ...], again: bool = False) -> None:
+        """Put one note in place of the passages of `group` (the short one when `again`)."""
         first, parent = group[0], parents[group[0]]
-        placeholder = self.md.htmlStash.store(pending_render.traces_note(models))
+        placeholder = self.md.htmlStash.store(pending_render.traces_note(models, again))
         tail = group[-1].tail
         for el in group[1:]:
             parent.remove(el)

@@ -44,9 +44,10 @@ def reader_names(models) -> str:
     return " and ".join(reader_name(m) for m in dict.fromkeys(models))
 
 
-def traces_note(models) -> str:
-    """The note that stands in for a marked passage whose traces are missing (for readers)."""
-    return templating.render("traces_note.html", names=reader_names(models))
+def traces_note(models, again: bool = False) -> str:
+    """The note that stands in for a marked passage whose traces are missing (for readers); the
+    short one (`again`) where the page has said so in full for the same models already."""
+    return templating.render("traces_note.html", names=reader_names(models), again=again)
 
 
 def check_tokens(d: Directive, model: str, sentences: list[list[dict] | None], texts: list[str]) -> None:
