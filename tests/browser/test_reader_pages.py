@@ -188,3 +188,21 @@ def test_a_figure_this_copy_could_not_compute_is_a_box_not_a_paragraph(course, s
     assert all(b["border"] >= 1 and b["style"] != "none" and b["padding"] >= 8 and b["bg"] not in ("rgba(0, 0, 0, 0)", "transparent")
                for b in boxes), boxes
     assert w.errors == []
+
+
+def test_a_glossary_terms_tooltip_reads_at_body_size(course, server, open_site):
+    """Hovering a term shows its definition (Material's tooltip, from the abbr's title) at the
+    prose's size and weight, not Material's 10 px bold (course-a11y.css)."""
+    w = open_site()
+    w.goto(f"{server.base}/attention.html")
+    w.page.wait_for_function("window.document$ !== undefined")  # Material's bundle has run
+    term = w.page.locator("article a.course-term abbr").first
+    term.scroll_into_view_if_needed()
+    term.hover()
+    tip = w.page.locator(".md-tooltip2--active [class*=md-tooltip2__inner]")
+    tip.wait_for(timeout=10000)
+    style = tip.evaluate("""t => ({size: parseFloat(getComputedStyle(t).fontSize), weight: getComputedStyle(t).fontWeight,
+        body: parseFloat(getComputedStyle(document.querySelector('article p')).fontSize), text: t.textContent.trim()})""")
+    assert style["text"] and style["size"] >= 13 and style["size"] >= 0.85 * style["body"], style
+    assert int(style["weight"]) <= 500, style
+    assert w.errors == []
