@@ -11,8 +11,8 @@ build with its line: a reader's page never holds a placeholder inside a sentence
 Marked passages next to each other (a lead-in sentence and its table) are one passage: replaced
 together, by one note, when a reference in any of them has no number. The first note for the same
 models on a page says why, the later ones are short; a passage right before or after a pending
-figure of its models is taken out with no note, since the figure's box says what is missing. A mark under passages that
-reference no figure is refused (nothing there can go missing). attr_list puts the mark's class on
+figure of its models is taken out with no note, since the figure's box says what is missing. A
+mark under passages that reference no figure is refused (nothing there can go missing). attr_list puts the mark's class on
 paragraphs and list items (and to the paragraph that holds a fenced code block's stash placeholder,
 whose references inside code are looked up in the stash); a table takes the mark as a last row of
 one cell, which is read here. Where the mark may stand is checked on the page's lines
@@ -109,12 +109,15 @@ class NeedsTraces(Treeprocessor):
         """The placeholders of references inside code in `text`: in code spans, and in fenced code
         blocks, which SuperFences has put in the stash."""
         found = CODE_REF_RE.findall(text)
-        blocks = self.md.htmlStash.rawHtmlBlocks
         for held in STASH_RE.findall(text):
-            i = int(held[len("\x02wzxhzdk:") : -1])
-            if i < len(blocks) and isinstance(blocks[i], str):
-                found += CODE_REF_RE.findall(blocks[i])
+            found += CODE_REF_RE.findall(self.stashed(held))
         return found
+
+    def stashed(self, placeholder: str) -> str:
+        """The HTML the stash holds for a placeholder ("" for anything else)."""
+        blocks = self.md.htmlStash.rawHtmlBlocks
+        i = int(placeholder[len("\x02wzxhzdk:") : -1])
+        return blocks[i] if i < len(blocks) and isinstance(blocks[i], str) else ""
 
     def pending_in(self, el: Element) -> list[PendingRef]:
         state = self.ext.state
@@ -186,10 +189,7 @@ class NeedsTraces(Treeprocessor):
         if el is None or el.tag != "p" or len(el):
             return set()
         held = STASH_RE.fullmatch((el.text or "").strip())
-        blocks = self.md.htmlStash.rawHtmlBlocks
-        i = int(held.group(0)[len("\x02wzxhzdk:") : -1]) if held else -1
-        block = blocks[i] if 0 <= i < len(blocks) and isinstance(blocks[i], str) else ""
-        return set(PENDING_BOX_RE.findall(block.lstrip()))
+        return set(PENDING_BOX_RE.findall(self.stashed(held.group(0)).lstrip())) if held else set()
 
     def beside_pending_box(self, group: list[Element], parents: dict, models: tuple[str, ...]) -> bool:
         """Whether the passages sit right before or after a pending figure of their models, whose
