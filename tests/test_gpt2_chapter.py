@@ -228,16 +228,19 @@ def test_the_real_site_built_here_has_no_placeholder_inside_a_sentence(tmp_path)
 
 # ---------------------------------------------------------------- marked passages, one by one
 
-MARKED = '''# Marked
-
-```attention
+# GPT-2's figure g, pending in every build here (no GPT-2 traces)
+G_FIGURE = '''```attention
 model: gpt2
 sentence: "The animal didn't cross the street because it was too tired"
 layer: 1
 head: 1
 id: g
 ```
+'''
 
+MARKED = '''# Marked
+
+''' + G_FIGURE + '''
 Kept: GPT-2 has {{ model.gpt2.nLayer }} layers.
 
 For ·it in layer {{ g.layer }}:
@@ -294,14 +297,7 @@ BESIDE = '''# Beside
 Before the figure, ·it gives {{ g.weight(it, animal) }} to ·animal.
 {: .needs-traces }
 
-```attention
-model: gpt2
-sentence: "The animal didn't cross the street because it was too tired"
-layer: 1
-head: 1
-id: g
-```
-
+''' + G_FIGURE + '''
 Right after it, layer {{ g.layer }}.
 {: .needs-traces }
 
