@@ -12,7 +12,8 @@ Prints:
   `performance.now()` of the `course:painted` event that course.js dispatches after the first
   Plotly draw and the frame after it). "cold" is the first load in a fresh browser (no V8 code
   cache), "warm" the median of reloads. Split where the time goes: until course.js starts
-  (`course:init` mark: the HTML, the CSS, Material's and Plotly's scripts), course.js until its
+  (the first `course:init` mark: the HTML up to the first heatmap, the CSS, Plotly's script; the
+  course's scripts follow that heatmap), course.js until its
   first `Plotly.newPlot`, that newPlot, and the frame after it;
 * Plotly's floor, measured side by side in the same run: a blank page that loads the same Plotly
   bundle as the page and draws one 6 x 6 heatmap, timed the same way (navigation start -> the
@@ -404,7 +405,7 @@ def report(r: dict) -> str:
         f"course.js in Chromium from file:// — {r['page']}",
         f"  first heatmap painted: cold {c['painted']:.0f} ms, warm {w['painted']:.0f} ms (median of {r['runs']} reloads)"
         f"  [target < 300 ms]",
-        f"    where the time goes (cold / warm): until course.js starts (HTML, CSS, Material's and Plotly's scripts)"
+        f"    where the time goes (cold / warm): until course.js starts (the HTML up to the first heatmap, CSS, Plotly's script)"
         f" {c['init']:.0f} / {w['init']:.0f} ms; course.js until its first Plotly.newPlot (figures, tables, layout)"
         f" {c['setup']:.0f} / {w['setup']:.0f} ms; the first Plotly.newPlot {c['newplot']:.0f} / {w['newplot']:.0f} ms;"
         f" then the frame {c['frame']:.0f} / {w['frame']:.0f} ms",
