@@ -204,11 +204,13 @@ def test_the_real_site_built_here_has_no_placeholder_inside_a_sentence(tmp_path)
     words = prose_outside_figures(gpt2)
     assert "in 12 layers of 12 heads" in words and "√64 = 8.00" in words and "124,439,808 parameters" in words
     if untraced:
-        notes = re.findall(r'<p class="course-traces-note" role="note"><em>(.*?)</em></p>', gpt2)
-        # the first note says why; the later ones are short; a passage right beside a pending box
-        # has no note of its own (the box says it)
-        assert notes[0] == "Left out here: numbers from GPT-2 small, which this copy of the course was built without."
-        assert len(notes) >= 3 and set(notes[1:]) == {"Left out here: more numbers from GPT-2 small."}
+        note_re = r'<p class="course-traces-note" role="note"><em>(.*?)</em></p>'
+        # the first note a reader sees without opening anything says why; the later ones are
+        # short; a passage right beside a pending box has no note of its own (the box says it)
+        seen = re.findall(note_re, re.sub(r"<details.*?</details>", "", gpt2, flags=re.S))
+        assert seen[0] == "Left out here: numbers from GPT-2 small, which this copy of the course was built without."
+        assert len(seen) >= 3 and set(seen[1:]) == {"Left out here: more numbers from GPT-2 small."}
+        assert len(re.findall(note_re, gpt2)) <= len(seen) + 1
         for box in re.finditer(r'<figure class="course-fig course-pending".*?</figure>', gpt2, flags=re.S):
             around = gpt2[box.start() - 120:box.start()] + gpt2[box.end():box.end() + 120]
             assert "course-traces-note" not in around.split("</details>")[-1], around
@@ -339,6 +341,26 @@ def test_a_passage_right_beside_a_pending_box_of_its_model_has_no_note_of_its_ow
                      "Left out here: more numbers from GPT-2 small."], notes
     assert article.index("Kept between.") < article.index("course-traces-note") < article.index('data-model="tiny"') \
         < article.rindex("course-traces-note")
+
+
+def test_the_note_that_says_why_is_one_a_reader_sees_without_opening_anything(tmp_path):
+    """A full note inside a closed answer or a later content tab may never be read: the first
+    note in plain view says why too."""
+    from conftest import write_project
+
+    page = ("# Hidden\n\n" + G_FIGURE + "\nKept.\n\n??? question \"Show the answer\"\n\n"
+            "    Inside, layer {{ g.layer }}.\n    {: .needs-traces }\n\n"
+            "=== \"Story\"\n\n    Kept in the first tab.\n\n=== \"Numbers\"\n\n"
+            "    In the second tab, head {{ g.head }}.\n    {: .needs-traces }\n\n"
+            "Kept again.\n\nIn view, head {{ g.head }}.\n{: .needs-traces }\n\nKept.\n\n"
+            "Later, layer {{ g.layer }}.\n{: .needs-traces }\n")
+    write_project(tmp_path, {"hidden.md": page})
+    built = run_build(tmp_path, strict=False)
+    assert built.ok, built.log
+    notes = re.findall(r'<p class="course-traces-note" role="note"><em>(.*?)</em></p>', built.html("hidden.md"))
+    full = "Left out here: numbers from GPT-2 small, which this copy of the course was built without."
+    short = "Left out here: more numbers from GPT-2 small."
+    assert notes == [full, full, full, short], notes  # in the answer, in the second tab, in view, later
 
 
 def test_an_unmarked_reference_inside_code_with_no_number_stops_the_build(tmp_path):

@@ -10,7 +10,7 @@ build with its line: a reader's page never holds a placeholder inside a sentence
 
 Marked passages next to each other (a lead-in sentence and its table) are one passage: replaced
 together, by one note, when a reference in any of them has no number. The first note for the same
-models on a page says why, the later ones are short; a passage right before or after a pending
+models on a page that a reader sees without opening anything says why, the later ones are short; a passage right before or after a pending
 figure of its models is taken out with no note, since the figure's box says what is missing. A
 mark under passages that reference no figure is refused (nothing there can go missing). attr_list puts the mark's class on
 paragraphs and list items (and to the paragraph that holds a fenced code block's stash placeholder,
@@ -145,7 +145,7 @@ class NeedsTraces(Treeprocessor):
                 groups[-1].append(el)
             else:
                 groups.append([el])
-        noted: set[tuple[str, ...]] = set()  # the models whose full note the page has shown
+        noted: set[tuple[str, ...]] = set()  # the models whose full note a reader has seen by now
         for group in groups:
             hits = [h for el in group for h in self.pending_in(el)]
             if hits:
@@ -154,7 +154,8 @@ class NeedsTraces(Treeprocessor):
                     self.drop(group, parents)
                     continue
                 self.replace(group, parents, models, again=models in noted)
-                noted.add(models)
+                if self.open_at_first(group[0], parents):
+                    noted.add(models)
             elif not any(self.refers(el) for el in group):
                 raise CourseBuildError(self.mark_where(marked.index(group[0])), f"the mark `{MARK}` stands under a passage with no reference to a figure, so no trace can be missing from it", "drop the mark, or keep it right under a passage next to one that reads a figure's numbers")
         self.refuse_leftovers(root)
@@ -201,6 +202,19 @@ class NeedsTraces(Treeprocessor):
         before = siblings[i - 1] if i > 0 and not (siblings[i - 1].tail or "").strip() else None
         after = siblings[j + 1] if j + 1 < len(siblings) else None
         return any(set(models) <= self.pending_box_models(el) for el in (before, after))
+
+    def open_at_first(self, el: Element, parents: dict) -> bool:
+        """Whether a reader sees `el` without opening anything: not inside a <details> (an
+        answer, an aside) nor in a content tab other than the first (so the note that says why
+        is not one the reader may never open)."""
+        for box in self.ancestors(el, parents):
+            if box.tag == "details":
+                return False
+            if "tabbed-block" in _classes(box):
+                blocks = [b for b in parents[box] if "tabbed-block" in _classes(b)]
+                if blocks and blocks[0] is not box:
+                    return False
+        return True
 
     @staticmethod
     def drop(group: list[Element], parents: dict) -> None:
