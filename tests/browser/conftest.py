@@ -23,6 +23,13 @@ CHROMIUM_ARGS = [
 LOCAL_SCHEMES = ("file", "data", "blob", "about")
 
 
+def failed_request(req) -> str | None:
+    """A request that failed, as a test reports it; None for one cut off because the test moved on
+    to the next page (net::ERR_ABORTED, as the favicon is, which Chromium asks for after the
+    load): a missing file fails at once, with its own error (ERR_FILE_NOT_FOUND, a 404)."""
+    return None if req.failure == "net::ERR_ABORTED" else f"{req.url} ({req.failure})"
+
+
 def _no_chromium() -> str | None:
     if not os.path.exists(CHROMIUM):
         return f"{CHROMIUM} is absent (install it with `apt-get install -y chromium`)"

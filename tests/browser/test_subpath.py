@@ -26,7 +26,7 @@ import pytest
 
 from hardening_helpers import INJECTION_PAGE_NAME, REPO, REUSE_ENV, course_mkdocs_yml, run, settle, standin_env
 
-from .conftest import Watched, page_opener
+from .conftest import Watched, failed_request, page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -122,11 +122,9 @@ class Sub(Watched):
         page.on("response", self._response)
 
     def _request_failed(self, req):
-        # A request still in flight when the test moves on to the next page (the favicon, which
-        # Chromium asks for after the load) is cut off, not broken: check_refs asks for every
-        # such file itself and wants a 200.
-        if req.failure != "net::ERR_ABORTED":
-            self.failed.append(f"{req.url} ({req.failure})")
+        # one cut off by moving on is not broken: check_refs asks for every file and wants a 200
+        if failed_request(req):
+            self.failed.append(failed_request(req))
 
     def _response(self, resp):
         if resp.status >= 400 and resp.url not in self.expected_404:
