@@ -45,12 +45,9 @@ def mix_by_hand(d: Stepper, nums: dict) -> dict:
     f, toks = d.focus, list(d.tokens)
     w, v = nums["weights"][f], nums["v"]  # (key,), (token, d_v)
     visible = range(f + 1)
-    differs = None
-    for j in visible:
-        for c in range(v.shape[1]):
-            by_hand = shown(w[j]) * shown(v[j, c])
-            if differs is None and num(by_hand) != num(w[j] * v[j, c]):
-                differs = (toks[j], num(w[j]), num(v[j, c]), exact_text(by_hand), num(w[j] * v[j, c]), f3(w[j]))
+    differs = next(((toks[j], num(w[j]), num(v[j, c]), exact_text(shown(w[j]) * shown(v[j, c])), num(w[j] * v[j, c]), f3(w[j]))
+                    for j in visible for c in range(v.shape[1])
+                    if num(shown(w[j]) * shown(v[j, c])) != num(w[j] * v[j, c])), None)
     column = [sum(shown(w[j] * v[j, c]) for j in visible) for c in range(v.shape[1])]  # (d_v,)
     adds_up = all(num(a) == num(b) for a, b in zip(column, nums["out"][f]))
     return {"mix_differs": differs, "mix_sum": None if adds_up else vec(column)}

@@ -109,7 +109,7 @@ def test_unzipped_course_works_from_file_with_no_network(unzipped, offline):
 def test_every_page_of_the_zip_opens_without_network(unzipped, offline):
     w = offline()
     failed: list[str] = []
-    w.page.on("requestfailed", lambda r: failed_request(r) and failed.append(failed_request(r)))
+    w.page.on("requestfailed", lambda r: (f := failed_request(r)) and failed.append(f))
     for html in sorted(unzipped.glob("*.html")):
         if html.name == INJECTION_PAGE_NAME.replace(".md", ".html"):
             continue  # a test page (test_injection.py opens it), with ~10 MB of heavy parts

@@ -123,8 +123,8 @@ class Sub(Watched):
 
     def _request_failed(self, req):
         # one cut off by moving on is not broken: check_refs asks for every file and wants a 200
-        if failed_request(req):
-            self.failed.append(failed_request(req))
+        if failed := failed_request(req):
+            self.failed.append(failed)
 
     def _response(self, resp):
         if resp.status >= 400 and resp.url not in self.expected_404:
