@@ -11,7 +11,9 @@ from dataclasses import dataclass
 # 2: every trace starts with the model's <|endoftext|> at position 0, as its training windows do.
 # 3: the big arrays are encoded (int16 × scale, base64) and scaledMasked / attnConcat are restored
 #    by the loader (traces/README.md, "Encoded arrays"); store.TraceStore.load gives plain lists.
-SCHEMA_VERSION = 3
+# 4: every trace has a `causal` block (generator/causal.py): ablation, direct logit attribution,
+#    value norms and the logit lens, encoded like the activations (traces/README.md, "causal").
+SCHEMA_VERSION = 4
 
 # Significant digits kept for every float stored as a JSON number (probabilities, scales). The
 # activations are encoded arrays instead: int16 × scale, scale = max|x| / 32767 rounded up to two
@@ -57,6 +59,53 @@ LAYER_ACTIVATIONS: tuple[Activation, ...] = (
         "every head's out side by side, before the output projection c_proj",
     ),
 )
+
+# The `causal` block of a trace (generator/causal.py), each float array encoded as int16 × scale
+# with its leading axes flattened into rows. Symbolic axes: ablation = len(causal.ablations),
+# followed = the clean top TOP_K_PREDICTIONS at that position then the lesson's targets, part =
+# CAUSAL_PARTS(layers, heads), stage = the embedding then each layer's output (layer + 1), lens =
+# LENS_K.
+CAUSAL_ARRAYS: tuple[Activation, ...] = (
+    Activation("clean_logit", "cleanLogit", ("token", "followed"), "the clean run's logit of each followed token"),
+    Activation("clean_logprob", "cleanLogprob", ("token", "followed"), "the clean run's log-probability of each followed token"),
+    Activation("kl", "kl", ("ablation", "layer", "head", "token"),
+               "KL(clean ‖ ablated) of the next-token distribution, in nats, with that head removed"),
+    Activation("d_logit", "dLogit", ("ablation", "layer", "head", "token", "followed"),
+               "ablated minus clean logit of each followed token"),
+    Activation("d_logprob", "dLogprob", ("ablation", "layer", "head", "token", "followed"),
+               "ablated minus clean log-probability of each followed token"),
+    Activation("dla", "dla", ("part", "token", "followed"),
+               "each part's direct share of each followed logit (ln_f's scale frozen); the parts add up to cleanLogit"),
+    Activation("value_norms", "valueNorms", ("layer", "head", "token"),
+               "‖v_j W_O^h‖: weights[i][j] times this is the size of what token j hands token i"),
+    Activation("lens_probs", "lensProbs", ("stage", "token", "lens"), "the logit lens's top probabilities"),
+)
+# Token ids, stored as plain JSON integers.
+CAUSAL_ID_ARRAYS: tuple[Activation, ...] = (
+    Activation("followed", "followed", ("token", "followed"), "the token ids followed at each position"),
+    Activation("lens_ids", "lensIds", ("stage", "token", "lens"), "the logit lens's top token ids"),
+)
+# The rest of the block: targets (sorted ids a lesson names), ablations (zero, mean), parts (names),
+# tokenTexts ({id: text} for every id above), meanReference (what mean-ablation averaged over).
+CAUSAL_FIELDS = ("targets", "ablations", "parts", "meanReference", "tokenTexts") + tuple(
+    a.camel for a in CAUSAL_ID_ARRAYS + CAUSAL_ARRAYS)
+LENS_K = 5
+
+
+def causal_parts(n_layer: int, n_head: int) -> list[str]:
+    """The parts the final residual stream is a sum of, as direct logit attribution names them:
+    the embedding, every head (L1H1…, counting from 1), every MLP, then the biases (every
+    attention output bias and ln_f's)."""
+    return (["embedding"] + [f"L{l + 1}H{h + 1}" for l in range(n_layer) for h in range(n_head)]
+            + [f"MLP{l + 1}" for l in range(n_layer)] + ["biases"])
+
+
+def causal_dims(n_layer: int, n_head: int, n_tokens: int, n_targets: int, n_ablations: int) -> dict[str, int]:
+    """The size of every symbolic axis of the causal arrays."""
+    return {"ablation": n_ablations, "layer": n_layer, "head": n_head, "token": n_tokens,
+            "followed": TOP_K_PREDICTIONS + n_targets, "part": len(causal_parts(n_layer, n_head)),
+            "stage": n_layer + 1, "lens": LENS_K}
+
 
 # Per token position: the model's top next-token predictions.
 PREDICTION_FIELDS = ("id", "text", "display", "prob")

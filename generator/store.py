@@ -27,7 +27,7 @@ from pathlib import Path
 from . import schema
 # The store's parts, one module each, re-exported here so that callers import from one place.
 from .store_checks import ROW_SUM_TOL, _check_index, check_trace  # noqa: F401
-from .store_codec import WEIGHTS_SCALE, _decode_array, _encode_layer, decode, encode_array  # noqa: F401
+from .store_codec import WEIGHTS_SCALE, _decode_array, _encode_layer, decode, encode_array, encode_causal  # noqa: F401
 from .store_files import (  # noqa: F401
     INDEX_NAME, KEY_LENGTH, KEY_RE, MAX_INDEX_BYTES, MAX_TRACE_BYTES, MODEL_NAME_RE, REPAIR_FIX, TMP_SUFFIX,
     TRACE_FILE_RE, DamagedFile, StoreError, _ids_key, atomic_write, check_model_name, dumps, read_json, round_floats,
@@ -35,7 +35,7 @@ from .store_files import (  # noqa: F401
 )
 
 
-_DOC_ORDER = ("schemaVersion", "key", "model", "text", "ids", "meta", "tokens", "layers", "predictions")
+_DOC_ORDER = ("schemaVersion", "key", "model", "text", "ids", "meta", "tokens", "layers", "predictions", "causal")
 _TOKEN_ORDER = ("id", "text", "display", "spoken")
 _ENTRY_ORDER = ("text", "ids", "file", "nTokens")
 
@@ -108,6 +108,7 @@ def canonical(doc: dict, key: str) -> dict:
     d = int(doc["meta"]["headDim"])
     out["layers"] = [_encode_layer(layer, d, l) for l, layer in enumerate(doc["layers"])]
     out["predictions"] = [[_ordered(p, schema.PREDICTION_FIELDS) for p in row] for row in doc["predictions"]]
+    out["causal"] = encode_causal(doc["causal"], doc["meta"], len(doc["tokens"]))
     return round_floats(_ordered(out, _DOC_ORDER))
 
 

@@ -94,7 +94,59 @@ def check_trace(doc, path: Path, model: str, text: str, ids=None) -> dict:
     preds = doc.get("predictions")
     if not isinstance(preds, list) or len(preds) != T:
         raise DamagedFile(path, f"has {len(preds) if isinstance(preds, list) else 'no'} prediction rows for {T} tokens")
+    check_causal(doc.get("causal"), path, meta, L, H)
     return doc
+
+
+CAUSAL_ABLATIONS = ("zero", "mean")
+KL_TOL = 1e-3  # a KL divergence is ≥ 0; int16 × scale may take a tiny one just below
+
+
+def check_causal(block, path: Path, meta: dict, L: int, H: int) -> None:
+    """The decoded causal block (store_codec.decode_causal gave its arrays their shapes): what its
+    lists say agrees with its arrays, ids lie in the vocabulary and have their texts, and the
+    numbers are what they claim to be (a KL divergence is not negative, a probability lies in
+    [0, 1])."""
+    import numpy as np
+
+    def bad(problem: str):
+        raise DamagedFile(path, f"causal {problem}")
+
+    if not isinstance(block, dict):
+        bad("is missing")
+    vocab = meta.get("vocabSize")
+    if type(vocab) is not int or vocab <= 0:
+        bad("cannot be checked: meta has no vocabSize")
+    targets = block["targets"]
+    if not all(type(t) is int and 0 <= t < vocab for t in targets) or targets != sorted(set(targets)):
+        bad("targets are not sorted distinct token ids of the vocabulary")
+    ab = block["ablations"]
+    if not ab or len(set(ab)) != len(ab) or any(a not in CAUSAL_ABLATIONS for a in ab):
+        bad(f"ablations are {str(ab)[:40]}, not distinct names of {', '.join(CAUSAL_ABLATIONS)}")
+    if block["parts"] != schema.causal_parts(L, H):
+        bad("parts are not the embedding, every head, every MLP and the biases")
+    if not isinstance(block["meanReference"], dict):
+        bad("meanReference is not an object")
+    texts = block["tokenTexts"]
+    if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
+        bad("tokenTexts is not an object of token texts")
+    followed, lens_ids = block["followed"], block["lensIds"]
+    for name, ids in (("followed", followed), ("lensIds", lens_ids)):
+        if ids.size and (ids.min() < 0 or ids.max() >= vocab):
+            bad(f"{name} holds a token id outside the vocabulary")
+        missing = {str(int(i)) for i in np.unique(ids)} - set(texts)
+        if missing:
+            bad(f"tokenTexts lacks the text of token {sorted(missing, key=int)[0]}, which {name} uses")
+    k = schema.TOP_K_PREDICTIONS
+    if targets and not (followed[:, k:] == np.asarray(targets)[None, :]).all():
+        bad("followed does not end in the targets at every position")
+    if block["kl"].min() < -KL_TOL:
+        bad(f"kl holds {block['kl'].min():.3g}, and a KL divergence is never negative")
+    probs = block["lensProbs"]
+    if probs.min() < -1e-4 or probs.max() > 1 + 1e-4:
+        bad("lensProbs holds a number outside [0, 1]")
+    if block["cleanLogprob"].max() > 1e-3:
+        bad("cleanLogprob holds a log-probability above 0")
 
 
 def _check_index(index, path: Path, model: str) -> dict:

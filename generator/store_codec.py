@@ -145,8 +145,9 @@ def _decode_array(path: Path, where: str, obj, shape: tuple[int, int], tril: boo
 
 
 def decode(doc, path: Path):
-    """The plain document of a schema-3 file: every encoded array as nested lists, scaledMasked
-    restored from scores (None above the diagonal), attnConcat from the heads' out. A document
+    """The plain document of a schema-4 file: every encoded array as nested lists, scaledMasked
+    restored from scores (None above the diagonal), attnConcat from the heads' out, the causal
+    block's arrays as numpy in their declared shapes. A document
     of another schema, or one too broken to decode, is returned as it is for :func:`check_trace`
     to name what is wrong; a broken encoded array is DamagedFile here."""
     import numpy as np
@@ -186,4 +187,80 @@ def decode(doc, path: Path):
             heads.append(plain)
             outs.append(arr["out"])
         out_layers.append({"heads": heads, schema.camel("attn_concat"): np.concatenate(outs, axis=1).tolist()})
-    return {**doc, "layers": out_layers}
+    if "causal" not in doc:
+        raise DamagedFile(path, f"has no causal block, which schema {schema.SCHEMA_VERSION} traces hold")
+    return {**doc, "layers": out_layers, "causal": decode_causal(path, doc["causal"], doc["meta"], T)}
+
+
+# ---------------------------------------------------------------- the causal block (schema 4)
+
+
+def _causal_shape(names: tuple[str, ...], dims: dict[str, int]) -> tuple[int, ...]:
+    return tuple(dims[n] for n in names)
+
+
+def causal_dims(block: dict, meta: dict, n_tokens: int) -> dict[str, int]:
+    """The axis sizes of a causal block from its own lists and the trace's meta; ValueError,
+    TypeError or KeyError when they are not there."""
+    targets, ablations = block["targets"], block["ablations"]
+    if not isinstance(targets, list) or not isinstance(ablations, list):
+        raise TypeError("targets and ablations are lists")
+    return schema.causal_dims(int(meta["nLayer"]), int(meta["nHead"]), n_tokens, len(targets), len(ablations))
+
+
+def encode_causal(block: dict, meta: dict, n_tokens: int) -> dict:
+    """The causal block as the file stores it: float arrays int16-encoded, rows = every axis but
+    the last flattened; id arrays as nested integer lists. Refuses (StoreError) an array whose
+    shape is not its declared one."""
+    import numpy as np
+
+    dims = causal_dims(block, meta, n_tokens)
+    out = {f: block[f] for f in ("targets", "ablations", "parts", "meanReference")}
+    out["tokenTexts"] = {str(k): block["tokenTexts"][k] for k in sorted(block["tokenTexts"], key=int)}
+    for a in schema.CAUSAL_ID_ARRAYS + schema.CAUSAL_ARRAYS:
+        arr = np.asarray(block[a.camel])
+        shape = _causal_shape(a.shape, dims)
+        if arr.shape != shape:
+            raise StoreError(f"causal {a.camel} has shape {arr.shape}, not {shape} ({', '.join(a.shape)})")
+        if a in schema.CAUSAL_ID_ARRAYS:
+            out[a.camel] = arr.astype(int).tolist()
+        else:
+            out[a.camel] = encode_array(arr.reshape(-1, shape[-1]))
+    assert tuple(out) == schema.CAUSAL_FIELDS
+    return out
+
+
+def decode_causal(path: Path, obj, meta: dict, n_tokens: int) -> dict:
+    """The causal block with every array as numpy, in its declared shape; DamagedFile (one line)
+    when anything is missing or of another shape."""
+    import numpy as np
+
+    if not isinstance(obj, dict) or set(obj) != set(schema.CAUSAL_FIELDS):
+        got = sorted(obj)[:12] if isinstance(obj, dict) else "not an object"
+        raise DamagedFile(path, f"causal holds {str(got)[:100]}, not {', '.join(schema.CAUSAL_FIELDS)}")
+    try:
+        dims = causal_dims(obj, meta, n_tokens)
+    except (TypeError, KeyError, ValueError):
+        raise DamagedFile(path, "causal has no usable targets and ablations lists") from None
+    out = dict(obj)
+    for a in schema.CAUSAL_ID_ARRAYS:
+        shape = _causal_shape(a.shape, dims)
+        try:
+            arr = np.asarray(obj[a.camel])
+            ok = arr.shape == shape and arr.dtype.kind == "i"
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise DamagedFile(path, f"causal {a.camel} is not a {' × '.join(map(str, shape))} array of token ids")
+        out[a.camel] = arr.astype(np.int64)
+    for a in schema.CAUSAL_ARRAYS:
+        shape = _causal_shape(a.shape, dims)
+        rows = int(np.prod(shape[:-1]))
+        out[a.camel] = _decode_array(path, f"causal {a.camel}", obj[a.camel], (rows, shape[-1])).reshape(shape)
+    # Direct logit attribution is a split of each logit: its stored parts must still add up to it,
+    # within what int16 × scale can lose on each of them.
+    slack = dims["part"] * obj["dla"]["scale"] / 2 + obj["cleanLogit"]["scale"] / 2 + 1e-4
+    worst = float(np.abs(out["dla"].sum(axis=0) - out["cleanLogit"]).max())
+    if worst > slack:
+        raise DamagedFile(path, f"causal dla does not add up to cleanLogit (off by {worst:.3g}, more than {slack:.3g})")
+    return out

@@ -77,3 +77,29 @@ def encode(model: str, text: str) -> list[Token]:
 
 def vocab_size(model: str) -> int:
     return int(tokenizer(model).get_vocab_size())
+
+
+class UnknownToken(LookupError):
+    """A token name that is no single token of the model's vocabulary; str() says why."""
+
+
+def vocab_token(model: str, name: str) -> Token:
+    """The one vocabulary token a lesson names outside its sentence (an ablation's `targets`):
+    `her` is the token " her" (a word mid-sentence) when the vocabulary has it, else "her";
+    `·her` or a name with its own leading space is exactly that. UnknownToken when the name is
+    several tokens or none."""
+    tok = tokenizer(model)
+    if name.startswith("·"):
+        tries = [" " + name[1:]]
+    elif name.startswith(" ") or name == EOT:
+        tries = [name]
+    else:
+        tries = [" " + name, name]
+    for text in tries:
+        ids = tok.encode(text, add_special_tokens=False).ids if text != EOT else [bos_id(model)]
+        if len(ids) == 1:
+            t = token_text(model, ids[0])
+            return Token(int(ids[0]), t, schema.display_token(t))
+    pieces = [token_text(model, i) for i in tok.encode(tries[0], add_special_tokens=False).ids]
+    raise UnknownToken(f"{name!r} is not one token of {model}'s vocabulary (it is {len(pieces)}: "
+                       + " ".join(schema.display_token(p) for p in pieces) + ")")

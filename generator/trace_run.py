@@ -55,11 +55,39 @@ def collect_items(content_dir: Path, sentences: Iterable[str], models: list[str]
     return items
 
 
-def plan(lm, store: TraceStore, by_req: dict[TraceRequest, str], force: bool = False, err=None) -> tuple[list[TraceRequest], list[str]]:
+def resolve_targets(followed: Iterable, err_lines: list[str]) -> dict[TraceRequest, tuple[int, ...]]:
+    """TraceRequest -> the sorted token ids its trace must follow (the causal figures'
+    `targets`, pages.collect_causal), through the committed tokenizers; a name that is no token
+    is one error line naming the lesson line."""
+    from .tokens import NoTokenizer, UnknownToken, vocab_token
+
+    out: dict[TraceRequest, set[int]] = {}
+    for f in followed:
+        for name in f.names:
+            try:
+                out.setdefault(TraceRequest(f.model, f.text), set()).add(vocab_token(f.model, name).id)
+            except (UnknownToken, NoTokenizer) as e:
+                err_lines.append(f"{f.source}: targets: {e}. Fix: name one token, like `her` for ·her")
+    return {r: tuple(sorted(ids)) for r, ids in out.items()}
+
+
+def covers(store: TraceStore, req: TraceRequest, targets: tuple[int, ...]) -> bool:
+    """Whether the stored trace of `req` follows exactly `targets` (no fewer, so every figure
+    has its numbers; no more, so the same lessons always give the same bytes)."""
+    try:
+        have = store.load(req.model, req.text, req.ids)["causal"]["targets"]
+    except (LookupError, DamagedFile):
+        return False
+    return list(have) == sorted(set(targets))
+
+
+def plan(lm, store: TraceStore, by_req: dict[TraceRequest, str], force: bool = False, err=None,
+         targets: dict[TraceRequest, tuple[int, ...]] | None = None) -> tuple[list[TraceRequest], list[str]]:
     """Which of `by_req` (request -> "path:line") model `lm` must trace into `store`: those not
-    there from lm's revision, or damaged (said on `err`), or all with `force`. Requests it cannot
-    trace (too long, empty) are returned as one error line each, naming the lesson line. Also
-    used by `make serve` (generator/serve.py) for the sentences it traces on save."""
+    there from lm's revision, or damaged (said on `err`), or not following a token of
+    `targets[req]`, or all with `force`. Requests it cannot trace (too long, empty) are returned as
+    one error line each, naming the lesson line. Also used by `make serve` (generator/serve.py)
+    for the sentences it traces on save."""
     from . import tracing
 
     err = err or sys.stderr
@@ -79,7 +107,44 @@ def plan(lm, store: TraceStore, by_req: dict[TraceRequest, str], force: bool = F
         elif not store.usable(lm.name, req.text, req.ids, revision=lm.revision):
             print(f"{store.lookup(lm.name, req.text, req.ids)}: damaged; retracing {req.text[:50]!r}", file=err)
             todo.append(req)
+        elif not covers(store, req, (targets or {}).get(req, ())):
+            todo.append(req)  # the lessons name other target tokens for this sentence now
     return todo, errors
+
+
+def write_causal_files(lm, store: TraceStore, pairs: list, out, err) -> list[str]:
+    """circuits.json (when missing or from another revision) and patching.json (every lesson
+    pair of this model) for the loaded model; returns error lines."""
+    from . import causal, circuits, tokens, tracing
+
+    errors: list[str] = []
+    revision = lm.revision
+    path = circuits.path_of(store.root, lm.name, circuits.CIRCUITS_FILE)
+    try:
+        current = circuits.load_circuits(store, lm.name, tuple(heads.KINDS), int(lm.meta["nLayer"]), int(lm.meta["nHead"]))
+    except DamagedFile:
+        current = None
+    if current is None or current.get("scoringSet") != heads.SCORING_SET_VERSION:
+        circuits.write_circuits(store, lm.name, causal.circuits(lm, causal.reference(lm)), revision)
+        print(f"{lm.name}: wrote {path.name} (composition scores, kind scores and in-context learning with each head removed)", file=out)
+    entries = []
+    for model, a, b, names, source in pairs:
+        if model != lm.name:
+            continue
+        try:
+            ids_t = [tokens.vocab_token(model, n).id for n in names]
+            ia, ib = tracing.token_ids(lm, a), tracing.token_ids(lm, b)
+            if len(ia) != len(ib):
+                errors.append(f"{source}: patching: {a!r} is {len(ia)} tokens and {b!r} is {len(ib)}; a head's output "
+                              f"can only be moved between sentences of the same length. Fix: choose two sentences with as many tokens")
+                continue
+        except (tokens.UnknownToken, tracing.TraceError) as e:
+            errors.append(f"{source}: patching: {e}. Fix: change the sentence or the targets")
+            continue
+        entries.append({"a": a, "b": b, **causal.patching(lm, ia, ib, ids_t)})
+    if entries or circuits.path_of(store.root, lm.name, circuits.PATCHING_FILE).is_file():
+        circuits.write_patching(store, lm.name, revision, entries)
+    return errors
 
 
 @contextmanager
@@ -110,6 +175,8 @@ def run_traces(
     progress: bool | None = None,
     out=None,
     err=None,
+    followed: Iterable = (),
+    pairs: list = (),
 ) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     from . import models as models_mod
@@ -131,6 +198,7 @@ def run_traces(
 
     content_errors: list[str] = []
     check_errors: list[str] = []
+    targets = resolve_targets(followed, content_errors)
     missing: dict[str, str] = {}
     traced_any = False
     # Pass 1: load each model and check every request against it (context, vocabulary), so that
@@ -162,7 +230,7 @@ def run_traces(
             continue
         for r in heads.scoring_requests(name, dict(lm.meta)):
             by_req.setdefault(r, "heads.scoring_requests")
-        todo, errors = plan(lm, store, by_req, force=force, err=err)
+        todo, errors = plan(lm, store, by_req, force=force, err=err, targets=targets)
         content_errors += errors
         plans.append((name, lm, by_req, todo))
 
@@ -173,7 +241,7 @@ def run_traces(
         desc = f"trace {name}: {len(todo)} of {len(by_req)} sentences"
         for req in tqdm(todo, desc=desc, unit="trace", disable=None if progress is None else not progress):
             try:
-                store.write(tracing.trace(lm, req.text, req.ids))
+                store.write(tracing.trace(lm, req.text, req.ids, targets=targets.get(req, ())))
                 done += 1
             except tracing.TraceCheckError as e:
                 check_errors.append(f"{by_req[req]}: {e}")
@@ -182,6 +250,8 @@ def run_traces(
                 heads.write_scores(store, name)
             except Exception as e:  # a missing scoring trace, say: report it in one line
                 check_errors.append(f"heads.write_scores({name}): {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        if not check_errors:
+            content_errors += write_causal_files(lm, store, list(pairs), out, err)
         unused = store.unused(name, by_req)
         pruned = (store.forget(name, unused) + store.prune(name)) if prune else []
         print(
@@ -233,10 +303,11 @@ def main_traces(args) -> int:
     items = collect_items(content, args.sentence or [], models)
     if items is None:
         return 2
+    followed, pairs = pages.collect_causal(content)
     with pinned_threads(args.threads):
         store = TraceStore(traces_dir)
         return run_traces(models, store, items, force=args.force, prune=args.prune, gpt2_path=args.gpt2_path,
-                          stand_in=args.stand_in) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in)
+                          stand_in=args.stand_in, followed=followed, pairs=pairs) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in)
 
 
 def add_parser(sub) -> None:

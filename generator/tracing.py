@@ -240,13 +240,26 @@ def to_document(lm: LoadedModel, text: str, cap: Captured, ids_given: bool) -> d
     return doc
 
 
-def trace(lm: LoadedModel, text: str, ids: Sequence[int] | None = None) -> dict:
-    """Trace `text` (or the explicit token `ids`, for scoring texts) through `lm`.
+def trace(lm: LoadedModel, text: str, ids: Sequence[int] | None = None, targets: Sequence[int] = ()) -> dict:
+    """Trace `text` (or the explicit token `ids`, for scoring texts) through `lm`, with the causal
+    block (generator/causal.py) following the clean top 5 and the token ids `targets` that the
+    lessons name for this sentence.
 
     Returns the trace document, self-checked. Raises TraceError for an untraceable sentence
     (TooLong when it exceeds the model's context) and TraceCheckError when a check fails.
     """
+    from . import causal
+
     tid = token_ids(lm, text, ids)
+    vocab = int(lm.model.config.vocab_size)
+    bad = [int(t) for t in targets if not 0 <= int(t) < vocab]
+    if bad:
+        raise TraceError(f"{lm.name}: target token ids {bad[:5]} are outside the vocabulary (0..{vocab - 1})")
     cap = capture(lm, tid)
     self_check(cap, lm.name)
-    return to_document(lm, text, cap, ids_given=ids is not None)
+    doc = to_document(lm, text, cap, ids_given=ids is not None)
+    try:
+        doc["causal"] = causal.sentence_block(lm, tid, cap.v, targets=targets)
+    except causal.CausalCheckError as e:
+        raise TraceCheckError(str(e)) from None
+    return doc

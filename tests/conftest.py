@@ -110,9 +110,12 @@ def synthetic_trace(
         "schemaVersion": schema.SCHEMA_VERSION, "precision": {"compute": "float64", "significantDigits": 6},
         "standIn": stand_in,
     }
+    from causal_helpers import fake_causal
+
     return {
         "schemaVersion": schema.SCHEMA_VERSION, "model": model, "text": text, "meta": meta,
         "tokens": token_docs, "layers": layers, "predictions": predictions,
+        "causal": fake_causal(L, H, T, seed=seed),
     }
 
 

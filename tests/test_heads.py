@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from causal_helpers import fake_causal
 import pytest
 
 from generator import heads, schema
@@ -183,7 +184,7 @@ def test_scoring_texts_do_not_depend_on_the_lessons():
 
 # ---------------------------------------------------------------- heads.json
 
-META = {"model": "tiny", "revision": "abc123", "nLayer": 1, "nHead": 3, "headDim": 1}
+META = {"model": "tiny", "revision": "abc123", "nLayer": 1, "nHead": 3, "headDim": 1, "vocabSize": 4096}
 
 
 def zero_head(T: int, w: np.ndarray) -> dict:
@@ -210,6 +211,7 @@ def fake_trace(req: TraceRequest, meta: dict = META) -> dict:
         "tokens": [{"id": i, "text": f"t{i}", "display": f"t{i}", "spoken": f"t{i}"} for i in ids],
         "layers": [{"heads": [zero_head(T, w) for w in (prev_head(T), sink_head(T), ind)], "attnConcat": [[0.0] * 3] * T}],
         "predictions": [[] for _ in ids],
+        "causal": fake_causal(1, 3, T, vocab_size=int(meta.get("vocabSize", 4096))),
     }
     if req.ids is not None:
         doc["ids"] = ids

@@ -88,4 +88,7 @@ def fake_doc(text: str = "a b c", model: str = "tiny", revision: str = "rev-a", 
     doc["layers"] = layers
     doc["predictions"] = [[{"id": j, "text": "x", "display": "x", "prob": p} for j, p in
                            enumerate([0.5, 0.2, 0.1, 0.05, 0.01])] for _ in range(T)]
+    from causal_helpers import fake_causal
+
+    doc["causal"] = fake_causal(n_layer, H, T, vocab_size=meta["vocabSize"], seed=seed)
     return doc

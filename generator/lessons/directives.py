@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..registry import KINDS as SCORE_KINDS
 from ..schema import TOP_K_PREDICTIONS
 from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, show
-from . import token_kinds, vector_kinds
+from . import causal_kinds, token_kinds, vector_kinds
 from .errors import fail as _fail
 from .values import (
     ID_RE, MAX_SENTENCE_CHARS, PICK_RULES, RESERVED_IDS, SCIENTIFIC_RE, Directive, Pick, TokenRef,
@@ -100,8 +100,8 @@ SPECS: dict[str, tuple[set[str], set[str]]] = {
 }
 # Chapters 1 and 2's kinds live in their own modules, one per family; each gives its SPECS and a
 # builder per kind, called with the checked options like the branches below.
-BUILDERS = {**token_kinds.BUILDERS, **vector_kinds.BUILDERS}
-SPECS |= token_kinds.SPECS | vector_kinds.SPECS
+BUILDERS = {**token_kinds.BUILDERS, **vector_kinds.BUILDERS, **causal_kinds.BUILDERS}
+SPECS |= token_kinds.SPECS | vector_kinds.SPECS | causal_kinds.SPECS
 DIRECTIVE_KINDS = tuple(SPECS)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store import TraceRequest
+from . import causal_kinds
 from .directives import SPECS, Attention, Compare, Directive, Predictions, parse_directive
 from .errors import fail as _fail
 from .refs import iter_refs
@@ -75,4 +76,29 @@ def directive_sentences(d: Directive) -> list[tuple[str, str]]:
         return [(d.model, d.sentence)]
     if isinstance(d, (Compare, Predictions)):
         return [(d.model, s) for s in d.sentences]
-    return []
+    return causal_kinds.sentences(d)
+
+
+@dataclass(frozen=True)
+class Followed:
+    """Token names a figure asks the trace of (model, sentence) to follow, and where."""
+
+    model: str
+    text: str
+    names: tuple[str, ...]
+    source: str  # "path:line"
+
+
+def collect_causal(content_dir: Path) -> tuple[list[Followed], list[tuple[str, str, str, tuple[str, ...], str]]]:
+    """What the causal figures need beyond the traces themselves: the target tokens each
+    sentence's trace must follow, and every patching pair (model, sentence A, sentence B,
+    targets, "path:line")."""
+    followed: list[Followed] = []
+    pairs = []
+    for path in iter_markdown(content_dir):
+        shown = path.relative_to(content_dir.parent).as_posix() if content_dir.parent in path.parents else str(path)
+        for d in parse_file(path, shown):
+            followed += [Followed(m, t, names, d.where) for m, t, names in causal_kinds.targets(d)]
+            if isinstance(d, causal_kinds.Patching):
+                pairs.append((d.model, d.sentences[0], d.sentences[1], d.targets, d.where))
+    return followed, pairs

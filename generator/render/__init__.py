@@ -15,6 +15,7 @@ from ..lessons.directives import DIRECTIVE_KINDS, Directive
 from ..lessons.refs import Ref
 from . import attention, compare, models, pending, predictions, scoreboard, softmax, stepper, training
 from . import embedding, layernorm, merges, neighbours, token_split, vector_map  # chapters 1 and 2
+from . import ablation, attribution, circuit, lens, patching  # the causal chapter
 from .context import Ctx
 from .refs import check_arity, ref_fail
 
@@ -32,6 +33,11 @@ KINDS: dict[str, ModuleType] = {
     "layernorm": layernorm,
     "neighbours": neighbours,
     "map": vector_map,
+    "ablation": ablation,  # the causal chapter
+    "attribution": attribution,
+    "patching": patching,
+    "lens": lens,
+    "circuit": circuit,
 }
 assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..lessons.directives import Attention
 from ..lessons.refs import Ref
 from . import templating
@@ -16,8 +18,15 @@ from .tokens import resolve_token
 REFS: dict[str, tuple[int, int]] = {
     "layer": (0, 0), "head": (0, 0), "layer0": (0, 0), "head0": (0, 0), "weight": (2, 2), "score": (2, 2),
     "scaled": (2, 2), "top": (1, 2), "argmax": (1, 1), "tokens": (0, 0), "token": (1, 1), "rule": (0, 0),
-    "sentence": (0, 0), "compare": (3, 3),
+    "sentence": (0, 0), "compare": (3, 3), "valuenorm": (1, 1), "moved": (2, 2), "othernorms": (1, 1), "selfmean": (0, 0),
+    "headsfirst": (2, 2), "allheads": (2, 2),
 }
+# valuenorm(token): ‖v_j W_O‖, the size of what this head hands on from that token (Kobayashi et
+# al. 2020); moved(from, to): the weight times that size, what `to` really hands `from`;
+# othernorms(token): the median valuenorm of every other token; selfmean: the head's average weight
+# on the token itself, over every row but <|endoftext|>'s; headsfirst(from, to): how many of the
+# model's heads give `to` the largest weight of `from`'s row ("2 of the 16"); allheads(from, to):
+# the weight from `from` to `to` averaged over every head.
 # `{{ id.compare(her, Ben, Lily) }}` says "about the same as" when the two weights, as shown (2
 # decimals), differ by less than this; otherwise "more than" or "less than".
 SAME_WITHIN = 0.05
@@ -118,4 +127,22 @@ def ref(ref: Ref, fig: Figure, panel=None) -> str:
     if name == "argmax":
         q = token_arg(ref, panel, args[0], "token")
         return tok(toks[ranked(w[q], q)[0]])
+    if name in ("headsfirst", "allheads"):
+        q, k = pair()
+        every = panel.weights[:, :, q, : q + 1]  # (layer, head, key)
+        if name == "allheads":
+            return f2(float(every[:, :, k].mean()))
+        firsts = sum(1 for row in every.reshape(-1, q + 1) if ranked(row, q)[0] == k)
+        return f"{firsts} of the {every.shape[0] * every.shape[1]}"
+    norms = panel.trace["causal"]["valueNorms"][fig.layer, fig.head]  # (token,)
+    if name == "valuenorm":
+        return f2(norms[token_arg(ref, panel, args[0], "token")])
+    if name == "othernorms":
+        j = token_arg(ref, panel, args[0], "token")
+        return f2(float(np.median(np.delete(norms, j))))
+    if name == "moved":
+        q, k = pair()
+        return f2(shown(w[q, k]) * float(norms[k]))
+    if name == "selfmean":
+        return f2(float(np.mean(np.diag(w)[1:])))
     raise AssertionError(name)

@@ -121,12 +121,12 @@ def check_ref(ref: Ref, fig: Figure, names: dict[str, tuple[int, int]]) -> str:
         if k > q:
             ref_fail(ref, f"#{k} comes after #{q}, and a token cannot look ahead", "name an earlier token second")
 
-    if ref.name in ("weight", "score", "scaled"):
+    if ref.name in ("weight", "score", "scaled", "moved", "headsfirst", "allheads"):
         pair(1, chosen[0])
     elif ref.name == "compare":
         pair(1, chosen[1])
         pair(2, chosen[2])
-    elif ref.name in ("top", "argmax"):
+    elif ref.name in ("top", "argmax", "valuenorm", "othernorms"):
         q = token_arg(ref, SimpleNamespace(tokens=sentences[chosen[0]]), args[0], "token")
         if ref.name == "top" and len(args) > 1:
             int_arg(ref, args[1], "count", 1, q + 1)

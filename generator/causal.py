@@ -1,0 +1,490 @@
+"""Causal stage: what each head *does* to the prediction, measured, not read off its weights.
+
+For one traced sentence (:func:`sentence_block`), with transformers' own modules and hooks, never
+a reimplementation of the model:
+
+* **ablation**: each head's output (its block of ``c_proj``'s input) replaced, at every position,
+  by zeros or by its mean over a fixed reference text (:func:`head_means`), one batched forward
+  per layer; per head and position, the KL divergence of the clean next-token distribution from
+  the ablated one, and the change in logit and log-probability of the clean top 5 and of every
+  token a lesson names for the sentence (its ``targets``);
+* **direct logit attribution**: the final residual stream is the sum of the embedding, every
+  head's output through its rows of ``W_O``, every MLP's output and the biases; through ln_f's
+  scale frozen at the clean run, each part's share of each followed logit (the parts add up to the
+  logit: :data:`DLA_ATOL`);
+* **value norms** ‖v_j W_O^h‖ (Kobayashi et al. 2020): α_ij times this is what token j really
+  hands token i through head h;
+* **the logit lens**: the residual stream after the embedding and after each block, through ln_f
+  and the unembedding, top 5 per layer and position.
+
+Per model (:func:`circuits`): QK and OV composition scores from the weights (Elhage et al. 2021),
+each head's kind scores with each earlier head ablated, and the in-context-learning score (loss on
+the second copy of repeated random tokens minus the loss on the first) clean and with each head
+ablated. For a pair of sentences (:func:`patching`): each head's output from sentence B put into
+sentence A at the same positions, and what that does to the followed logits.
+
+Everything returned is numpy float64 / int, unrounded; :mod:`generator.store_codec` encodes it.
+Heads and layers count from 0 here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from . import heads, schema
+from .models import LoadedModel
+
+ABLATIONS = ("zero", "mean")  # how a removed head's output is replaced
+DLA_ATOL = 1e-4  # the parts of a logit add up to it within this (float32 sums of ~20 vectors)
+LENS_K = schema.LENS_K  # top guesses the logit lens keeps per layer and position
+
+
+class CausalCheckError(AssertionError):
+    """A causal measurement disagrees with the model's own forward pass."""
+
+
+@dataclass(frozen=True)
+class CausalConfig:
+    ablations: tuple[str, ...] = ABLATIONS  # zero: the head adds nothing; mean: it adds its average output
+    lens_k: int = LENS_K  # top guesses per layer and position in the logit lens
+    reference_texts: tuple[str, ...] = heads.SCORING_SENTENCES  # what a head's mean output is taken over
+    reference_version: int = heads.SCORING_SET_VERSION  # bumped with the texts
+
+
+@dataclass
+class Reference:
+    """Each head's mean output over the reference texts, for mean-ablation."""
+
+    means: np.ndarray  # (layer, head, head_dim)
+    record: dict = field(default_factory=dict)  # what it was taken over, for the trace
+
+
+def _dims(lm: LoadedModel) -> tuple[int, int, int, int]:
+    cfg = lm.model.config
+    L, H, W = int(cfg.n_layer), int(cfg.n_head), int(cfg.n_embd)
+    return L, H, W, W // H
+
+
+def _blocks(lm: LoadedModel):
+    return lm.model.transformer.h
+
+
+def _w_out(block, h: int, d: int) -> torch.Tensor:
+    """Head h's rows of W_O: c_proj is a Conv1D, whose weight is (in, out) = (width, width)."""
+    return block.attn.c_proj.weight[h * d : (h + 1) * d, :]  # (head_dim, width)
+
+
+def _forward(lm: LoadedModel, x: torch.Tensor, replace: dict | None = None, attentions: bool = False):
+    """The model on token ids `x` (batch, token), each layer's c_proj input passed through
+    replace[layer](concat) first. Returns transformers' output."""
+    handles = []
+    for layer, fn in (replace or {}).items():
+        def pre(_mod, args, fn=fn):
+            return (fn(args[0]),)
+        handles.append(_blocks(lm)[layer].attn.c_proj.register_forward_pre_hook(pre))
+    try:
+        with torch.inference_mode():
+            return lm.model(x, use_cache=False, output_attentions=attentions)
+    finally:
+        for hd in handles:
+            hd.remove()
+
+
+def _head_replacer(H: int, d: int, means: np.ndarray | None, layer: int, modes: Sequence[str]):
+    """c_proj-input rewriter for a batch of len(modes) × H copies: copy m·H + h has head h
+    replaced as modes[m] says (zero, or the head's mean output at this layer)."""
+    def fn(concat):  # (batch, token, width)
+        concat = concat.clone()
+        for m, mode in enumerate(modes):
+            for h in range(H):
+                block = concat[m * H + h, :, h * d : (h + 1) * d]  # (token, head_dim)
+                if mode == "zero":
+                    block.zero_()
+                else:
+                    block.copy_(torch.as_tensor(means[layer, h], dtype=concat.dtype).expand_as(block))
+        return concat
+    return fn
+
+
+def head_means(lm: LoadedModel, config: CausalConfig = CausalConfig()) -> Reference:
+    """Each head's output averaged over every position but 0 (<|endoftext|>) of the reference
+    texts, each traced from <|endoftext|> as the pages' sentences are."""
+    from .tracing import token_ids
+
+    L, H, W, d = _dims(lm)
+    total = np.zeros((L, W))  # (layer, width)
+    n = 0
+    for text in config.reference_texts:
+        ids = token_ids(lm, text)
+        seen: dict[int, torch.Tensor] = {}
+
+        def keep(layer):
+            def fn(concat):
+                seen[layer] = concat[0].detach().double()  # (token, width)
+                return concat
+            return fn
+
+        _forward(lm, torch.tensor([ids]), {l: keep(l) for l in range(L)})
+        for l in range(L):
+            total[l] += seen[l][1:].sum(dim=0).numpy()  # (width,)
+        n += len(ids) - 1
+    means = (total / n).reshape(L, H, d)  # (layer, head, head_dim)
+    digest = hashlib.sha256(json.dumps(list(config.reference_texts), ensure_ascii=False).encode()).hexdigest()[:12]
+    record = {"texts": "heads.SCORING_SENTENCES", "version": config.reference_version, "sha": digest, "positions": n}
+    return Reference(means, record)
+
+
+def _log_softmax(logits: torch.Tensor) -> torch.Tensor:
+    return torch.log_softmax(logits.double(), dim=-1)
+
+
+def ablation(lm: LoadedModel, ids: Sequence[int], ref: Reference, followed: np.ndarray, config: CausalConfig = CausalConfig()) -> dict:
+    """Per ablation mode, head and position: KL(clean ‖ ablated) of the next-token distribution,
+    and the ablated logit and log-probability of each followed token.
+
+    followed: (token, n) token ids followed at each position. Returns arrays shaped
+    kl (mode, layer, head, token), logit / logprob (mode, layer, head, token, n)."""
+    L, H, W, d = _dims(lm)
+    T = len(ids)
+    modes = config.ablations
+    x = torch.tensor([list(ids)])  # (1, token)
+    clean_lp = _log_softmax(_forward(lm, x).logits[0])  # (token, vocab)
+    p_clean = clean_lp.exp()  # (token, vocab)
+    idx = torch.as_tensor(followed, dtype=torch.long)  # (token, n)
+    kl = np.zeros((len(modes), L, H, T))
+    logit = np.zeros((len(modes), L, H, T, idx.shape[1]))
+    logprob = np.zeros_like(logit)
+    batch = x.expand(len(modes) * H, T)  # (mode·head, token)
+    for layer in range(L):
+        out = _forward(lm, batch, {layer: _head_replacer(H, d, ref.means, layer, modes)}).logits.double()  # (mode·head, token, vocab)
+        lp = torch.log_softmax(out, dim=-1)  # (mode·head, token, vocab)
+        k = (p_clean * (clean_lp - lp)).sum(-1)  # (mode·head, token)
+        gl = out.gather(-1, idx.expand(out.shape[0], *idx.shape))  # (mode·head, token, n)
+        gp = lp.gather(-1, idx.expand(out.shape[0], *idx.shape))  # (mode·head, token, n)
+        kl[:, layer] = k.view(len(modes), H, T).numpy()
+        logit[:, layer] = gl.view(len(modes), H, T, -1).numpy()
+        logprob[:, layer] = gp.view(len(modes), H, T, -1).numpy()
+    return {"kl": np.maximum(kl, 0.0), "logit": logit, "logprob": logprob}
+
+
+def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
+    """One clean forward, split into what the final residual stream is a sum of.
+
+    Returns parts (part, token, width) in the order of :func:`schema.causal_parts`, the residual stream
+    before each block and before ln_f (stage, token, width), the logits (token, vocab), the value
+    norms (layer, head, token) and each head's c_proj input (layer, token, width)."""
+    L, H, W, d = _dims(lm)
+    model = lm.model
+    seen: dict = {"mlp": {}, "concat": {}, "resid": {}}
+    handles = []
+    for l, block in enumerate(_blocks(lm)):
+        handles.append(block.register_forward_pre_hook(
+            lambda _m, args, kw=None, l=l: seen["resid"].__setitem__(l, args[0][0].detach().double())))
+        handles.append(block.attn.c_proj.register_forward_pre_hook(
+            lambda _m, args, l=l: seen["concat"].__setitem__(l, args[0][0].detach().double())))
+        handles.append(block.mlp.register_forward_hook(
+            lambda _m, _a, out, l=l: seen["mlp"].__setitem__(l, out[0].detach().double())))
+    handles.append(model.transformer.ln_f.register_forward_pre_hook(
+        lambda _m, args: seen["resid"].__setitem__(L, args[0][0].detach().double())))
+    try:
+        with torch.inference_mode():
+            res = model(torch.tensor([list(ids)]), use_cache=False)
+    finally:
+        for hd in handles:
+            hd.remove()
+    with torch.inference_mode():
+        parts = [seen["resid"][0]]  # the embedding: token + position, (token, width)
+        norms = np.zeros((L, H, len(ids)))
+        bias = torch.zeros(W, dtype=torch.float64)  # (width,)
+        for l, block in enumerate(_blocks(lm)):
+            concat = seen["concat"][l]  # (token, width)
+            for h in range(H):
+                w_o = _w_out(block, h, d).double()  # (head_dim, width)
+                parts.append(concat[:, h * d : (h + 1) * d] @ w_o)  # (token, width)
+            bias = bias + block.attn.c_proj.bias.double()  # (width,)
+        parts += [seen["mlp"][l] for l in range(L)]  # each (token, width)
+        parts.append(bias.expand(len(ids), W))  # (token, width), every layer's attention output bias
+        stacked = torch.stack(parts)  # (part, token, width)
+        worst = float((stacked.sum(0) - seen["resid"][L]).abs().max())
+        if worst > 1e-3 * (1 + float(seen["resid"][L].abs().max())):
+            raise CausalCheckError(f"{lm.name}: the residual parts add up to the stream within {worst:.3g} only")
+        stages = torch.stack([seen["resid"][s] for s in range(L + 1)])  # (stage, token, width)
+    return {"parts": stacked, "stages": stages, "logits": res.logits[0].double(), "concat": seen["concat"]}
+
+
+def value_norms(lm: LoadedModel, v: list[torch.Tensor]) -> np.ndarray:
+    """‖v_j W_O^h‖ for every layer, head and token: v per layer is (head, token, head_dim)."""
+    L, H, W, d = _dims(lm)
+    out = np.zeros((L, H, v[0].shape[1]))
+    with torch.inference_mode():
+        for l, block in enumerate(_blocks(lm)):
+            for h in range(H):
+                out[l, h] = (v[l][h].double() @ _w_out(block, h, d).double()).norm(dim=-1).numpy()  # (token,)
+    return out
+
+
+def attribution(lm: LoadedModel, rp: dict, followed: np.ndarray) -> np.ndarray:
+    """Each part's direct share of each followed logit, through ln_f with its scale frozen at the
+    clean run: (part, token, n). The last part (biases) also takes ln_f's own bias."""
+    ln = lm.model.transformer.ln_f
+    w_u = lm.model.lm_head.weight.double()  # (vocab, width)
+    with torch.inference_mode():
+        x = rp["stages"][-1]  # (token, width), the stream ln_f reads
+        sigma = (x.var(dim=-1, unbiased=False, keepdim=True) + ln.eps).sqrt()  # (token, 1)
+        parts = rp["parts"]  # (part, token, width)
+        centred = parts - parts.mean(dim=-1, keepdim=True)  # (part, token, width)
+        scaled = centred / sigma * ln.weight.double()  # (part, token, width)
+        idx = torch.as_tensor(followed, dtype=torch.long)  # (token, n)
+        u = w_u[idx]  # (token, n, width)
+        dla = torch.einsum("ptw,tnw->ptn", scaled, u)  # (part, token, n)
+        dla[-1] += torch.einsum("w,tnw->tn", ln.bias.double(), u)  # (token, n)
+        if lm.model.lm_head.bias is not None:
+            dla[-1] += lm.model.lm_head.bias.double()[idx]
+        clean = rp["logits"].gather(-1, idx)  # (token, n)
+        worst = float((dla.sum(0) - clean).abs().max())
+    if worst > DLA_ATOL * (1 + float(clean.abs().max())):
+        raise CausalCheckError(f"{lm.name}: direct logit attribution adds up to the logit within {worst:.3g} only")
+    return dla.numpy()
+
+
+def logit_lens(lm: LoadedModel, rp: dict, k: int = LENS_K) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k next tokens read off the residual stream after the embedding and after each block:
+    ids (stage, token, k) and probabilities (stage, token, k). The last stage is the model's own
+    prediction."""
+    with torch.inference_mode():
+        logits = lm.model.lm_head(lm.model.transformer.ln_f(rp["stages"].float())).double()  # (stage, token, vocab)
+        top = torch.softmax(logits, dim=-1).topk(k, dim=-1)  # (stage, token, k)
+        final = rp["logits"].softmax(-1).topk(k, dim=-1)
+        if not torch.equal(top.indices[-1], final.indices) and (top.values[-1] - final.values).abs().max() > 1e-5:
+            raise CausalCheckError(f"{lm.name}: the logit lens's last layer is not the model's own prediction")
+    return top.indices.numpy(), top.values.numpy()
+
+
+def followed_tokens(top_ids: np.ndarray, targets: Sequence[int]) -> np.ndarray:
+    """(token, k + n): each position's clean top k, then the lesson's targets (the same at every
+    position)."""
+    T = top_ids.shape[0]
+    tgt = np.tile(np.asarray(list(targets), dtype=np.int64), (T, 1)).reshape(T, len(targets))
+    return np.concatenate([top_ids.astype(np.int64), tgt], axis=1)
+
+
+def reference(lm: LoadedModel, config: CausalConfig = CausalConfig()) -> Reference:
+    """The model's mean-ablation reference, computed once per loaded model."""
+    cache = lm.__dict__.setdefault("_causal_reference", {})
+    if config not in cache:
+        cache[config] = head_means(lm, config)
+    return cache[config]
+
+
+def sentence_block(lm: LoadedModel, ids: Sequence[int], v: list[torch.Tensor], ref: Reference | None = None,
+                   targets: Sequence[int] = (), config: CausalConfig = CausalConfig()) -> dict:
+    """Everything causal about one sentence (see the module's docstring): the trace's `causal`
+    block (schema.CAUSAL_FIELDS), numpy arrays unrounded."""
+    from .schema import TOP_K_PREDICTIONS
+
+    ref = ref or reference(lm, config)
+    L, H, W, d = _dims(lm)
+    targets = sorted({int(t) for t in targets})
+    rp = residual_parts(lm, ids)
+    clean_lp = _log_softmax(rp["logits"])  # (token, vocab)
+    top = clean_lp.topk(TOP_K_PREDICTIONS, dim=-1).indices.numpy()  # (token, k)
+    followed = followed_tokens(top, targets)  # (token, k + n)
+    idx = torch.as_tensor(followed)
+    ab = ablation(lm, ids, ref, followed, config)
+    lens_ids, lens_probs = logit_lens(lm, rp, config.lens_k)
+    clean_logit = rp["logits"].gather(-1, idx).numpy()  # (token, k + n)
+    clean_logprob = clean_lp.gather(-1, idx).numpy()  # (token, k + n)
+    ids_used = sorted({int(i) for i in followed.ravel()} | {int(i) for i in lens_ids.ravel()})
+    return {
+        "targets": targets,
+        "ablations": list(config.ablations),
+        "parts": schema.causal_parts(L, H),
+        "meanReference": dict(ref.record),
+        "tokenTexts": {str(i): lm.token_text(i) for i in ids_used},
+        "followed": followed,  # (token, k + n)
+        "lensIds": lens_ids.astype(np.int64),  # (stage, token, k)
+        "cleanLogit": clean_logit,
+        "cleanLogprob": clean_logprob,
+        "kl": ab["kl"],  # (mode, layer, head, token)
+        "dLogit": ab["logit"] - clean_logit,  # (mode, layer, head, token, k + n)
+        "dLogprob": ab["logprob"] - clean_logprob,  # (mode, layer, head, token, k + n)
+        "dla": attribution(lm, rp, followed),  # (part, token, k + n)
+        "valueNorms": value_norms(lm, v),  # (layer, head, token)
+        "lensProbs": lens_probs,  # (stage, token, k)
+    }
+
+
+# ---------------------------------------------------------------- pairs
+
+
+def patching(lm: LoadedModel, ids_a: Sequence[int], ids_b: Sequence[int], targets: Sequence[int]) -> dict:
+    """Each head's output from sentence B put into sentence A at every position (same length),
+    one head at a time. Returns the followed targets' logits: clean A and B (token, n), and
+    patched (layer, head, token, n)."""
+    if len(ids_a) != len(ids_b):
+        raise ValueError(f"patching needs two sentences of the same length ({len(ids_a)} and {len(ids_b)} tokens)")
+    L, H, W, d = _dims(lm)
+    T = len(ids_a)
+    idx = torch.as_tensor([list(targets)] * T, dtype=torch.long)  # (token, n)
+    rb = residual_parts(lm, ids_b)
+    ra = residual_parts(lm, ids_a)
+    patched = np.zeros((L, H, T, len(targets)))
+    batch = torch.tensor([list(ids_a)]).expand(H, T)  # (head, token)
+    for layer in range(L):
+        source = rb["concat"][layer]  # (token, width)
+
+        def put(concat, source=source):  # (head, token, width)
+            concat = concat.clone()
+            for h in range(H):
+                concat[h, :, h * d : (h + 1) * d] = source[:, h * d : (h + 1) * d].to(concat.dtype)
+            return concat
+
+        out = _forward(lm, batch, {layer: put}).logits.double()  # (head, token, vocab)
+        patched[layer] = out.gather(-1, idx.expand(H, *idx.shape)).numpy()  # (head, token, n)
+    return {
+        "targets": [int(t) for t in targets],
+        "cleanA": ra["logits"].gather(-1, idx).numpy(),  # (token, n)
+        "cleanB": rb["logits"].gather(-1, idx).numpy(),  # (token, n)
+        "patched": patched,  # (layer, head, token, n)
+    }
+
+
+# ---------------------------------------------------------------- per model
+
+
+def _folded(lm: LoadedModel):
+    """Per head W_Q, W_K, W_V (width, head_dim) with ln_1's gain folded in, and W_O (head_dim,
+    width), float64, as TransformerLens's fold_ln does for the gain."""
+    L, H, W, d = _dims(lm)
+    out = []
+    for block in _blocks(lm):
+        g = block.ln_1.weight.double()[:, None]  # (width, 1)
+        w = block.attn.c_attn.weight.double()  # (width, 3 · width)
+        q, k, v = (g * w[:, i * W : (i + 1) * W] for i in range(3))  # each (width, width)
+        out.append([(q[:, h * d : (h + 1) * d], k[:, h * d : (h + 1) * d], v[:, h * d : (h + 1) * d],
+                     _w_out(block, h, d).double()) for h in range(H)])
+    return out
+
+
+def _frob_product(a_left, a_right, b_left, b_right) -> float:
+    """‖(a_left a_right)(b_left b_right)‖_F for low-rank factors, through QR of the outer factors
+    (a_left (width, r), a_right (r, width), b_left (width, r), b_right (r, width))."""
+    qa, ra = torch.linalg.qr(a_left)  # (width, r), (r, r)
+    qb, rb = torch.linalg.qr(b_right.T)  # (width, r), (r, r)
+    core = ra @ (a_right @ b_left) @ rb.T  # (r, r)
+    return float(core.norm())
+
+
+def _frob(left, right) -> float:
+    q, r = torch.linalg.qr(left)  # (width, r), (r, r)
+    return float((r @ right).norm())
+
+
+def composition(lm: LoadedModel) -> dict:
+    """Q-, K- and V-composition scores ‖M_left M_right‖ / (‖M_left‖ ‖M_right‖) between every head
+    (sender) and every head of a later layer (receiver), M_left = W_OV of the sender and M_right =
+    W_QK, W_QKᵀ or W_OV of the receiver (Elhage et al. 2021; TransformerLens's
+    all_composition_scores). Also the same score for random Gaussian matrices of these shapes,
+    the level a score must clear to mean anything."""
+    L, H, W, d = _dims(lm)
+    f = _folded(lm)
+    scores = np.zeros((3, L, H, L, H))  # (kind, sender layer, head, receiver layer, head)
+    with torch.inference_mode():
+        ov = [[(v, o) for (_q, _k, v, o) in row] for row in f]
+        qk = [[(q, k.T) for (q, k, _v, _o) in row] for row in f]
+        norm_ov = [[_frob(*ov[l][h]) for h in range(H)] for l in range(L)]
+        norm_qk = [[_frob(*qk[l][h]) for h in range(H)] for l in range(L)]
+        for l1 in range(L):
+            for h1 in range(H):
+                v1, o1 = ov[l1][h1]
+                for l2 in range(l1 + 1, L):
+                    for h2 in range(H):
+                        q2, k2t = qk[l2][h2]
+                        v2, o2 = ov[l2][h2]
+                        denom_qk = norm_ov[l1][h1] * norm_qk[l2][h2]
+                        scores[0, l1, h1, l2, h2] = _frob_product(v1, o1, q2, k2t) / denom_qk  # Q: W_OV1 W_QK2
+                        scores[1, l1, h1, l2, h2] = _frob_product(v1, o1, k2t.T, q2.T) / denom_qk  # K: W_OV1 W_QK2ᵀ
+                        scores[2, l1, h1, l2, h2] = _frob_product(v1, o1, v2, o2) / (norm_ov[l1][h1] * norm_ov[l2][h2])  # V
+        g = torch.Generator().manual_seed(0)
+        base = []
+        for _ in range(8):
+            a, b, c, e = (torch.randn(*s, generator=g, dtype=torch.float64) for s in ((W, d), (d, W), (W, d), (d, W)))
+            base.append(_frob_product(a, b, c, e) / (_frob(a, b) * _frob(c, e)))
+    return {"kinds": ["q", "k", "v"], "scores": scores, "baseline": float(np.mean(base))}
+
+
+def _losses(logits: torch.Tensor, ids: Sequence[int], half: int) -> tuple[float, float]:
+    """Mean next-token loss (nats) over the first copy (predicting tokens 2…half of it) and over
+    the second (the same tokens again), of a sequence <|endoftext|> + s + s with |s| = half."""
+    lp = torch.log_softmax(logits.double(), dim=-1)  # (token, vocab)
+    tgt = torch.as_tensor(list(ids))
+    first = [-(float(lp[i - 1, tgt[i]])) for i in range(2, half + 1)]
+    second = [-(float(lp[i - 1, tgt[i]])) for i in range(half + 2, 2 * half + 1)]
+    return float(np.mean(first)), float(np.mean(second))
+
+
+def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfig()) -> dict:
+    """The per-model causal file: composition scores; every head's kind scores on the scoring
+    set with each head ablated (zero and mean); the in-context-learning score, clean and with
+    each head ablated."""
+    from .tracing import token_ids
+
+    L, H, W, d = _dims(lm)
+    requests = heads.scoring_requests(lm.name, dict(lm.meta))
+    modes = config.ablations
+    n_abl = L * H
+    # weights[r] for every scoring text r: clean (layer, head, q, k), and (mode, ablated head, layer, head, q, k)
+    clean_w, abl_w, id_lists = [], [], []
+    icl_clean, icl_abl = [], []
+    for req in requests:
+        ids = token_ids(lm, req.text, req.ids)
+        x = torch.tensor([ids])
+        res = _forward(lm, x, attentions=True)
+        clean_w.append(np.stack([a[0].double().numpy() for a in res.attentions]))  # (layer, head, q, k)
+        id_lists.append(ids)
+        batch = x.expand(len(modes) * H, len(ids))
+        per_mode = np.zeros((len(modes), n_abl, L, H, len(ids), len(ids)))
+        losses = np.zeros((len(modes), n_abl, 2))
+        for layer in range(L):
+            out = _forward(lm, batch, {layer: _head_replacer(H, d, ref.means, layer, modes)}, attentions=True)
+            att = torch.stack(out.attentions, dim=1).double().numpy()  # (mode·head, layer, head, q, k)
+            for m in range(len(modes)):
+                for h in range(H):
+                    per_mode[m, layer * H + h] = att[m * H + h]
+                    if req.ids is not None:
+                        losses[m, layer * H + h] = _losses(out.logits[m * H + h], ids, heads.RANDOM_LENGTH)
+        abl_w.append(per_mode)
+        if req.ids is not None:
+            icl_clean.append(_losses(res.logits[0], ids, heads.RANDOM_LENGTH))
+            icl_abl.append(losses)
+    kinds = list(heads.KINDS)
+    clean_scores = np.zeros((len(kinds), L, H))
+    ablated_scores = np.zeros((len(modes), n_abl, len(kinds), L, H))
+    for ki, kind in enumerate(kinds):
+        use = [i for i, r in enumerate(requests) if (r.ids is not None) == (kind in heads.REPEATED_KINDS)]
+        clean_scores[ki] = heads.score(kind, [(clean_w[i], id_lists[i]) for i in use])
+        for m in range(len(modes)):
+            for a in range(n_abl):
+                ablated_scores[m, a, ki] = heads.score(kind, [(abl_w[i][m, a], id_lists[i]) for i in use])
+    icl_clean_arr = np.mean(np.asarray(icl_clean), axis=0)  # (2,): first copy, second copy
+    icl_abl_arr = np.mean(np.stack(icl_abl), axis=0)  # (mode, ablated head, 2)
+    comp = composition(lm)
+    return {
+        "ablations": list(modes),
+        "kinds": kinds,
+        "cleanScores": clean_scores,  # (kind, layer, head)
+        "ablatedScores": ablated_scores,  # (mode, ablated head, kind, layer, head)
+        "iclClean": icl_clean_arr,  # (2,) loss on the first copy, on the second copy
+        "iclAblated": icl_abl_arr,  # (mode, ablated head, 2)
+        "composition": comp["scores"],  # (q|k|v, sender layer, head, receiver layer, head)
+        "compositionKinds": comp["kinds"],
+        "compositionBaseline": comp["baseline"],
+        "meanReference": dict(ref.record),
+        "scoringSet": heads.SCORING_SET_VERSION,
+    }

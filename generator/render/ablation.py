@@ -1,0 +1,117 @@
+"""`ablation` figures: a layers × heads grid of what removing each head does to one measured
+quantity at one position (a logit difference, a log-probability or the KL divergence), zero- or
+mean-ablation, from the trace's causal block (generator/causal.py)."""
+
+from __future__ import annotations
+
+from ..lessons.refs import Ref
+from . import templating
+from .causal_data import (
+    ablation_effects, clean_measure, follows, head_arg, head_label, head_words, measure_name, ranked_heads,
+    signed_style, target_tokens, verdict,
+)
+from .context import Ctx, Figure, Missing, load_panel
+from .format import diff2, f2, tok
+from .grid import provenance
+from .pending import traces_pending
+from .refs import int_arg, ref_fail, token_arg
+from .tokens import resolve_token
+
+# clean: the measure in the clean run; effect(head[, mode]): its change when the head is removed;
+# ablated(head[, mode]): its value then; top(n[, mode]): the n heads that move it most, with their
+# changes; others(head[, mode]): the largest change any other head makes; verdict(head[, mode]):
+# "carries most of" / "carries part of" / "carries a small part of" / "works against", from the
+# share of the clean value that goes with the head; head(n[, mode]): the n-th of them, in words.
+REFS = {"clean": (0, 0), "effect": (1, 2), "ablated": (1, 2), "top": (1, 2), "others": (1, 2),
+        "verdict": (1, 2), "head": (1, 2), "measure": (0, 0), "token": (0, 0)}
+ABLATION_WORDS = {"zero": "replaced by zeros", "mean": "replaced by its average over fixed reference sentences"}
+
+
+def render(d, ctx: Ctx) -> str:
+    targets = target_tokens(d.model, d.targets, d.where, d.kind)
+    panel = load_panel(d, d.model, d.sentence, ctx)
+    if panel is not None and not follows(panel, [t["id"] for t in targets]):
+        ctx.note_missing(Missing(d.model, Missing.TRACE, d.sentence), d.where)
+        panel = None
+    if panel is None:
+        return traces_pending(d, ctx, d.model, [d.sentence])
+    pos = len(panel.tokens) - 1 if d.token is None else resolve_token(d.token, panel.tokens, d.where, f"{d.kind}: token")
+    grid_fig = None
+    if d.grid is not None:
+        grid_fig = ctx.figures.get(d.grid)
+        if grid_fig is None or grid_fig.kind != "attention":
+            from ..lessons.errors import LessonError
+            raise LessonError(d.where, f"ablation: grid '{d.grid}' is not the id of an attention figure above", "give `grid:` the id of an earlier attention figure, or leave it out")
+    n = ctx.next_number()
+    fig = Figure("ablation", n, d, panels=[panel], focus=pos, numbers={"targets": targets})
+    ctx.register(d, fig)
+    modes = panel.trace["causal"]["ablations"]
+    order = [d.ablation] + [m for m in modes if m != d.ablation]
+    grids = []
+    for mode in order:
+        eff = ablation_effects(panel, pos, targets, mode)
+        scale = max(abs(float(eff.max())), abs(float(eff.min())), 1e-9)
+        rows = []
+        for l in range(eff.shape[0]):
+            cells = []
+            for h in range(eff.shape[1]):
+                link = None
+                if grid_fig is not None and grid_fig.panels and grid_fig.panels[0].trace["text"] == panel.trace["text"]:
+                    link = f"#fig-{grid_fig.number}:layer={l + 1},head={h + 1},token={pos + 1}"
+                cells.append({"text": diff2(float(eff[l, h])), "style": signed_style(float(eff[l, h]), scale),
+                              "label": head_label(l, h), "link": link})
+            rows.append(cells)
+        top = ranked_heads(eff)[0]
+        grids.append({"mode": mode, "words": ABLATION_WORDS[mode], "rows": rows, "top": head_words(top[0], top[1]),
+                      "top_effect": diff2(top[2])})
+    clean = clean_measure(panel, pos, targets)
+    main = grids[0]
+    return templating.render(
+        "ablation.html", n=n, model=d.model, token=tok(panel.tokens[pos]), measure=measure_name(targets),
+        clean=None if clean is None else diff2(clean) if len(targets) == 2 else f2(clean),
+        main=main, others=grids[1:], n_head=len(main["rows"][0]), prov=provenance(ctx, [panel], d.caption),
+    )
+
+
+def _mode(ref: Ref, fig: Figure, args: list[str]) -> str:
+    modes = fig.panels[0].trace["causal"]["ablations"]
+    mode = args[0] if args else fig.directive.ablation
+    if mode not in modes:
+        ref_fail(ref, f"{mode!r} is not an ablation the trace holds ({', '.join(modes)})", "write zero or mean")
+    return mode
+
+
+def ref(ref: Ref, fig: Figure) -> str:
+    panel, pos, targets = fig.panels[0], fig.focus, fig.numbers["targets"]
+    L, H = panel.weights.shape[:2]
+    clean = clean_measure(panel, pos, targets)
+    if ref.name == "measure":
+        return measure_name(targets)
+    if ref.name == "token":
+        return str(tok(panel.tokens[pos]))
+    if ref.name == "clean":
+        if clean is None:
+            ref_fail(ref, "the KL divergence of the clean run is 0", "use effect(...) or top(...)")
+        return diff2(clean) if len(targets) == 2 else f2(clean)
+    if ref.name in ("top", "head"):
+        count = int_arg(ref, ref.args[0], "count" if ref.name == "top" else "rank", 1, L * H)
+        ranked = ranked_heads(ablation_effects(panel, pos, targets, _mode(ref, fig, ref.args[1:])))
+        if ref.name == "head":
+            l, h, _ = ranked[count - 1]
+            return head_words(l, h)
+        return ", ".join(f"{head_label(l, h)} {diff2(e)}" for l, h, e in ranked[:count])
+    l, h = head_arg(ref, ref.args[0], L, H)
+    eff = ablation_effects(panel, pos, targets, _mode(ref, fig, ref.args[1:]))
+    e = float(eff[l, h])
+    if ref.name == "effect":
+        return diff2(e)
+    if ref.name == "others":
+        rest = [abs(float(eff[a, b])) for a in range(L) for b in range(H) if (a, b) != (l, h)]
+        return f2(max(rest))
+    if clean is None:
+        ref_fail(ref, f"'{ref.name}' needs a measured logit difference or log-probability, not the KL divergence", "give the figure `targets:`")
+    if ref.name == "ablated":
+        return diff2(clean + e) if len(targets) == 2 else f2(clean + e)
+    if len(targets) != 2:
+        ref_fail(ref, "a verdict needs a logit difference (two targets)", "give the figure `targets: [her, his]`")
+    return verdict(-e, clean)
