@@ -22,7 +22,7 @@ MODELS_STAMP := $(VENV)/.deps-models
 TEST_STAMP   := $(VENV)/.deps-test
 ZENSICAL_STAMP := $(VENV)/.deps-zensical
 
-.PHONY: site serve traces tiny-model test bench clean assets vendor
+.PHONY: site serve traces tiny-model evaluate-tiny test bench clean assets vendor
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ traces: $(MODELS_STAMP)
 ## Train the tiny model from ../shared/data/tinystories/ (both story files; about 50 minutes on 2 cores, resumable).
 tiny-model: $(MODELS_STAMP)
 	$(PY) -m generator train-tiny
+
+## Measure the committed tiny model on the held-out stories that share no 8 words in a row with a
+## training story, into generator/tiny_model/training_log.json (about a minute; training does it too).
+evaluate-tiny: $(MODELS_STAMP)
+	$(PY) -m generator evaluate-tiny
 
 # axe-core for the accessibility tests, from the npm registry into build/node (outside the
 # package), at the version tests/browser/test_a11y.py pins (AXE_VERSION); a new pin reinstalls.

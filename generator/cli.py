@@ -27,11 +27,36 @@ def cmd_train_tiny(args: argparse.Namespace) -> int:
     if args.fresh and (run_dir / "state.pt").is_file():
         (run_dir / "state.pt").unlink()
     log = training.train(cfg, stories, Path(args.out), source, run_dir=run_dir)
-    held = log["heldOut"]
+    held, dedup = log["heldOut"], log["heldOutDedup"]
     print(
         f"held-out: {held['bitsPerChar']:.3f} bits/char, {held['natsPerToken']:.3f} nats/token "
-        f"over {held['stories']} stories; compute {log['wallSeconds']:.0f} s"
+        f"over {held['stories']} stories ({dedup['bitsPerChar']:.3f} bits/char over the {dedup['stories']} "
+        f"sharing no {dedup['ngram']} words in a row with training); compute {log['wallSeconds']:.0f} s"
     )
+    return 0
+
+
+def cmd_evaluate_tiny(args: argparse.Namespace) -> int:
+    """Measure the committed checkpoint on the held-out stories that share no 8 words in a row
+    with a training story, and write the figures into its training_log.json (training.evaluate)."""
+    import time
+
+    from . import training
+
+    model_dir = Path(args.model_dir)
+    corpora = [Path(c) for c in (args.corpus or training.DEFAULT_CORPORA)]
+    for f in [model_dir / n for n in ("training_log.json", "model.safetensors", "tokenizer.json", "config.json")] + corpora:
+        if not f.is_file():
+            fix = "give --corpus PATH, once per file" if f in corpora else "run `make tiny-model`, or give --model-dir"
+            print(f"error: {f}: not found ({fix})", file=sys.stderr)
+            return 2
+    start = time.time()
+    try:
+        training.evaluate(model_dir, corpora)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"took {time.time() - start:.0f} s")
     return 0
 
 
@@ -40,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train-tiny", help="train the tiny model and its tokenizer")
-    from .training import DEFAULT_RUN_DIR, PACKAGE_MODEL_DIR
+    from .training import DEDUP_NGRAM, DEFAULT_RUN_DIR, PACKAGE_MODEL_DIR
 
     p.add_argument("--corpus", action="append", help="stories separated by <|endoftext|> lines (repeatable; "
                    "default: both files of ../shared/data/tinystories/)")
@@ -51,6 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-dir", default=str(DEFAULT_RUN_DIR), help="where the resumable state is saved")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming a stopped run")
     p.set_defaults(func=cmd_train_tiny)
+
+    p = sub.add_parser("evaluate-tiny", help=f"measure the tiny model on the held-out stories that share no {DEDUP_NGRAM} "
+                       "words in a row with a training story, into its training_log.json")
+    p.add_argument("--model-dir", default=str(PACKAGE_MODEL_DIR), help="the checkpoint and its training_log.json")
+    p.add_argument("--corpus", action="append", help="the story files it was trained on (repeatable; "
+                   "default: both files of ../shared/data/tinystories/)")
+    p.set_defaults(func=cmd_evaluate_tiny)
 
     from . import bench, trace_run
 

@@ -20,6 +20,13 @@ Three choices shape the heads the course shows (README, "The tiny model", has th
 The run is resumable: it saves its whole state (weights, optimiser, random generators, the log so
 far) every :attr:`TrainConfig.checkpoint_minutes` into ``build/tiny-run/``, and the same command
 continues a stopped run from there, giving the same bytes as an uninterrupted one.
+
+Held-out quality is measured twice (:func:`evaluate`, `python -m generator evaluate-tiny`; the run
+calls it too): over every held-back story, and over only those that share no run of
+:data:`DEDUP_NGRAM` words with any training story. TinyStories repeats itself, so a held-back pool
+drawn from the same files holds stories that reuse whole phrases of training stories (and the odd
+near-copy), which flatter the first figure; the few that pass the test are atypical, which makes
+the second one harsh (README, "The tiny model", has both).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import json
 import math
 import os
 import random
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,6 +49,10 @@ DEFAULT_CORPORA = (_SHARED / "stories.txt", _SHARED / "more-stories.txt")
 PACKAGE_MODEL_DIR = Path(__file__).resolve().parent / "tiny_model"
 DEFAULT_RUN_DIR = Path(__file__).resolve().parents[1] / "build" / "tiny-run"
 RESUME_FORMAT = 1  # bump when the saved state changes shape
+DEDUP_NGRAM = 8  # a held-out story sharing this many words in a row with a training story is left out
+DEDUP_RULE = ("no {n} words in a row shared with any training story (words: the text lowercased, "
+              "cut at every character that is not a letter or a digit)")
+WORD_RE = re.compile(r"[^\W_]+")  # runs of letters and digits
 
 
 @dataclass
@@ -308,6 +320,128 @@ def sha256_text(stories: list[str]) -> str:
     return h.hexdigest()
 
 
+# ---------------------------------------------------------------- held-out figures without shared phrases
+
+
+def words(text: str) -> list[str]:
+    """The words the de-duplication compares: `text` lowercased, cut at every character that is
+    not a letter or a digit ("Lily's red ball." -> lily, s, red, ball)."""
+    return WORD_RE.findall(text.lower())
+
+
+def ngram_hashes(text: str, n: int = DEDUP_NGRAM) -> set[int]:
+    """Every run of `n` words in `text`, each as a 64-bit hash (blake2b, so the same in every
+    process; a story of fewer than `n` words has none)."""
+    w = words(text)
+    return {
+        int.from_bytes(hashlib.blake2b(" ".join(w[i : i + n]).encode("utf-8"), digest_size=8).digest(), "little")
+        for i in range(len(w) - n + 1)
+    }
+
+
+def dedup_held_out(train: list[str], held: list[str], n: int = DEDUP_NGRAM) -> list[str]:
+    """The held-out stories, in order, that share no run of `n` words with any training story."""
+    seen: set[int] = set()
+    for story in train:
+        seen.update(ngram_hashes(story, n))
+    return [story for story in held if seen.isdisjoint(ngram_hashes(story, n))]
+
+
+def held_out_dedup(model, tok, train: list[str], held: list[str], n_ctx: int, n: int = DEDUP_NGRAM) -> dict:
+    """:func:`bits_per_character` over the held-out stories that :func:`dedup_held_out` keeps,
+    with the rule and how many stories it started from."""
+    kept = dedup_held_out(train, held, n)
+    if not kept:
+        raise ValueError(f"every one of the {len(held)} held-out stories shares {n} words in a row with a training story")
+    out = bits_per_character(model, tok, kept, n_ctx)
+    out.update({"heldOutStories": len(held), "ngram": n, "rule": DEDUP_RULE.format(n=n)})
+    return out
+
+
+def validation_sample(cfg: TrainConfig) -> dict:
+    """What each logged validation loss (`validation`, the points of the training chart) is
+    measured on: the same `batches` of full-length windows of held-out text every time."""
+    windows = cfg.eval_batches * (cfg.batch_tokens // cfg.n_positions)
+    return {"batches": cfg.eval_batches, "windows": windows, "windowTokens": cfg.n_positions, "tokens": windows * cfg.n_positions}
+
+
+def with_evaluation(doc: dict, dedup: dict, sample: dict) -> dict:
+    """The log `doc` with `heldOutDedup` and `validationSample` right after `heldOut` (replacing
+    any earlier ones), so that a retrain and `evaluate-tiny` write the same bytes."""
+    extra = {"heldOutDedup": dedup, "validationSample": sample}
+    out: dict = {}
+    for k, v in doc.items():
+        if k in extra:
+            continue
+        out[k] = v
+        if k == "heldOut":
+            out.update(extra)
+    out.update({k: v for k, v in extra.items() if k not in out})
+    return out
+
+
+def log_text(doc: dict) -> str:
+    """training_log.json's text."""
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def config_from_log(config: dict) -> TrainConfig:
+    """The TrainConfig a log's `config` records (fields it lacks keep their defaults)."""
+    known = {f for f in TrainConfig.__dataclass_fields__ if f != "extra"}
+    cfg = TrainConfig(**{k: v for k, v in config.items() if k in known})
+    cfg.window_schedule = tuple(tuple(p) for p in cfg.window_schedule)
+    return cfg
+
+
+def evaluate(model_dir: Path = PACKAGE_MODEL_DIR, corpora=DEFAULT_CORPORA, say=print) -> dict:
+    """Measure the checkpoint in `model_dir` on the held-out stories that share no run of
+    DEDUP_NGRAM words with a training story (:func:`held_out_dedup`), and write `heldOutDedup` and
+    `validationSample` into its training_log.json (atomically; the same bytes every run).
+    The corpus files must be the ones the log names (same sha256), so that the split is the same."""
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import GPT2LMHeadModel
+
+    model_dir = Path(model_dir)
+    log_path = model_dir / "training_log.json"
+    doc = json.loads(log_path.read_text(encoding="utf-8"))
+    stories, source = read_corpora(corpora)
+    logged = doc.get("source")
+    if isinstance(logged, list) and [(s["file"], s["sha256"]) for s in logged] != [(s["file"], s["sha256"]) for s in source]:
+        raise ValueError(f"{log_path} was trained on {', '.join(s['file'] + ' ' + s['sha256'][:12] for s in logged)}, "
+                         f"not on {', '.join(s['file'] + ' ' + s['sha256'][:12] for s in source)}")
+    if doc.get("corpusSha256") not in (None, sha256_text(stories)):
+        raise ValueError(f"the stories read are not the ones {log_path} was trained on (corpusSha256)")
+    cfg = config_from_log(doc.get("config", {}))
+    torch.set_num_threads(cfg.threads)
+    train_stories, val_stories = split_stories(stories, cfg)
+    model = GPT2LMHeadModel.from_pretrained(str(model_dir), attn_implementation="sdpa")  # as training measured it
+    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    if len(val_stories) != doc.get("stories", {}).get("validation", len(val_stories)):
+        raise ValueError(f"the split gives {len(val_stories)} held-out stories, {log_path} says {doc['stories']['validation']}")
+    logged_bpc = doc.get("heldOut", {}).get("bitsPerChar")
+    if logged_bpc is not None:  # the same measurement over all held-out stories: is this the logged checkpoint?
+        again = bits_per_character(model, tok, val_stories, cfg.n_positions)["bitsPerChar"]
+        if abs(again - logged_bpc) > 1e-4:
+            say(f"warning: over all held-out stories this checkpoint gives {again:.4f} bits/char, the log {logged_bpc:.4f}")
+    dedup = held_out_dedup(model, tok, train_stories, val_stories, cfg.n_positions)
+    out = with_evaluation(doc, dedup, validation_sample(cfg))
+    tmp = log_path.with_suffix(".json.tmp")
+    tmp.write_text(log_text(out), encoding="utf-8")
+    os.replace(tmp, log_path)
+    say(f"{shown(log_path)}: {dedup['stories']} of {dedup['heldOutStories']} held-out stories share no "
+        f"{dedup['ngram']} words in a row with a training story; on them {dedup['bitsPerChar']:.3f} bits/char, "
+        f"{dedup['natsPerToken']:.3f} nats/token" + (f" (on all: {logged_bpc:.3f} bits/char)" if logged_bpc is not None else ""))
+    return out
+
+
+def shown(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 # ---------------------------------------------------------------- head scores while training
 
 
@@ -490,6 +624,7 @@ def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source, run_dir: 
         "wallSeconds": log["computeSeconds"],
         "torch": torch.__version__,
     }
-    (out_dir / "training_log.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    doc = with_evaluation(doc, held_out_dedup(model, tok, train_stories, val_stories, cfg.n_positions), validation_sample(cfg))
+    (out_dir / "training_log.json").write_text(log_text(doc), encoding="utf-8")
     save(cfg.steps)
     return doc

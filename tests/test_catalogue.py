@@ -713,6 +713,13 @@ def training_log_not_an_object(root: Path) -> tuple[str, str]:
             "Fix: restore the file from git, or run `make tiny-model` to write it again"), "no-training-log.json"
 
 
+def training_log_dedup_not_a_number(root: Path) -> tuple[str, str]:
+    """A held-out figure written by `make evaluate-tiny` (tests/test_held_out_dedup.py has the rest)."""
+    (root / "no-training-log.json").write_text('{"steps": [], "heldOutDedup": {"bitsPerChar": "1.00"}}', encoding="utf-8")
+    return ("no-training-log.json: 'heldOutDedup.bitsPerChar' is \"1.00\", not a positive number. "
+            "Fix: restore the file from git, or run `make evaluate-tiny` to measure it again"), "no-training-log.json"
+
+
 STORE_CASES = {
     "trace-key-escapes-the-store": key_escapes,
     "index-points-at-another-sentence": index_points_elsewhere,
@@ -723,6 +730,7 @@ STORE_CASES = {
     "weight-of-minus-4": weight_of(-4.0),
     "training-log-not-json": training_log_not_json,
     "training-log-not-an-object": training_log_not_an_object,
+    "training-log-dedup-not-a-number": training_log_dedup_not_a_number,
 }
 
 

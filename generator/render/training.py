@@ -20,7 +20,8 @@ from .refs import PENDING_REF, ref_fail
 
 REFS: dict[str, tuple[int, int]] = {}  # figure references; its numbers are model.tiny.training.*
 MAX_TRAINING_POINTS = 400  # training-loss points kept for the plot (the log has one per step)
-FIELDS = ("bitsPerChar", "natsPerToken", "steps", "tokensSeen", "finalLoss", "validationLoss", "wallMinutes", "nParams", "trainStories", "validationStories", "source")
+FIELDS = ("bitsPerChar", "natsPerToken", "steps", "tokensSeen", "finalLoss", "validationLoss", "wallMinutes", "nParams", "trainStories", "validationStories", "source",
+          "bitsPerCharDedup", "natsPerTokenDedup", "dedupStories", "dedupNgram", "validationWindows", "validationTokens")
 # fields that take arguments: name -> the arguments' names
 # (the phrases name their steps, so the prose never types a number the log did not give)
 ARG_FIELDS = {
@@ -60,6 +61,14 @@ def fields(log: dict) -> dict[str, str]:
         out["bitsPerChar"] = f2(held["bitsPerChar"])
     if "natsPerToken" in held:
         out["natsPerToken"] = f2(held["natsPerToken"])
+    dedup = log.get("heldOutDedup", {})  # the held-out stories sharing no n-gram with training (generator/training.py)
+    for key, name, fmt in (("bitsPerChar", "bitsPerCharDedup", f2), ("natsPerToken", "natsPerTokenDedup", f2), ("stories", "dedupStories", whole), ("ngram", "dedupNgram", whole)):
+        if key in dedup:
+            out[name] = fmt(dedup[key])
+    sample = log.get("validationSample", {})  # what each logged validation loss was measured on
+    for key, name in (("windows", "validationWindows"), ("tokens", "validationTokens")):
+        if key in sample:
+            out[name] = whole(sample[key])
     if steps:
         out["steps"] = whole(steps[-1]["step"])
         out["tokensSeen"] = whole(steps[-1]["tokens"])
