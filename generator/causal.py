@@ -144,25 +144,103 @@ def _log_softmax(logits: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits.double(), dim=-1)
 
 
+@dataclass
+class CleanRun:
+    """One clean forward with what a resumed run needs: the stream entering each block and the
+    exact arguments transformers gave it (the causal mask it built among them)."""
+
+    streams: list  # per block: (1, token, width), the residual stream entering it
+    calls: list  # per block: (args after the stream, kwargs)
+    logits: torch.Tensor  # (token, vocab), float64
+    attentions: torch.Tensor  # (layer, head, query, key), float64
+
+
+def clean_run(lm: LoadedModel, ids: Sequence[int]) -> CleanRun:
+    L = len(_blocks(lm))
+    streams, calls = [None] * L, [None] * L
+    handles = []
+    for l, block in enumerate(_blocks(lm)):
+        def keep(_m, args, kwargs, l=l):
+            streams[l] = args[0].detach()
+            calls[l] = (tuple(args[1:]), dict(kwargs))
+        handles.append(block.register_forward_pre_hook(keep, with_kwargs=True))
+    try:
+        with torch.inference_mode():
+            res = lm.model(torch.tensor([list(ids)]), use_cache=False, output_attentions=True)
+    finally:
+        for hd in handles:
+            hd.remove()
+    att = torch.stack([a[0] for a in res.attentions]).double()  # (layer, head, query, key)
+    return CleanRun(streams, calls, res.logits[0].double(), att)
+
+
+def resumed(lm: LoadedModel, run: CleanRun, layer: int, batch: int, replace) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model from block `layer` on, for `batch` copies of the clean stream entering it, with
+    that block's c_proj input passed through `replace` first: transformers' own blocks, ln_f and
+    unembedding, called with the arguments the clean run gave them (the blocks before `layer` are
+    not run again: their outputs do not change). Returns logits (batch, token, vocab) and the
+    attention weights of blocks layer… (batch, layer, head, query, key)."""
+    blocks = _blocks(lm)
+    seen = []
+    handles = [blocks[layer].attn.c_proj.register_forward_pre_hook(lambda _m, args: (replace(args[0]),))]
+    for block in blocks[layer:]:
+        handles.append(block.attn.register_forward_hook(lambda _m, _a, out: seen.append(out[1].detach())))
+    try:
+        with torch.inference_mode():
+            x = run.streams[layer].expand(batch, *run.streams[layer].shape[1:])  # (batch, token, width)
+            for l in range(layer, len(blocks)):
+                args, kwargs = run.calls[l]
+                x = blocks[l](x, *args, **kwargs)
+                x = x[0] if isinstance(x, tuple) else x
+            logits = lm.model.lm_head(lm.model.transformer.ln_f(x))  # (batch, token, vocab)
+    finally:
+        for hd in handles:
+            hd.remove()
+    return logits.double(), torch.stack(seen, dim=1).double()  # (batch, layer', head, query, key)
+
+
+def _icl_losses(logp: torch.Tensor, ids: Sequence[int], half: int) -> torch.Tensor:
+    """(batch, 2): mean next-token loss over the first copy (its tokens 2…half) and over the
+    same tokens in the second copy, of <|endoftext|> + s + s with |s| = half."""
+    tgt = torch.as_tensor(list(ids))  # (token,)
+    first = torch.arange(2, half + 1)
+    second = torch.arange(half + 2, 2 * half + 1)
+    nll = -logp[:, :-1].gather(-1, tgt[1:].expand(logp.shape[0], -1).unsqueeze(-1))[..., 0]  # (batch, token - 1)
+    return torch.stack([nll[:, first - 1].mean(-1), nll[:, second - 1].mean(-1)], dim=-1)
+
+
+def repeated_half(ids: Sequence[int]) -> int | None:
+    """|s| when ids are <|endoftext|> + s + s (a scoring text of repeated random tokens), else None."""
+    n = (len(ids) - 1) // 2
+    return n if n >= 2 and len(ids) == 2 * n + 1 and list(ids[1 : n + 1]) == list(ids[n + 1 :]) else None
+
+
 def ablation(lm: LoadedModel, ids: Sequence[int], ref: Reference, followed: np.ndarray, config: CausalConfig = CausalConfig()) -> dict:
     """Per ablation mode, head and position: KL(clean ‖ ablated) of the next-token distribution,
     and the ablated logit and log-probability of each followed token.
 
     followed: (token, n) token ids followed at each position. Returns arrays shaped
-    kl (mode, layer, head, token), logit / logprob (mode, layer, head, token, n)."""
+    kl (mode, layer, head, token), logit / logprob (mode, layer, head, token, n). Along the way it
+    keeps, for :func:`circuits`, every head's kind scores and (on repeated random tokens) the
+    copying losses with each head removed (lm's memo, keyed by the ids)."""
     L, H, W, d = _dims(lm)
     T = len(ids)
     modes = config.ablations
-    x = torch.tensor([list(ids)])  # (1, token)
-    clean_lp = _log_softmax(_forward(lm, x).logits[0])  # (token, vocab)
+    run = clean_run(lm, ids)
+    clean_lp = _log_softmax(run.logits)  # (token, vocab)
     p_clean = clean_lp.exp()  # (token, vocab)
     idx = torch.as_tensor(followed, dtype=torch.long)  # (token, n)
     kl = np.zeros((len(modes), L, H, T))
     logit = np.zeros((len(modes), L, H, T, idx.shape[1]))
     logprob = np.zeros_like(logit)
-    batch = x.expand(len(modes) * H, T)  # (mode·head, token)
+    half = repeated_half(ids)
+    kinds = list(heads.KINDS)
+    parts = {k: np.zeros((len(modes), L * H, L, H)) for k in kinds}  # on-pattern weight sums, each head removed
+    counts = {}
+    losses = np.zeros((len(modes), L * H, 2))
+    clean_w = run.attentions.numpy()  # (layer, head, query, key)
     for layer in range(L):
-        out = _forward(lm, batch, {layer: _head_replacer(H, d, ref.means, layer, modes)}).logits.double()  # (mode·head, token, vocab)
+        out, att = resumed(lm, run, layer, len(modes) * H, _head_replacer(H, d, ref.means, layer, modes))
         lp = torch.log_softmax(out, dim=-1)  # (mode·head, token, vocab)
         k = (p_clean * (clean_lp - lp)).sum(-1)  # (mode·head, token)
         gl = out.gather(-1, idx.expand(out.shape[0], *idx.shape))  # (mode·head, token, n)
@@ -170,6 +248,21 @@ def ablation(lm: LoadedModel, ids: Sequence[int], ref: Reference, followed: np.n
         kl[:, layer] = k.view(len(modes), H, T).numpy()
         logit[:, layer] = gl.view(len(modes), H, T, -1).numpy()
         logprob[:, layer] = gp.view(len(modes), H, T, -1).numpy()
+        if half is not None:
+            losses[:, layer * H : (layer + 1) * H] = _icl_losses(lp, ids, half).view(len(modes), H, 2).numpy()
+        att = att.numpy()  # (mode·head, layers from `layer`, head, query, key)
+        for b in range(len(modes) * H):
+            m, h = divmod(b, H)
+            w = np.concatenate([clean_w[:layer], att[b]])  # (layer, head, query, key)
+            for kind in kinds:
+                parts[kind][m, layer * H + h], counts[kind] = heads.score_parts(kind, w, ids)
+    memo = lm.__dict__.setdefault("_circuit_parts", {})
+    memo[(tuple(int(i) for i in ids), tuple(modes), ref.record.get("sha"))] = {
+        "clean": {kind: heads.score_parts(kind, clean_w, ids) for kind in kinds},
+        "ablated": {kind: (parts[kind], counts[kind]) for kind in kinds},
+        "icl_clean": None if half is None else _icl_losses(clean_lp.unsqueeze(0), ids, half)[0].numpy(),
+        "icl": None if half is None else losses,
+    }
     return {"kl": np.maximum(kl, 0.0), "logit": logit, "logprob": logprob}
 
 
@@ -334,8 +427,8 @@ def patching(lm: LoadedModel, ids_a: Sequence[int], ids_b: Sequence[int], target
     idx = torch.as_tensor([list(targets)] * T, dtype=torch.long)  # (token, n)
     rb = residual_parts(lm, ids_b)
     ra = residual_parts(lm, ids_a)
+    run = clean_run(lm, ids_a)
     patched = np.zeros((L, H, T, len(targets)))
-    batch = torch.tensor([list(ids_a)]).expand(H, T)  # (head, token)
     for layer in range(L):
         source = rb["concat"][layer]  # (token, width)
 
@@ -345,7 +438,7 @@ def patching(lm: LoadedModel, ids_a: Sequence[int], ids_b: Sequence[int], target
                 concat[h, :, h * d : (h + 1) * d] = source[:, h * d : (h + 1) * d].to(concat.dtype)
             return concat
 
-        out = _forward(lm, batch, {layer: put}).logits.double()  # (head, token, vocab)
+        out, _ = resumed(lm, run, layer, H, put)  # (head, token, vocab)
         patched[layer] = out.gather(-1, idx.expand(H, *idx.shape)).numpy()  # (head, token, n)
     return {
         "targets": [int(t) for t in targets],
@@ -419,69 +512,43 @@ def composition(lm: LoadedModel) -> dict:
     return {"kinds": ["q", "k", "v"], "scores": scores, "baseline": float(np.mean(base))}
 
 
-def _losses(logits: torch.Tensor, ids: Sequence[int], half: int) -> tuple[float, float]:
-    """Mean next-token loss (nats) over the first copy (predicting tokens 2…half of it) and over
-    the second (the same tokens again), of a sequence <|endoftext|> + s + s with |s| = half."""
-    lp = torch.log_softmax(logits.double(), dim=-1)  # (token, vocab)
-    tgt = torch.as_tensor(list(ids))
-    first = [-(float(lp[i - 1, tgt[i]])) for i in range(2, half + 1)]
-    second = [-(float(lp[i - 1, tgt[i]])) for i in range(half + 2, 2 * half + 1)]
-    return float(np.mean(first)), float(np.mean(second))
-
-
 def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfig()) -> dict:
     """The per-model causal file: composition scores; every head's kind scores on the scoring
     set with each head ablated (zero and mean); the in-context-learning score, clean and with
-    each head ablated."""
+    each head ablated. The scoring texts' ablation runs are the ones their traces made (lm's
+    memo), or are run here when those traces were kept from an earlier run."""
     from .tracing import token_ids
 
     L, H, W, d = _dims(lm)
     requests = heads.scoring_requests(lm.name, dict(lm.meta))
-    modes = config.ablations
-    n_abl = L * H
-    # weights[r] for every scoring text r: clean (layer, head, q, k), and (mode, ablated head, layer, head, q, k)
-    clean_w, abl_w, id_lists = [], [], []
-    icl_clean, icl_abl = [], []
+    modes = tuple(config.ablations)
+    kinds = list(heads.KINDS)
+    memo = lm.__dict__.setdefault("_circuit_parts", {})
+    per_text = []
     for req in requests:
         ids = token_ids(lm, req.text, req.ids)
-        x = torch.tensor([ids])
-        res = _forward(lm, x, attentions=True)
-        clean_w.append(np.stack([a[0].double().numpy() for a in res.attentions]))  # (layer, head, q, k)
-        id_lists.append(ids)
-        batch = x.expand(len(modes) * H, len(ids))
-        per_mode = np.zeros((len(modes), n_abl, L, H, len(ids), len(ids)))
-        losses = np.zeros((len(modes), n_abl, 2))
-        for layer in range(L):
-            out = _forward(lm, batch, {layer: _head_replacer(H, d, ref.means, layer, modes)}, attentions=True)
-            att = torch.stack(out.attentions, dim=1).double().numpy()  # (mode·head, layer, head, q, k)
-            for m in range(len(modes)):
-                for h in range(H):
-                    per_mode[m, layer * H + h] = att[m * H + h]
-                    if req.ids is not None:
-                        losses[m, layer * H + h] = _losses(out.logits[m * H + h], ids, heads.RANDOM_LENGTH)
-        abl_w.append(per_mode)
-        if req.ids is not None:
-            icl_clean.append(_losses(res.logits[0], ids, heads.RANDOM_LENGTH))
-            icl_abl.append(losses)
-    kinds = list(heads.KINDS)
+        key = (tuple(int(i) for i in ids), modes, ref.record.get("sha"))
+        if key not in memo:
+            rp = residual_parts(lm, ids)
+            top = _log_softmax(rp["logits"]).topk(schema.TOP_K_PREDICTIONS, dim=-1).indices.numpy()
+            ablation(lm, ids, ref, followed_tokens(top, ()), config)
+        per_text.append((req, memo[key]))
     clean_scores = np.zeros((len(kinds), L, H))
-    ablated_scores = np.zeros((len(modes), n_abl, len(kinds), L, H))
+    ablated_scores = np.zeros((len(modes), L * H, len(kinds), L, H))
     for ki, kind in enumerate(kinds):
-        use = [i for i, r in enumerate(requests) if (r.ids is not None) == (kind in heads.REPEATED_KINDS)]
-        clean_scores[ki] = heads.score(kind, [(clean_w[i], id_lists[i]) for i in use])
-        for m in range(len(modes)):
-            for a in range(n_abl):
-                ablated_scores[m, a, ki] = heads.score(kind, [(abl_w[i][m, a], id_lists[i]) for i in use])
-    icl_clean_arr = np.mean(np.asarray(icl_clean), axis=0)  # (2,): first copy, second copy
-    icl_abl_arr = np.mean(np.stack(icl_abl), axis=0)  # (mode, ablated head, 2)
+        use = [m for r, m in per_text if (r.ids is not None) == (kind in heads.REPEATED_KINDS)]
+        n = sum(m["clean"][kind][1] for m in use)
+        clean_scores[ki] = sum(m["clean"][kind][0] for m in use) / n
+        ablated_scores[:, :, ki] = sum(m["ablated"][kind][0] for m in use) / sum(m["ablated"][kind][1] for m in use)
+    icl = [m for _r, m in per_text if m["icl"] is not None]
     comp = composition(lm)
     return {
         "ablations": list(modes),
         "kinds": kinds,
         "cleanScores": clean_scores,  # (kind, layer, head)
         "ablatedScores": ablated_scores,  # (mode, ablated head, kind, layer, head)
-        "iclClean": icl_clean_arr,  # (2,) loss on the first copy, on the second copy
-        "iclAblated": icl_abl_arr,  # (mode, ablated head, 2)
+        "iclClean": np.mean([m["icl_clean"] for m in icl], axis=0),  # (2,) loss on the first copy, on the second copy
+        "iclAblated": np.mean([m["icl"] for m in icl], axis=0),  # (mode, ablated head, 2)
         "composition": comp["scores"],  # (q|k|v, sender layer, head, receiver layer, head)
         "compositionKinds": comp["kinds"],
         "compositionBaseline": comp["baseline"],

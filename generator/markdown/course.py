@@ -52,9 +52,14 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
     predictions {{ id.tokens }} {{ id.guess(with, 2) }} (the first guess after ·with in sentence 2, "·his 0.73")
     models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
                 nHeads (layers × heads) sqrtHeadDim (2 decimals)
-    training    {{ model.tiny.training.bitsPerChar }} natsPerToken steps tokensSeen finalLoss
-                validationLoss wallMinutes nParams trainStories validationStories source (the corpus
-                files, "stories.txt and more-stories.txt"); from the log's headScores:
+    training    {{ model.tiny.training.bitsPerChar }} natsPerToken (over all held-out stories) steps
+                tokensSeen finalLoss validationLoss wallMinutes nParams trainStories validationStories
+                source (the corpus files, "stories.txt and more-stories.txt");
+                validationWindows validationTokens (what each logged validation loss, validationLoss
+                the last, was measured on: the same windows of held-out text every time);
+                bitsPerCharDedup natsPerTokenDedup dedupStories (over only the held-out stories that
+                share no dedupNgram words in a row with a training story: `make evaluate-tiny`);
+                from the log's headScores:
                 {{ model.tiny.training.headScore(induction) }} (last logged best score)
                 {{ model.tiny.training.headStep(induction, 0.3) }} (first logged step reaching 0.3)
                 {{ model.tiny.training.headChance(induction) }}
@@ -87,6 +92,7 @@ import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from math import isfinite
 from pathlib import Path
 
 from markdown import Extension
@@ -262,7 +268,63 @@ def read_training_log(path: Path) -> dict | None:
         raise CourseBuildError(shown, f"cannot be read ({exc})", TRAINING_LOG_FIX) from None
     if log is not None and not isinstance(log, dict):
         raise CourseBuildError(shown, f"is not a training log (a JSON object), but a JSON {type(log).__name__}", TRAINING_LOG_FIX)
+    if log is not None:
+        found = training_log_problem(log)
+        if found:
+            raise CourseBuildError(shown, *found)
     return log
+
+
+# The held-out figures the pages quote, checked when the log is read (generator/training.py writes
+# them): section -> (field -> "rate" for a positive finite number or "count" for a whole number
+# from 1, and whether every field must be there). heldOut's fields are checked where present
+# (older logs lack some); the sections that evaluate-tiny adds are written whole, and it writes
+# them again.
+HELD_OUT_FIELDS = {
+    "heldOut": ({"bitsPerChar": "rate", "natsPerToken": "rate", "stories": "count", "chars": "count", "tokens": "count"}, False),
+    "heldOutDedup": ({"bitsPerChar": "rate", "natsPerToken": "rate", "stories": "count", "chars": "count", "tokens": "count",
+                      "heldOutStories": "count", "ngram": "count"}, True),
+    "validationSample": ({"batches": "count", "windows": "count", "windowTokens": "count", "tokens": "count"}, True),
+}
+# how to mend each section: the one the training run writes, or one `make evaluate-tiny` writes again
+SECTION_FIX = {"heldOut": TRAINING_LOG_FIX}
+EVALUATE_FIX = "restore the file from git, or run `make evaluate-tiny` to measure it again"
+
+
+def training_log_problem(log: dict) -> tuple[str, str] | None:
+    """What is wrong with the log's held-out figures (HELD_OUT_FIELDS), in one line, and how to
+    mend it; None when nothing is."""
+    for section, (wanted, whole_section) in HELD_OUT_FIELDS.items():
+        if section not in log:
+            continue
+        fail = lambda problem: (problem, SECTION_FIX.get(section, EVALUATE_FIX))  # noqa: E731
+        part = log[section]
+        if not isinstance(part, dict):
+            return fail(f"'{section}' is a JSON {type(part).__name__}, not an object of numbers")
+        for key, kind in wanted.items():
+            if key not in part:
+                if whole_section:
+                    return fail(f"'{section}' has no '{key}'")
+                continue
+            v = part[key]
+            number = isinstance(v, (int, float)) and not isinstance(v, bool) and isfinite(v)
+            if kind == "rate" and not (number and v > 0):
+                return fail(f"'{section}.{key}' is {_shown_value(v)}, not a positive number")
+            if kind == "count" and not (number and v == int(v) and v >= 1):
+                return fail(f"'{section}.{key}' is {_shown_value(v)}, not a whole number from 1")
+    dedup, sample = log.get("heldOutDedup"), log.get("validationSample")
+    if dedup and dedup["stories"] > dedup["heldOutStories"]:
+        return (f"'heldOutDedup.stories' ({dedup['stories']}) is more than the {dedup['heldOutStories']} held-out "
+                "stories it was drawn from", EVALUATE_FIX)
+    if sample and sample["tokens"] != sample["windows"] * sample["windowTokens"]:
+        return (f"'validationSample.tokens' ({sample['tokens']}) is not windows × windowTokens "
+                f"({sample['windows']} × {sample['windowTokens']})", EVALUATE_FIX)
+    return None
+
+
+def _shown_value(v) -> str:
+    text = json.dumps(v, ensure_ascii=False)  # NaN and Infinity as JSON would write them
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def store_failure(exc: StoreError):
@@ -479,6 +541,14 @@ class WarnPostprocessor(Postprocessor):
 
     def run(self, text: str) -> str:
         ctx = self.ext.state.ctx
+        # toc runs the postprocessors on each heading first: only the whole page holds its figures
+        untested = render.untested_jobs(ctx, TAG_RE.sub(" ", text)) if 'class="course-fig' in text else []
+        if untested:
+            where, kind, label = untested[0]
+            raise CourseBuildError(
+                where, f"this figure names {label} for a job ({kind}), and no number on the page tests that job",
+                f"refer to an ablation, attribution, patching or circuit figure's number about {label} on this page, "
+                f"or say in so many words that the grid is {render.ONLY_A_PATTERN}")
         # traces and head scores first, then model references, as the build has always listed them
         ordered = sorted(ctx.missing.items(), key=lambda kv: kv[0].what == kv[0].MODEL)
         for missing, wheres in ordered:

@@ -9,6 +9,7 @@ files, and nothing imports torch. Every lesson mistake raises
 
 from __future__ import annotations
 
+import re
 from types import ModuleType
 
 from ..lessons.directives import DIRECTIVE_KINDS, Directive
@@ -59,4 +60,28 @@ def render_ref(ref: Ref, ctx: Ctx) -> str:
     check_arity(ref, fig.kind, module.REFS)
     if fig.pending:  # its arguments checked against the tokens known without the trace
         return pending.check_ref(ref, fig, module.REFS)
-    return module.ref(ref, fig)
+    out = module.ref(ref, fig)
+    if fig.kind in CAUSAL_KINDS:  # the heads this number is about back the jobs figures name
+        ctx.causal_heads.update(heads_named(" ".join(ref.args) + " " + str(out)))
+        if fig.kind == "circuit":
+            ctx.causal_heads.add(f"L{fig.layer + 1}H{fig.head + 1}")
+    return out
+
+
+CAUSAL_KINDS = ("ablation", "attribution", "patching", "circuit")
+_HEAD_NAME = re.compile(r"\bL(\d+)H(\d+)\b|\blayer (\d+), head (\d+)")
+ONLY_A_PATTERN = "only a pattern"
+
+
+def heads_named(text: str) -> set[str]:
+    """Every head a text names, as L2H3 or as 'layer 2, head 3'."""
+    return {f"L{m[1] or m[3]}H{m[2] or m[4]}" for m in _HEAD_NAME.finditer(text)}
+
+
+def untested_jobs(ctx: Ctx, page_html: str) -> list[tuple[str, str, str]]:
+    """The heads that figures on the page name for a job (`pick: {best: kind}`, a scoreboard's
+    examples) with no causal number about them on the page, unless the page says in so many words
+    that a grid is only a pattern."""
+    if ONLY_A_PATTERN in " ".join(page_html.lower().split()):
+        return []
+    return [j for j in ctx.job_heads if j[2] not in ctx.causal_heads]

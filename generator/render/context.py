@@ -98,6 +98,8 @@ class Ctx:
     on_trace: Callable[[dict], None] | None = None  # called with every trace a figure uses
     head_scores: dict = field(default_factory=dict)  # model -> heads.HeadScores | None, read once
     tokens_listed: dict = field(default_factory=dict)  # (model, sentence) -> the pending figure that lists its tokens
+    job_heads: list = field(default_factory=list)  # (where, kind, "L2H3"): heads a figure names for a job
+    causal_heads: set = field(default_factory=set)  # "L2H3": heads a causal number on the page is about
 
     def standin_ok(self) -> bool:
         if self.allow_standin is not None:

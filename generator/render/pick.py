@@ -32,6 +32,7 @@ def best_head(pick: Pick, model: str, ctx: Ctx, where: str, kind: str) -> tuple[
     if pick.rank > len(order):
         raise LessonError(where, f"{kind}: pick.rank {pick.rank} is more than the {len(order)} heads of model {model}", f"use a rank from 1 to {len(order)}")
     layer, head, _ = order[pick.rank - 1]
+    ctx.job_heads.append((where, pick.kind, f"L{layer + 1}H{head + 1}"))  # its job must be tested on the page
     return layer, head
 
 
