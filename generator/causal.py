@@ -17,10 +17,7 @@ a reimplementation of the model:
 * **the logit lens**: the residual stream after the embedding and after each block, through ln_f
   and the unembedding, top 5 per layer and position.
 
-Per model (:func:`circuits`): QK and OV composition scores from the weights (Elhage et al. 2021),
-each head's kind scores with each earlier head ablated, and the in-context-learning score (loss on
-the second copy of repeated random tokens minus the loss on the first) clean and with each head
-ablated. For a pair of sentences (:func:`patching`): each head's output from sentence B put into
+Per model, generator/circuits.py builds on these runs. For a pair of sentences (:func:`patching`): each head's output from sentence B put into
 sentence A at the same positions, and what that does to the followed logits.
 
 Everything returned is numpy float64 / int, unrounded; :mod:`generator.store_codec` encodes it.
@@ -65,17 +62,17 @@ class Reference:
     record: dict = field(default_factory=dict)  # what it was taken over, for the trace
 
 
-def _dims(lm: LoadedModel) -> tuple[int, int, int, int]:
+def dims(lm: LoadedModel) -> tuple[int, int, int, int]:
     cfg = lm.model.config
     L, H, W = int(cfg.n_layer), int(cfg.n_head), int(cfg.n_embd)
     return L, H, W, W // H
 
 
-def _blocks(lm: LoadedModel):
+def blocks(lm: LoadedModel):
     return lm.model.transformer.h
 
 
-def _w_out(block, h: int, d: int) -> torch.Tensor:
+def w_out(block, h: int, d: int) -> torch.Tensor:
     """Head h's rows of W_O: c_proj is a Conv1D, whose weight is (in, out) = (width, width)."""
     return block.attn.c_proj.weight[h * d : (h + 1) * d, :]  # (head_dim, width)
 
@@ -87,7 +84,7 @@ def _forward(lm: LoadedModel, x: torch.Tensor, replace: dict | None = None, atte
     for layer, fn in (replace or {}).items():
         def pre(_mod, args, fn=fn):
             return (fn(args[0]),)
-        handles.append(_blocks(lm)[layer].attn.c_proj.register_forward_pre_hook(pre))
+        handles.append(blocks(lm)[layer].attn.c_proj.register_forward_pre_hook(pre))
     try:
         with torch.inference_mode():
             return lm.model(x, use_cache=False, output_attentions=attentions)
@@ -115,13 +112,11 @@ def _head_replacer(H: int, d: int, means: np.ndarray | None, layer: int, modes: 
 def head_means(lm: LoadedModel, config: CausalConfig = CausalConfig()) -> Reference:
     """Each head's output averaged over every position but 0 (<|endoftext|>) of the reference
     texts, each traced from <|endoftext|> as the pages' sentences are."""
-    from .tracing import token_ids
-
-    L, H, W, d = _dims(lm)
+    L, H, W, d = dims(lm)
     total = np.zeros((L, W))  # (layer, width)
     n = 0
     for text in config.reference_texts:
-        ids = token_ids(lm, text)
+        ids = lm.ids_of(text)
         seen: dict[int, torch.Tensor] = {}
 
         def keep(layer):
@@ -140,7 +135,7 @@ def head_means(lm: LoadedModel, config: CausalConfig = CausalConfig()) -> Refere
     return Reference(means, record)
 
 
-def _log_softmax(logits: torch.Tensor) -> torch.Tensor:
+def log_softmax(logits: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits.double(), dim=-1)
 
 
@@ -156,10 +151,10 @@ class CleanRun:
 
 
 def clean_run(lm: LoadedModel, ids: Sequence[int]) -> CleanRun:
-    L = len(_blocks(lm))
+    L = len(blocks(lm))
     streams, calls = [None] * L, [None] * L
     handles = []
-    for l, block in enumerate(_blocks(lm)):
+    for l, block in enumerate(blocks(lm)):
         def keep(_m, args, kwargs, l=l):
             streams[l] = args[0].detach()
             calls[l] = (tuple(args[1:]), dict(kwargs))
@@ -180,17 +175,17 @@ def resumed(lm: LoadedModel, run: CleanRun, layer: int, batch: int, replace) -> 
     unembedding, called with the arguments the clean run gave them (the blocks before `layer` are
     not run again: their outputs do not change). Returns logits (batch, token, vocab) and the
     attention weights of blocks layer… (batch, layer, head, query, key)."""
-    blocks = _blocks(lm)
+    chain = blocks(lm)
     seen = []
-    handles = [blocks[layer].attn.c_proj.register_forward_pre_hook(lambda _m, args: (replace(args[0]),))]
-    for block in blocks[layer:]:
+    handles = [chain[layer].attn.c_proj.register_forward_pre_hook(lambda _m, args: (replace(args[0]),))]
+    for block in chain[layer:]:
         handles.append(block.attn.register_forward_hook(lambda _m, _a, out: seen.append(out[1].detach())))
     try:
         with torch.inference_mode():
             x = run.streams[layer].expand(batch, *run.streams[layer].shape[1:])  # (batch, token, width)
-            for l in range(layer, len(blocks)):
+            for l in range(layer, len(chain)):
                 args, kwargs = run.calls[l]
-                x = blocks[l](x, *args, **kwargs)
+                x = chain[l](x, *args, **kwargs)
                 x = x[0] if isinstance(x, tuple) else x
             logits = lm.model.lm_head(lm.model.transformer.ln_f(x))  # (batch, token, vocab)
     finally:
@@ -223,11 +218,11 @@ def ablation(lm: LoadedModel, ids: Sequence[int], ref: Reference, followed: np.n
     kl (mode, layer, head, token), logit / logprob (mode, layer, head, token, n). Along the way it
     keeps, for :func:`circuits`, every head's kind scores and (on repeated random tokens) the
     copying losses with each head removed (lm's memo, keyed by the ids)."""
-    L, H, W, d = _dims(lm)
+    L, H, W, d = dims(lm)
     T = len(ids)
     modes = config.ablations
     run = clean_run(lm, ids)
-    clean_lp = _log_softmax(run.logits)  # (token, vocab)
+    clean_lp = log_softmax(run.logits)  # (token, vocab)
     p_clean = clean_lp.exp()  # (token, vocab)
     idx = torch.as_tensor(followed, dtype=torch.long)  # (token, n)
     kl = np.zeros((len(modes), L, H, T))
@@ -272,11 +267,11 @@ def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
     Returns parts (part, token, width) in the order of :func:`schema.causal_parts`, the residual stream
     before each block and before ln_f (stage, token, width), the logits (token, vocab), the value
     norms (layer, head, token) and each head's c_proj input (layer, token, width)."""
-    L, H, W, d = _dims(lm)
+    L, H, W, d = dims(lm)
     model = lm.model
     seen: dict = {"mlp": {}, "concat": {}, "resid": {}}
     handles = []
-    for l, block in enumerate(_blocks(lm)):
+    for l, block in enumerate(blocks(lm)):
         handles.append(block.register_forward_pre_hook(
             lambda _m, args, kw=None, l=l: seen["resid"].__setitem__(l, args[0][0].detach().double())))
         handles.append(block.attn.c_proj.register_forward_pre_hook(
@@ -295,10 +290,10 @@ def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
         parts = [seen["resid"][0]]  # the embedding: token + position, (token, width)
         norms = np.zeros((L, H, len(ids)))
         bias = torch.zeros(W, dtype=torch.float64)  # (width,)
-        for l, block in enumerate(_blocks(lm)):
+        for l, block in enumerate(blocks(lm)):
             concat = seen["concat"][l]  # (token, width)
             for h in range(H):
-                w_o = _w_out(block, h, d).double()  # (head_dim, width)
+                w_o = w_out(block, h, d).double()  # (head_dim, width)
                 parts.append(concat[:, h * d : (h + 1) * d] @ w_o)  # (token, width)
             bias = bias + block.attn.c_proj.bias.double()  # (width,)
         parts += [seen["mlp"][l] for l in range(L)]  # each (token, width)
@@ -313,12 +308,12 @@ def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
 
 def value_norms(lm: LoadedModel, v: list[torch.Tensor]) -> np.ndarray:
     """‖v_j W_O^h‖ for every layer, head and token: v per layer is (head, token, head_dim)."""
-    L, H, W, d = _dims(lm)
+    L, H, W, d = dims(lm)
     out = np.zeros((L, H, v[0].shape[1]))
     with torch.inference_mode():
-        for l, block in enumerate(_blocks(lm)):
+        for l, block in enumerate(blocks(lm)):
             for h in range(H):
-                out[l, h] = (v[l][h].double() @ _w_out(block, h, d).double()).norm(dim=-1).numpy()  # (token,)
+                out[l, h] = (v[l][h].double() @ w_out(block, h, d).double()).norm(dim=-1).numpy()  # (token,)
     return out
 
 
@@ -382,10 +377,10 @@ def sentence_block(lm: LoadedModel, ids: Sequence[int], v: list[torch.Tensor], r
     from .schema import TOP_K_PREDICTIONS
 
     ref = ref or reference(lm, config)
-    L, H, W, d = _dims(lm)
+    L, H, W, d = dims(lm)
     targets = sorted({int(t) for t in targets})
     rp = residual_parts(lm, ids)
-    clean_lp = _log_softmax(rp["logits"])  # (token, vocab)
+    clean_lp = log_softmax(rp["logits"])  # (token, vocab)
     top = clean_lp.topk(TOP_K_PREDICTIONS, dim=-1).indices.numpy()  # (token, k)
     followed = followed_tokens(top, targets)  # (token, k + n)
     idx = torch.as_tensor(followed)
@@ -422,7 +417,7 @@ def patching(lm: LoadedModel, ids_a: Sequence[int], ids_b: Sequence[int], target
     patched (layer, head, token, n)."""
     if len(ids_a) != len(ids_b):
         raise ValueError(f"patching needs two sentences of the same length ({len(ids_a)} and {len(ids_b)} tokens)")
-    L, H, W, d = _dims(lm)
+    L, H, W, d = dims(lm)
     T = len(ids_a)
     idx = torch.as_tensor([list(targets)] * T, dtype=torch.long)  # (token, n)
     rb = residual_parts(lm, ids_b)
@@ -445,113 +440,4 @@ def patching(lm: LoadedModel, ids_a: Sequence[int], ids_b: Sequence[int], target
         "cleanA": ra["logits"].gather(-1, idx).numpy(),  # (token, n)
         "cleanB": rb["logits"].gather(-1, idx).numpy(),  # (token, n)
         "patched": patched,  # (layer, head, token, n)
-    }
-
-
-# ---------------------------------------------------------------- per model
-
-
-def _folded(lm: LoadedModel):
-    """Per head W_Q, W_K, W_V (width, head_dim) with ln_1's gain folded in, and W_O (head_dim,
-    width), float64, as TransformerLens's fold_ln does for the gain."""
-    L, H, W, d = _dims(lm)
-    out = []
-    for block in _blocks(lm):
-        g = block.ln_1.weight.double()[:, None]  # (width, 1)
-        w = block.attn.c_attn.weight.double()  # (width, 3 · width)
-        q, k, v = (g * w[:, i * W : (i + 1) * W] for i in range(3))  # each (width, width)
-        out.append([(q[:, h * d : (h + 1) * d], k[:, h * d : (h + 1) * d], v[:, h * d : (h + 1) * d],
-                     _w_out(block, h, d).double()) for h in range(H)])
-    return out
-
-
-def _frob_product(a_left, a_right, b_left, b_right) -> float:
-    """‖(a_left a_right)(b_left b_right)‖_F for low-rank factors, through QR of the outer factors
-    (a_left (width, r), a_right (r, width), b_left (width, r), b_right (r, width))."""
-    qa, ra = torch.linalg.qr(a_left)  # (width, r), (r, r)
-    qb, rb = torch.linalg.qr(b_right.T)  # (width, r), (r, r)
-    core = ra @ (a_right @ b_left) @ rb.T  # (r, r)
-    return float(core.norm())
-
-
-def _frob(left, right) -> float:
-    q, r = torch.linalg.qr(left)  # (width, r), (r, r)
-    return float((r @ right).norm())
-
-
-def composition(lm: LoadedModel) -> dict:
-    """Q-, K- and V-composition scores ‖M_left M_right‖ / (‖M_left‖ ‖M_right‖) between every head
-    (sender) and every head of a later layer (receiver), M_left = W_OV of the sender and M_right =
-    W_QK, W_QKᵀ or W_OV of the receiver (Elhage et al. 2021; TransformerLens's
-    all_composition_scores). Also the same score for random Gaussian matrices of these shapes,
-    the level a score must clear to mean anything."""
-    L, H, W, d = _dims(lm)
-    f = _folded(lm)
-    scores = np.zeros((3, L, H, L, H))  # (kind, sender layer, head, receiver layer, head)
-    with torch.inference_mode():
-        ov = [[(v, o) for (_q, _k, v, o) in row] for row in f]
-        qk = [[(q, k.T) for (q, k, _v, _o) in row] for row in f]
-        norm_ov = [[_frob(*ov[l][h]) for h in range(H)] for l in range(L)]
-        norm_qk = [[_frob(*qk[l][h]) for h in range(H)] for l in range(L)]
-        for l1 in range(L):
-            for h1 in range(H):
-                v1, o1 = ov[l1][h1]
-                for l2 in range(l1 + 1, L):
-                    for h2 in range(H):
-                        q2, k2t = qk[l2][h2]
-                        v2, o2 = ov[l2][h2]
-                        denom_qk = norm_ov[l1][h1] * norm_qk[l2][h2]
-                        scores[0, l1, h1, l2, h2] = _frob_product(v1, o1, q2, k2t) / denom_qk  # Q: W_OV1 W_QK2
-                        scores[1, l1, h1, l2, h2] = _frob_product(v1, o1, k2t.T, q2.T) / denom_qk  # K: W_OV1 W_QK2ᵀ
-                        scores[2, l1, h1, l2, h2] = _frob_product(v1, o1, v2, o2) / (norm_ov[l1][h1] * norm_ov[l2][h2])  # V
-        g = torch.Generator().manual_seed(0)
-        base = []
-        for _ in range(8):
-            a, b, c, e = (torch.randn(*s, generator=g, dtype=torch.float64) for s in ((W, d), (d, W), (W, d), (d, W)))
-            base.append(_frob_product(a, b, c, e) / (_frob(a, b) * _frob(c, e)))
-    return {"kinds": ["q", "k", "v"], "scores": scores, "baseline": float(np.mean(base))}
-
-
-def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfig()) -> dict:
-    """The per-model causal file: composition scores; every head's kind scores on the scoring
-    set with each head ablated (zero and mean); the in-context-learning score, clean and with
-    each head ablated. The scoring texts' ablation runs are the ones their traces made (lm's
-    memo), or are run here when those traces were kept from an earlier run."""
-    from .tracing import token_ids
-
-    L, H, W, d = _dims(lm)
-    requests = heads.scoring_requests(lm.name, dict(lm.meta))
-    modes = tuple(config.ablations)
-    kinds = list(heads.KINDS)
-    memo = lm.__dict__.setdefault("_circuit_parts", {})
-    per_text = []
-    for req in requests:
-        ids = token_ids(lm, req.text, req.ids)
-        key = (tuple(int(i) for i in ids), modes, ref.record.get("sha"))
-        if key not in memo:
-            rp = residual_parts(lm, ids)
-            top = _log_softmax(rp["logits"]).topk(schema.TOP_K_PREDICTIONS, dim=-1).indices.numpy()
-            ablation(lm, ids, ref, followed_tokens(top, ()), config)
-        per_text.append((req, memo[key]))
-    clean_scores = np.zeros((len(kinds), L, H))
-    ablated_scores = np.zeros((len(modes), L * H, len(kinds), L, H))
-    for ki, kind in enumerate(kinds):
-        use = [m for r, m in per_text if (r.ids is not None) == (kind in heads.REPEATED_KINDS)]
-        n = sum(m["clean"][kind][1] for m in use)
-        clean_scores[ki] = sum(m["clean"][kind][0] for m in use) / n
-        ablated_scores[:, :, ki] = sum(m["ablated"][kind][0] for m in use) / sum(m["ablated"][kind][1] for m in use)
-    icl = [m for _r, m in per_text if m["icl"] is not None]
-    comp = composition(lm)
-    return {
-        "ablations": list(modes),
-        "kinds": kinds,
-        "cleanScores": clean_scores,  # (kind, layer, head)
-        "ablatedScores": ablated_scores,  # (mode, ablated head, kind, layer, head)
-        "iclClean": np.mean([m["icl_clean"] for m in icl], axis=0),  # (2,) loss on the first copy, on the second copy
-        "iclAblated": np.mean([m["icl"] for m in icl], axis=0),  # (mode, ablated head, 2)
-        "composition": comp["scores"],  # (q|k|v, sender layer, head, receiver layer, head)
-        "compositionKinds": comp["kinds"],
-        "compositionBaseline": comp["baseline"],
-        "meanReference": dict(ref.record),
-        "scoringSet": heads.SCORING_SET_VERSION,
     }

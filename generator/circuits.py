@@ -1,166 +1,118 @@
-"""The per-model causal files, read and written without torch: ``circuits.json`` (composition
-scores, kind scores with each head removed, the in-context-learning score) and ``patching.json``
-(each head's output swapped between two sentences). generator/causal.py computes them at
-`make traces`; the site build reads them back here, checked, never trusted.
-
-Both are compact deterministic JSON (5 significant digits), written atomically. Layers and heads
-count from 0 in the files; the pages count from 1.
-"""
+"""Per-model causal measurements (the model's circuits.json, written by `make traces` through
+generator/circuits_file.py): QK and OV composition scores from the weights (Elhage et al. 2021),
+every head's kind scores on the scoring set of generator/heads.py with each head ablated, and the
+in-context-learning losses (the loss on the second copy of repeated random tokens against the
+first) clean and with each head ablated. The ablation runs are generator/causal.py's."""
 
 from __future__ import annotations
 
-import math
-from pathlib import Path
-
 import numpy as np
+import torch
 
-from .store import DamagedFile, TraceStore, atomic_write, dumps, read_json, round_floats
-
-CIRCUITS_FILE = "circuits.json"
-PATCHING_FILE = "patching.json"
-FORMAT_VERSION = 1
-MAX_BYTES = 8 * 1024 * 1024
-
-# circuits.json: name -> the axes of its array (kind = heads.KINDS, ablated = every head, layer × head)
-CIRCUIT_ARRAYS = {
-    "cleanScores": ("kind", "layer", "head"),
-    "ablatedScores": ("ablation", "ablated", "kind", "layer", "head"),
-    "iclClean": ("copy",),
-    "iclAblated": ("ablation", "ablated", "copy"),
-    "composition": ("composition", "layer", "head", "layer", "head"),
-}
-PATCH_ARRAYS = {"cleanA": ("token", "target"), "cleanB": ("token", "target"), "patched": ("layer", "head", "token", "target")}
+from . import heads, schema
+from .causal import CausalConfig, Reference, blocks, dims, log_softmax, w_out, ablation, followed_tokens, residual_parts
+from .models import LoadedModel
 
 
-def _plain(obj):
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj
-
-
-def path_of(root: Path | str, model: str, name: str) -> Path:
-    return Path(root) / model / name
-
-
-def write_circuits(store: TraceStore, model: str, doc: dict, revision: str) -> Path:
-    body = {"formatVersion": FORMAT_VERSION, "model": model, "revision": revision, **_plain(doc)}
-    p = path_of(store.root, model, CIRCUITS_FILE)
-    atomic_write(p, dumps(round_floats(body)))
-    return p
-
-
-def _array(path: Path, name: str, value, shape: tuple[int, ...]) -> np.ndarray:
-    try:
-        a = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DamagedFile(path, f"{name} is not an array of numbers") from None
-    if a.shape != shape:
-        raise DamagedFile(path, f"{name} has shape {a.shape}, not {shape}")
-    if not np.isfinite(a).all():
-        raise DamagedFile(path, f"{name} holds a value that is not a finite number")
-    return a
-
-
-def _read(path: Path):
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    if not path.is_file():
-        raise DamagedFile(path, "is not a regular file")
-    del st
-    return read_json(path, MAX_BYTES)
-
-
-def _head(doc, path: Path, model: str, revision: str | None) -> None:
-    if not isinstance(doc, dict) or doc.get("formatVersion") != FORMAT_VERSION or doc.get("model") != model:
-        raise DamagedFile(path, f"is not a format-{FORMAT_VERSION} file of model {model!r}")
-    if revision is not None and doc.get("revision") != revision:
-        raise DamagedFile(path, f"was made from revision {str(doc.get('revision'))[:16]!r}, not the traces' {revision[:16]!r}",
-                          "run `make traces`, which rewrites it")
-
-
-def load_circuits(store: TraceStore, model: str, kinds: tuple[str, ...], n_layer: int, n_head: int) -> dict | None:
-    """circuits.json of `model`, its arrays numpy and checked against the model's shape, or None
-    when there is none. DamagedFile (one line) when it cannot be trusted."""
-    path = path_of(store.root, model, CIRCUITS_FILE)
-    doc = _read(path)
-    if doc is None:
-        return None
-    meta = store.model_meta(model) or {}
-    _head(doc, path, model, meta.get("revision"))
-    ablations = doc.get("ablations")
-    if not isinstance(ablations, list) or not ablations or not set(ablations) <= {"zero", "mean"}:
-        raise DamagedFile(path, "has no list of ablations (zero, mean)")
-    if doc.get("kinds") != list(kinds):
-        raise DamagedFile(path, f"scores the kinds {str(doc.get('kinds'))[:60]}, not {', '.join(kinds)}")
-    if doc.get("compositionKinds") != ["q", "k", "v"]:
-        raise DamagedFile(path, "has no compositionKinds [q, k, v]")
-    base = doc.get("compositionBaseline")
-    if type(base) not in (int, float) or not math.isfinite(base) or not 0 <= base <= 1:
-        raise DamagedFile(path, "has no compositionBaseline between 0 and 1")
-    dims = {"kind": len(kinds), "layer": n_layer, "head": n_head, "ablation": len(ablations),
-            "ablated": n_layer * n_head, "copy": 2, "composition": 3}
-    out = dict(doc)
-    for name, axes in CIRCUIT_ARRAYS.items():
-        out[name] = _array(path, name, doc.get(name), tuple(dims[a] for a in axes))
-    for name in ("cleanScores", "ablatedScores", "composition"):
-        a = out[name]
-        if a.min() < -1e-6 or a.max() > 1 + 1e-6:
-            raise DamagedFile(path, f"{name} holds {a.min():.3g} to {a.max():.3g}, and a score lies between 0 and 1")
-    if min(out["iclClean"].min(), out["iclAblated"].min()) < 0:
-        raise DamagedFile(path, "a loss is negative")
+def _folded(lm: LoadedModel):
+    """Per head W_Q, W_K, W_V (width, head_dim) with ln_1's gain folded in, and W_O (head_dim,
+    width), float64, as TransformerLens's fold_ln does for the gain."""
+    L, H, W, d = dims(lm)
+    out = []
+    for block in blocks(lm):
+        g = block.ln_1.weight.double()[:, None]  # (width, 1)
+        w = block.attn.c_attn.weight.double()  # (width, 3 · width)
+        q, k, v = (g * w[:, i * W : (i + 1) * W] for i in range(3))  # each (width, width)
+        out.append([(q[:, h * d : (h + 1) * d], k[:, h * d : (h + 1) * d], v[:, h * d : (h + 1) * d],
+                     w_out(block, h, d).double()) for h in range(H)])
     return out
 
 
-# ---------------------------------------------------------------- patching.json
+def _frob_product(a_left, a_right, b_left, b_right) -> float:
+    """‖(a_left a_right)(b_left b_right)‖_F for low-rank factors, through QR of the outer factors
+    (a_left (width, r), a_right (r, width), b_left (width, r), b_right (r, width))."""
+    qa, ra = torch.linalg.qr(a_left)  # (width, r), (r, r)
+    qb, rb = torch.linalg.qr(b_right.T)  # (width, r), (r, r)
+    core = ra @ (a_right @ b_left) @ rb.T  # (r, r)
+    return float(core.norm())
 
 
-def pair_key(a: str, b: str, targets) -> list:
-    return [a, b, [int(t) for t in targets]]
+def _frob(left, right) -> float:
+    q, r = torch.linalg.qr(left)  # (width, r), (r, r)
+    return float((r @ right).norm())
 
 
-def load_patching_doc(store: TraceStore, model: str) -> dict | None:
-    path = path_of(store.root, model, PATCHING_FILE)
-    doc = _read(path)
-    if doc is None:
-        return None
-    meta = store.model_meta(model) or {}
-    _head(doc, path, model, meta.get("revision"))
-    if not isinstance(doc.get("pairs"), list):
-        raise DamagedFile(path, "has no list of pairs")
-    return doc
+def composition(lm: LoadedModel) -> dict:
+    """Q-, K- and V-composition scores ‖M_left M_right‖ / (‖M_left‖ ‖M_right‖) between every head
+    (sender) and every head of a later layer (receiver), M_left = W_OV of the sender and M_right =
+    W_QK, W_QKᵀ or W_OV of the receiver (Elhage et al. 2021; TransformerLens's
+    all_composition_scores). Also the same score for random Gaussian matrices of these shapes,
+    the level a score must clear to mean anything."""
+    L, H, W, d = dims(lm)
+    f = _folded(lm)
+    scores = np.zeros((3, L, H, L, H))  # (kind, sender layer, head, receiver layer, head)
+    with torch.inference_mode():
+        ov = [[(v, o) for (_q, _k, v, o) in row] for row in f]
+        qk = [[(q, k.T) for (q, k, _v, _o) in row] for row in f]
+        norm_ov = [[_frob(*ov[l][h]) for h in range(H)] for l in range(L)]
+        norm_qk = [[_frob(*qk[l][h]) for h in range(H)] for l in range(L)]
+        for l1 in range(L):
+            for h1 in range(H):
+                v1, o1 = ov[l1][h1]
+                for l2 in range(l1 + 1, L):
+                    for h2 in range(H):
+                        q2, k2t = qk[l2][h2]
+                        v2, o2 = ov[l2][h2]
+                        denom_qk = norm_ov[l1][h1] * norm_qk[l2][h2]
+                        scores[0, l1, h1, l2, h2] = _frob_product(v1, o1, q2, k2t) / denom_qk  # Q: W_OV1 W_QK2
+                        scores[1, l1, h1, l2, h2] = _frob_product(v1, o1, k2t.T, q2.T) / denom_qk  # K: W_OV1 W_QK2ᵀ
+                        scores[2, l1, h1, l2, h2] = _frob_product(v1, o1, v2, o2) / (norm_ov[l1][h1] * norm_ov[l2][h2])  # V
+        g = torch.Generator().manual_seed(0)
+        base = []
+        for _ in range(8):
+            a, b, c, e = (torch.randn(*s, generator=g, dtype=torch.float64) for s in ((W, d), (d, W), (W, d), (d, W)))
+            base.append(_frob_product(a, b, c, e) / (_frob(a, b) * _frob(c, e)))
+    return {"kinds": ["q", "k", "v"], "scores": scores, "baseline": float(np.mean(base))}
 
 
-def write_patching(store: TraceStore, model: str, revision: str, entries: list[dict]) -> Path:
-    entries = sorted((_plain(e) for e in entries), key=lambda e: (e["a"], e["b"], e["targets"]))
-    body = {"formatVersion": FORMAT_VERSION, "model": model, "revision": revision, "pairs": entries}
-    p = path_of(store.root, model, PATCHING_FILE)
-    atomic_write(p, dumps(round_floats(body)))
-    return p
-
-
-def find_pair(store: TraceStore, model: str, a: str, b: str, targets, n_tokens: int, n_layer: int, n_head: int) -> dict | None:
-    """The patching entry of (a, b, targets), its arrays numpy and checked, or None."""
-    doc = load_patching_doc(store, model)
-    if doc is None:
-        return None
-    path = path_of(store.root, model, PATCHING_FILE)
-    want = pair_key(a, b, targets)
-    for n, e in enumerate(doc["pairs"]):
-        if not isinstance(e, dict):
-            raise DamagedFile(path, f"pair {n} is not an object")
-        if [e.get("a"), e.get("b"), e.get("targets")] != want:
-            continue
-        dims = {"token": n_tokens, "target": len(want[2]), "layer": n_layer, "head": n_head}
-        out = dict(e)
-        for name, axes in PATCH_ARRAYS.items():
-            out[name] = _array(path, f"pair {n} {name}", e.get(name), tuple(dims[x] for x in axes))
-        return out
-    return None
+def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfig()) -> dict:
+    """The per-model causal file: composition scores; every head's kind scores on the scoring
+    set with each head ablated (zero and mean); the in-context-learning score, clean and with
+    each head ablated. The scoring texts' ablation runs are the ones their traces made (lm's
+    memo), or are run here when those traces were kept from an earlier run."""
+    L, H, W, d = dims(lm)
+    requests = heads.scoring_requests(lm.name, dict(lm.meta))
+    modes = tuple(config.ablations)
+    kinds = list(heads.KINDS)
+    memo = lm.__dict__.setdefault("_circuit_parts", {})
+    per_text = []
+    for req in requests:
+        ids = lm.ids_of(req.text, req.ids)
+        key = (tuple(int(i) for i in ids), modes, ref.record.get("sha"))
+        if key not in memo:
+            rp = residual_parts(lm, ids)
+            top = log_softmax(rp["logits"]).topk(schema.TOP_K_PREDICTIONS, dim=-1).indices.numpy()
+            ablation(lm, ids, ref, followed_tokens(top, ()), config)
+        per_text.append((req, memo[key]))
+    clean_scores = np.zeros((len(kinds), L, H))
+    ablated_scores = np.zeros((len(modes), L * H, len(kinds), L, H))
+    for ki, kind in enumerate(kinds):
+        use = [m for r, m in per_text if (r.ids is not None) == (kind in heads.REPEATED_KINDS)]
+        n = sum(m["clean"][kind][1] for m in use)
+        clean_scores[ki] = sum(m["clean"][kind][0] for m in use) / n
+        ablated_scores[:, :, ki] = sum(m["ablated"][kind][0] for m in use) / sum(m["ablated"][kind][1] for m in use)
+    icl = [m for _r, m in per_text if m["icl"] is not None]
+    comp = composition(lm)
+    return {
+        "ablations": list(modes),
+        "kinds": kinds,
+        "cleanScores": clean_scores,  # (kind, layer, head)
+        "ablatedScores": ablated_scores,  # (mode, ablated head, kind, layer, head)
+        "iclClean": np.mean([m["icl_clean"] for m in icl], axis=0),  # (2,) loss on the first copy, on the second copy
+        "iclAblated": np.mean([m["icl"] for m in icl], axis=0),  # (mode, ablated head, 2)
+        "composition": comp["scores"],  # (q|k|v, sender layer, head, receiver layer, head)
+        "compositionKinds": comp["kinds"],
+        "compositionBaseline": comp["baseline"],
+        "meanReference": dict(ref.record),
+        "scoringSet": heads.SCORING_SET_VERSION,
+    }

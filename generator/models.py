@@ -81,6 +81,11 @@ class LoadedModel:
     def n_ctx(self) -> int:
         return int(self.model.config.n_positions)
 
+    def ids_of(self, text: str, ids=None) -> list[int]:
+        """The ids a trace of `text` reads (<|endoftext|> first), or `ids` as given; unchecked
+        (tracing.token_ids checks them against the context and the vocabulary)."""
+        return [int(i) for i in ids] if ids is not None else [self.bos_id] + list(self.tokenizer_encode(text))
+
 
 def spec(name: str) -> ModelSpec:
     try:

@@ -115,17 +115,17 @@ def plan(lm, store: TraceStore, by_req: dict[TraceRequest, str], force: bool = F
 def write_causal_files(lm, store: TraceStore, pairs: list, out, err) -> list[str]:
     """circuits.json (when missing or from another revision) and patching.json (every lesson
     pair of this model) for the loaded model; returns error lines."""
-    from . import causal, circuits, tokens, tracing
+    from . import causal, circuits, circuits_file, tokens, tracing
 
     errors: list[str] = []
     revision = lm.revision
-    path = circuits.path_of(store.root, lm.name, circuits.CIRCUITS_FILE)
+    path = circuits_file.path_of(store.root, lm.name, circuits_file.CIRCUITS_FILE)
     try:
-        current = circuits.load_circuits(store, lm.name, tuple(heads.KINDS), int(lm.meta["nLayer"]), int(lm.meta["nHead"]))
+        current = circuits_file.load_circuits(store, lm.name, tuple(heads.KINDS), int(lm.meta["nLayer"]), int(lm.meta["nHead"]))
     except DamagedFile:
         current = None
     if current is None or current.get("scoringSet") != heads.SCORING_SET_VERSION:
-        circuits.write_circuits(store, lm.name, causal.circuits(lm, causal.reference(lm)), revision)
+        circuits_file.write_circuits(store, lm.name, circuits.circuits(lm, causal.reference(lm)), revision)
         print(f"{lm.name}: wrote {path.name} (composition scores, kind scores and in-context learning with each head removed)", file=out)
     entries = []
     for model, a, b, names, source in pairs:
@@ -142,8 +142,8 @@ def write_causal_files(lm, store: TraceStore, pairs: list, out, err) -> list[str
             errors.append(f"{source}: patching: {e}. Fix: change the sentence or the targets")
             continue
         entries.append({"a": a, "b": b, **causal.patching(lm, ia, ib, ids_t)})
-    if entries or circuits.path_of(store.root, lm.name, circuits.PATCHING_FILE).is_file():
-        circuits.write_patching(store, lm.name, revision, entries)
+    if entries or circuits_file.path_of(store.root, lm.name, circuits_file.PATCHING_FILE).is_file():
+        circuits_file.write_patching(store, lm.name, revision, entries)
     return errors
 
 

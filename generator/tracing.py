@@ -259,7 +259,8 @@ def trace(lm: LoadedModel, text: str, ids: Sequence[int] | None = None, targets:
     self_check(cap, lm.name)
     doc = to_document(lm, text, cap, ids_given=ids is not None)
     try:
-        doc["causal"] = causal.sentence_block(lm, tid, cap.v, targets=targets)
+        block = causal.sentence_block(lm, tid, cap.v, targets=targets)
     except causal.CausalCheckError as e:
         raise TraceCheckError(str(e)) from None
+    doc["causal"] = {k: v.tolist() if hasattr(v, "tolist") else v for k, v in block.items()}  # plain Python, like the rest
     return doc

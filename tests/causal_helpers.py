@@ -21,7 +21,7 @@ def fake_causal(n_layer: int, n_head: int, n_tokens: int, vocab_size: int = 4096
     lens_ids = rng.integers(1, min(vocab_size, 60), (dims["stage"], T, schema.LENS_K))
     ids = sorted({int(i) for i in followed.ravel()} | {int(i) for i in lens_ids.ravel()})
     probs = np.sort(rng.uniform(0, 0.2, (dims["stage"], T, schema.LENS_K)), axis=-1)[..., ::-1]
-    return {
+    block = {
         "targets": targets,
         "ablations": list(ablations),
         "parts": schema.causal_parts(n_layer, n_head),
@@ -38,3 +38,4 @@ def fake_causal(n_layer: int, n_head: int, n_tokens: int, vocab_size: int = 4096
         "valueNorms": rng.uniform(0.5, 5, (n_layer, n_head, T)),
         "lensProbs": probs.copy(),
     }
+    return {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in block.items()}  # plain, as the tracer gives it

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 import numpy_gpt2 as ref  # noqa: E402
 
-from generator import causal, heads, models, tracing  # noqa: E402
+from generator import causal, circuits, heads, models, tracing  # noqa: E402
 
 pytestmark = pytest.mark.slow
 ATOL = 1e-4
@@ -167,7 +167,7 @@ def test_patching_refuses_sentences_of_different_lengths(lm, targets):
 
 @pytest.fixture(scope="module")
 def circ(lm):
-    return causal.circuits(lm, causal.reference(lm))
+    return circuits.circuits(lm, causal.reference(lm))
 
 
 def test_kind_scores_with_a_head_removed_agree_with_numpy(lm, weights, circ):
@@ -241,5 +241,5 @@ def test_a_gpt2_shaped_model_takes_the_same_path(tmp_path):
     dims = schema.causal_dims(2, 12, len(ids), 2, 2)
     for a in schema.CAUSAL_ARRAYS + schema.CAUSAL_ID_ARRAYS:
         assert np.asarray(b[a.camel]).shape == tuple(dims[x] for x in a.shape), a.camel
-    assert np.abs(b["dla"].sum(0) - b["cleanLogit"]).max() < 1e-3
+    assert np.abs(np.sum(b["dla"], axis=0) - np.asarray(b["cleanLogit"])).max() < 1e-3
     assert len(b["parts"]) == 1 + 2 * 12 + 2 + 1

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import training_log_doc
-from generator import render, training
+from generator import render, tiny_measures, training
 from generator.lessons import refs
 from generator.lessons.errors import LessonError
 from generator.markdown import course
@@ -31,9 +31,9 @@ TRAIN = "Once upon a time, the quick brown fox jumped over the lazy dog near a b
 
 
 def test_words_are_lowercased_and_cut_at_every_character_that_is_not_a_letter_or_digit():
-    assert training.words("Lily's RED ball—said Ben_2 (x3).") == ["lily", "s", "red", "ball", "said", "ben", "2", "x3"]
-    assert training.ngram_hashes("one two three", 8) == set()  # fewer words than the rule: no runs
-    a, b = training.ngram_hashes("A b c d e f g h i"), training.ngram_hashes("a, B. c d e f g h I!")
+    assert tiny_measures.words("Lily's RED ball—said Ben_2 (x3).") == ["lily", "s", "red", "ball", "said", "ben", "2", "x3"]
+    assert tiny_measures.ngram_hashes("one two three", 8) == set()  # fewer words than the rule: no runs
+    a, b = tiny_measures.ngram_hashes("A b c d e f g h i"), tiny_measures.ngram_hashes("a, B. c d e f g h I!")
     assert a == b and len(a) == 2  # two runs of 8 in 9 words, the same whatever the case and punctuation
 
 
@@ -44,13 +44,13 @@ def test_a_held_out_story_sharing_8_words_in_a_row_is_dropped_one_sharing_only_7
     short = "The quick brown fox."
     held = [eight, seven, scattered, short]
     # what the made-up stories share, so that the test means what it says
-    assert training.ngram_hashes(seven, 7) & training.ngram_hashes(TRAIN, 7)
-    assert not training.ngram_hashes(seven, 8) & training.ngram_hashes(TRAIN, 8)
-    assert len(training.ngram_hashes(eight, 8) & training.ngram_hashes(TRAIN, 8)) == 1
-    assert training.dedup_held_out([TRAIN], held) == [seven, scattered, short]
-    assert training.dedup_held_out([TRAIN], held, n=7) == [scattered, short]  # the rule's length is n
-    assert training.dedup_held_out(["Nothing alike here at all, not one bit of it."], held) == held
-    assert training.dedup_held_out([TRAIN, eight], [seven]) == [seven]  # any training story counts
+    assert tiny_measures.ngram_hashes(seven, 7) & tiny_measures.ngram_hashes(TRAIN, 7)
+    assert not tiny_measures.ngram_hashes(seven, 8) & tiny_measures.ngram_hashes(TRAIN, 8)
+    assert len(tiny_measures.ngram_hashes(eight, 8) & tiny_measures.ngram_hashes(TRAIN, 8)) == 1
+    assert tiny_measures.dedup_held_out([TRAIN], held) == [seven, scattered, short]
+    assert tiny_measures.dedup_held_out([TRAIN], held, n=7) == [scattered, short]  # the rule's length is n
+    assert tiny_measures.dedup_held_out(["Nothing alike here at all, not one bit of it."], held) == held
+    assert tiny_measures.dedup_held_out([TRAIN, eight], [seven]) == [seven]  # any training story counts
 
 
 # ---------------------------------------------------------------- the measurement and evaluate-tiny
@@ -102,11 +102,11 @@ def test_the_dedup_figure_is_bits_per_character_over_the_kept_stories_alone(tiny
     files, out, doc = tiny_run
     cfg = tiny_config()
     train, held = training.split_stories(training.read_corpora(files)[0], cfg)
-    kept = training.dedup_held_out(train, held)
+    kept = tiny_measures.dedup_held_out(train, held)
     assert 0 < len(kept) < len(held), "the made-up corpus should put some near-copies among the held-out stories"
     model = GPT2LMHeadModel.from_pretrained(str(out), attn_implementation="sdpa")
     tok = Tokenizer.from_file(str(out / "tokenizer.json"))
-    want = training.bits_per_character(model, tok, kept, cfg.n_positions)
+    want = tiny_measures.bits_per_character(model, tok, kept, cfg.n_positions)
     assert doc["heldOutDedup"] == want | {"heldOutStories": len(held), "ngram": 8, "rule": training.DEDUP_RULE.format(n=8)}
     assert doc["heldOutDedup"]["bitsPerChar"] != doc["heldOut"]["bitsPerChar"]  # other stories, another figure
     assert doc["validationSample"] == {"batches": 3, "windows": 3 * (256 // 128), "windowTokens": 128, "tokens": 3 * 256}

@@ -29,45 +29,7 @@ Parts:
    note for readers. A reference with no number anywhere else stops the build with its line.
 5. Math (math.py).
 
-References (tokens by text, `her` / `·her` / `' her'`, or by position `#6`; layers and heads
-count from 1; weights have 2 decimals, the softmax widget's 3):
-
-    attention   {{ id.layer }} {{ id.head }} {{ id.layer0 }} {{ id.head0 }} (0-based, for Code views)
-                {{ id.weight(her, Lily) }} {{ id.score(her, Lily) }} {{ id.scaled(her, Lily) }}
-                {{ id.top(her, 3) }} {{ id.argmax(her) }} {{ id.tokens }} {{ id.token(6) }}
-                {{ id.rule }} {{ id.sentence }}
-                {{ id.compare(her, Ben, Lily) }}: ·her's weight on Ben against its weight on Lily, in
-                words: "more than", "less than", or "about the same as" when the two weights as shown
-                (2 decimals) differ by less than 0.05 (render.attention.SAME_WITHIN)
-    compare     the same, with the sentence (1 or 2) as an extra last argument, default 1:
-                {{ id.weight(her, Ben, 2) }} {{ id.top(her, 3, 2) }}; without one, compare(her, Ben, Lily)
-                takes each weight from the first sentence that has its token (Ben: 2, Lily: 1)
-    stepper     {{ id.score(she, Lily) }} {{ id.scaled(she, Lily) }} {{ id.weight(she, Lily) }}
-                {{ id.out(she) }} (a vector) {{ id.out(1) }} (entry 1 of the focus output)
-                {{ id.sqrtd }} {{ id.tokens }}
-    softmax     {{ id.weight(1) }} {{ id.exp(1) }} (by label, else by position; #1 always a position)
-                {{ id.total }} (e^x and the total in scientific notation from 1e6, 1.97e+434)
-    scoreboard  {{ id.top(induction, 3) }} {{ id.score(induction, 6, 6) }} {{ id.rank(induction, 6, 6) }}
-                {{ id.chance(induction) }} (the score of a head spreading its attention evenly)
-    predictions {{ id.tokens }} {{ id.guess(with, 2) }} (the first guess after ·with in sentence 2, "·his 0.73")
-    models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
-                nHeads (layers × heads) sqrtHeadDim (2 decimals)
-    training    {{ model.tiny.training.bitsPerChar }} natsPerToken (over all held-out stories) steps
-                tokensSeen finalLoss validationLoss wallMinutes nParams trainStories validationStories
-                source (the corpus files, "stories.txt and more-stories.txt");
-                validationWindows validationTokens (what each logged validation loss, validationLoss
-                the last, was measured on: the same windows of held-out text every time);
-                bitsPerCharDedup natsPerTokenDedup dedupStories (over only the held-out stories that
-                share no dedupNgram words in a row with a training story: `make evaluate-tiny`);
-                from the log's headScores:
-                {{ model.tiny.training.headScore(induction) }} (last logged best score)
-                {{ model.tiny.training.headStep(induction, 0.3) }} (first logged step reaching 0.3)
-                {{ model.tiny.training.headChance(induction) }}
-                {{ model.tiny.training.headScoreAt(induction, 750) }} ("0.83 at step 750", a logged step)
-                {{ model.tiny.training.headJump(induction) }} ("from 0.15 at step 500 to 0.83 at step 750",
-                the largest rise) headPeak(kind) ("0.90 at step 2,500") headLeaders(kind) ("layer 4,
-                heads 1 and 4": every head that was the best)
-    page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
+The references every figure kind answers are listed in generator/render/__init__.py's docstring.
 
 A reference to a figure whose traces are missing has no number. Mark the paragraph, list item or
 table that holds it with a line of its own right under it (marked passages next to each other go
@@ -252,7 +214,7 @@ def makeExtension(**kwargs):
     return CourseExtension(**kwargs)
 
 
-TRAINING_LOG_FIX = "restore the file from git, or run `make tiny-model` to write it again"
+from ..render.training import TRAINING_LOG_FIX, training_log_problem  # noqa: E402 (the log's checks live with its fields)
 
 
 def read_training_log(path: Path) -> dict | None:
@@ -273,58 +235,6 @@ def read_training_log(path: Path) -> dict | None:
         if found:
             raise CourseBuildError(shown, *found)
     return log
-
-
-# The held-out figures the pages quote, checked when the log is read (generator/training.py writes
-# them): section -> (field -> "rate" for a positive finite number or "count" for a whole number
-# from 1, and whether every field must be there). heldOut's fields are checked where present
-# (older logs lack some); the sections that evaluate-tiny adds are written whole, and it writes
-# them again.
-HELD_OUT_FIELDS = {
-    "heldOut": ({"bitsPerChar": "rate", "natsPerToken": "rate", "stories": "count", "chars": "count", "tokens": "count"}, False),
-    "heldOutDedup": ({"bitsPerChar": "rate", "natsPerToken": "rate", "stories": "count", "chars": "count", "tokens": "count",
-                      "heldOutStories": "count", "ngram": "count"}, True),
-    "validationSample": ({"batches": "count", "windows": "count", "windowTokens": "count", "tokens": "count"}, True),
-}
-# how to mend each section: the one the training run writes, or one `make evaluate-tiny` writes again
-SECTION_FIX = {"heldOut": TRAINING_LOG_FIX}
-EVALUATE_FIX = "restore the file from git, or run `make evaluate-tiny` to measure it again"
-
-
-def training_log_problem(log: dict) -> tuple[str, str] | None:
-    """What is wrong with the log's held-out figures (HELD_OUT_FIELDS), in one line, and how to
-    mend it; None when nothing is."""
-    for section, (wanted, whole_section) in HELD_OUT_FIELDS.items():
-        if section not in log:
-            continue
-        fail = lambda problem: (problem, SECTION_FIX.get(section, EVALUATE_FIX))  # noqa: E731
-        part = log[section]
-        if not isinstance(part, dict):
-            return fail(f"'{section}' is a JSON {type(part).__name__}, not an object of numbers")
-        for key, kind in wanted.items():
-            if key not in part:
-                if whole_section:
-                    return fail(f"'{section}' has no '{key}'")
-                continue
-            v = part[key]
-            number = isinstance(v, (int, float)) and not isinstance(v, bool) and isfinite(v)
-            if kind == "rate" and not (number and v > 0):
-                return fail(f"'{section}.{key}' is {_shown_value(v)}, not a positive number")
-            if kind == "count" and not (number and v == int(v) and v >= 1):
-                return fail(f"'{section}.{key}' is {_shown_value(v)}, not a whole number from 1")
-    dedup, sample = log.get("heldOutDedup"), log.get("validationSample")
-    if dedup and dedup["stories"] > dedup["heldOutStories"]:
-        return (f"'heldOutDedup.stories' ({dedup['stories']}) is more than the {dedup['heldOutStories']} held-out "
-                "stories it was drawn from", EVALUATE_FIX)
-    if sample and sample["tokens"] != sample["windows"] * sample["windowTokens"]:
-        return (f"'validationSample.tokens' ({sample['tokens']}) is not windows × windowTokens "
-                f"({sample['windows']} × {sample['windowTokens']})", EVALUATE_FIX)
-    return None
-
-
-def _shown_value(v) -> str:
-    text = json.dumps(v, ensure_ascii=False)  # NaN and Infinity as JSON would write them
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def store_failure(exc: StoreError):

@@ -5,6 +5,67 @@ One module per figure kind, each with ``render(directive, ctx)``, the references
 ``templates/<kind>.html``. :data:`KINDS` is the registry. Nothing here reads Markdown or writes
 files, and nothing imports torch. Every lesson mistake raises
 :class:`generator.lessons.errors.LessonError` (one line: ``path:line: problem. Fix: remedy``).
+
+References (tokens by text, `her` / `·her` / `' her'`, or by position `#6`; layers and heads
+count from 1; weights have 2 decimals, the softmax widget's 3):
+
+    attention   {{ id.layer }} {{ id.head }} {{ id.layer0 }} {{ id.head0 }} (0-based, for Code views)
+                {{ id.weight(her, Lily) }} {{ id.score(her, Lily) }} {{ id.scaled(her, Lily) }}
+                {{ id.top(her, 3) }} {{ id.argmax(her) }} {{ id.tokens }} {{ id.token(6) }}
+                {{ id.rule }} {{ id.sentence }} {{ id.selfmean }} (average weight on oneself)
+                {{ id.valuenorm(#0) }} (‖v W_O‖ of that token) {{ id.othernorms(#0) }} (the others'
+                median) {{ id.moved(with, #0) }} (weight × valuenorm) {{ id.headsfirst(her, Lily) }}
+                ("2 of the 16": heads whose largest weight from ·her is on Lily)
+                {{ id.allheads(her, Lily) }} (that weight averaged over every head)
+                {{ id.compare(her, Ben, Lily) }}: ·her's weight on Ben against its weight on Lily, in
+                words: "more than", "less than", or "about the same as" when the two weights as shown
+                (2 decimals) differ by less than 0.05 (render.attention.SAME_WITHIN)
+    compare     the same, with the sentence (1 or 2) as an extra last argument, default 1:
+                {{ id.weight(her, Ben, 2) }} {{ id.top(her, 3, 2) }}; without one, compare(her, Ben, Lily)
+                takes each weight from the first sentence that has its token (Ben: 2, Lily: 1)
+    stepper     {{ id.score(she, Lily) }} {{ id.scaled(she, Lily) }} {{ id.weight(she, Lily) }}
+                {{ id.out(she) }} (a vector) {{ id.out(1) }} (entry 1 of the focus output)
+                {{ id.sqrtd }} {{ id.tokens }}
+    softmax     {{ id.weight(1) }} {{ id.exp(1) }} (by label, else by position; #1 always a position)
+                {{ id.total }} (e^x and the total in scientific notation from 1e6, 1.97e+434)
+    scoreboard  {{ id.top(induction, 3) }} {{ id.score(induction, 6, 6) }} {{ id.rank(induction, 6, 6) }}
+                {{ id.chance(induction) }} (the score of a head spreading its attention evenly)
+    predictions {{ id.tokens }} {{ id.guess(with, 2) }} (the first guess after ·with in sentence 2, "·his 0.73")
+    ablation    {{ id.clean }} {{ id.effect(L2H3) }} {{ id.ablated(L2H3) }} {{ id.others(L2H3) }} (the largest
+                change of any other head) {{ id.top(3) }} {{ id.head(1) }} ("layer 2, head 3")
+                {{ id.verdict(L2H3) }} ("carries most of" / "carries part of" / "carries a small part
+                of" / "works against", from the share of the clean value removed: 0.5, 0.2, 0)
+                {{ id.measure }} {{ id.token }}; each takes the ablation as a last argument (zero, mean)
+    attribution {{ id.total }} {{ id.share(L2H3) }} {{ id.percent(MLP4) }} {{ id.top(3) }} {{ id.verdict(L2H3) }}
+                {{ id.measure }} (parts: embedding, L1H1 …, MLP1 …, biases)
+    patching    {{ id.clean(1) }} {{ id.effect(L2H3) }} {{ id.patched(L2H3) }} {{ id.top(3) }}
+                {{ id.percent(L2H3) }} (of the gap between the sentences) {{ id.verdict(L2H3) }}
+    lens        {{ id.guess(2, with) }} (the top guess after layer 2 at ·with; 0 is the embedding)
+                {{ id.first(with, her) }} ("after layer 2": the first stage whose top guess is ·her)
+    circuit     {{ id.score }} {{ id.without(L3H3) }} {{ id.without(L3H3, mean) }} {{ id.drop(3) }}
+                {{ id.comp(q, L3H3) }} {{ id.baseline }} {{ id.loss(2) }} {{ id.losswithout(L3H3) }}
+                {{ id.lossrise(4) }} {{ id.kindscore(L4H1) }} {{ id.kindscore(L3H3, duplicate-token) }}
+                {{ id.kindtop(2) }} {{ id.head }}
+    models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
+                nHeads (layers × heads) sqrtHeadDim (2 decimals)
+    training    {{ model.tiny.training.bitsPerChar }} natsPerToken (over all held-out stories) steps
+                tokensSeen finalLoss validationLoss wallMinutes nParams trainStories validationStories
+                source (the corpus files, "stories.txt and more-stories.txt");
+                validationWindows validationTokens (what each logged validation loss, validationLoss
+                the last, was measured on: the same windows of held-out text every time);
+                bitsPerCharDedup natsPerTokenDedup dedupStories (over only the held-out stories that
+                share no dedupNgram words in a row with a training story: `make evaluate-tiny`);
+                repeatPercent randomPercent (the training windows that repeat a stretch, and that
+                repeat random tokens); validationAt(500) ("4.29 at step 500");
+                from the log's headScores:
+                {{ model.tiny.training.headScore(induction) }} (last logged best score)
+                {{ model.tiny.training.headStep(induction, 0.3) }} (first logged step reaching 0.3)
+                {{ model.tiny.training.headChance(induction) }}
+                {{ model.tiny.training.headScoreAt(induction, 750) }} ("0.83 at step 750", a logged step)
+                {{ model.tiny.training.headJump(induction) }} ("from 0.15 at step 500 to 0.83 at step 750",
+                the largest rise) headPeak(kind) ("0.90 at step 2,500") headLeaders(kind) ("layer 4,
+                heads 1 and 4": every head that was the best)
+    page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ of repeated random tokens without it, and the QK and OV composition scores from 
 
 from __future__ import annotations
 
-from .. import circuits, heads
+from .. import circuits_file, heads
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from ..registry import KINDS, NAMES
@@ -36,7 +36,7 @@ def _load(d, ctx: Ctx):
         return None
     spec_l, spec_h = int(meta["nLayer"]), int(meta["nHead"])
     try:
-        return circuits.load_circuits(ctx.store, d.model, tuple(KINDS), spec_l, spec_h)
+        return circuits_file.load_circuits(ctx.store, d.model, tuple(KINDS), spec_l, spec_h)
     except DamagedFile as e:
         raise LessonError(d.where, f"circuit: {e}", "run `make traces`, which rewrites it") from None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import circuits
+from .. import circuits_file
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from ..store import DamagedFile
@@ -39,7 +39,7 @@ def render(d, ctx: Ctx) -> str:
                               "moves between sentences of the same length only", "choose two sentences with as many tokens")
         L, H = a.weights.shape[:2]
         try:
-            entry = circuits.find_pair(ctx.store, d.model, d.sentences[0], d.sentences[1], [t["id"] for t in targets], len(a.tokens), L, H)
+            entry = circuits_file.find_pair(ctx.store, d.model, d.sentences[0], d.sentences[1], [t["id"] for t in targets], len(a.tokens), L, H)
         except DamagedFile as e:
             raise LessonError(d.where, f"patching: {e}", "run `make traces`, which rewrites it") from None
         if entry is None:

@@ -21,7 +21,8 @@ from .refs import PENDING_REF, ref_fail
 REFS: dict[str, tuple[int, int]] = {}  # figure references; its numbers are model.tiny.training.*
 MAX_TRAINING_POINTS = 400  # training-loss points kept for the plot (the log has one per step)
 FIELDS = ("bitsPerChar", "natsPerToken", "steps", "tokensSeen", "finalLoss", "validationLoss", "wallMinutes", "nParams", "trainStories", "validationStories", "source",
-          "bitsPerCharDedup", "natsPerTokenDedup", "dedupStories", "dedupNgram", "validationWindows", "validationTokens")
+          "bitsPerCharDedup", "natsPerTokenDedup", "dedupStories", "dedupNgram", "validationWindows", "validationTokens",
+          "repeatPercent", "randomPercent")
 # fields that take arguments: name -> the arguments' names
 # (the phrases name their steps, so the prose never types a number the log did not give)
 ARG_FIELDS = {
@@ -32,6 +33,7 @@ ARG_FIELDS = {
     "headJump": ("kind",),             # "from 0.15 at step 500 to 0.83 at step 750": the largest rise
     "headPeak": ("kind",),             # "0.90 at step 2,500": the highest score, where first reached
     "headLeaders": ("kind",),          # "layer 4, heads 1 and 4": every head that was ever the best
+    "validationAt": ("step",),         # "4.29 at step 500": a logged validation loss
 }
 
 
@@ -86,6 +88,11 @@ def fields(log: dict) -> dict[str, str]:
         out[f"{k}Stories"] = whole(v)
     if "source" in log:
         out["source"] = esc(source_names(log["source"]))
+    cfg = log.get("config") or {}
+    share, random = cfg.get("repeat_share"), cfg.get("repeat_random")
+    if all(type(x) in (int, float) and 0 <= x <= 1 for x in (share, random)):
+        out["repeatPercent"] = f"{round(100 * share)} %"  # windows that hold a repeated stretch
+        out["randomPercent"] = f"{round(100 * share * random)} %"  # windows whose repeat is random tokens
     return out
 
 
@@ -151,6 +158,12 @@ def head_ref(ref, name: str, log: dict) -> str:
     want = ARG_FIELDS[name]
     if len(ref.args) != len(want):
         ref_fail(ref, f"'{name}' takes {len(want)} argument{'s' if len(want) != 1 else ''} ({', '.join(want)}), not {len(ref.args)}", fix)
+    if name == "validationAt":
+        logged = {p["step"]: p["loss"] for p in log.get("validation") or []}
+        step = int(ref.args[0]) if ref.args[0].isdigit() else None
+        if step not in logged:
+            ref_fail(ref, f"step {ref.args[0]!r} has no logged validation loss", f"choose one of {', '.join(whole(s) for s in list(logged)[:6])}…")
+        return f"{f2(logged[step])} at step {whole(step)}"
     kind = ref.args[0]
     if kind not in registry.KINDS:
         ref_fail(ref, f"unknown score kind {kind!r}", f"use one of: {', '.join(registry.KINDS)}")
@@ -251,3 +264,60 @@ def model_ref(ref, parts: list[str], ctx: Ctx) -> str:
     if parts[2] not in values:
         ref_fail(ref, f"the training log has no field '{parts[2]}'", f"use one of: {', '.join(sorted(values) + list(ARG_FIELDS))}")
     return values[parts[2]]
+
+
+# ---------------------------------------------------------------- the log's held-out figures, checked on read
+
+TRAINING_LOG_FIX = "restore the file from git, or run `make tiny-model` to write it again"
+
+
+# The held-out figures the pages quote, checked when the log is read (generator/training.py writes
+# them): section -> (field -> "rate" for a positive finite number or "count" for a whole number
+# from 1, and whether every field must be there). heldOut's fields are checked where present
+# (older logs lack some); the sections that evaluate-tiny adds are written whole, and it writes
+# them again.
+HELD_OUT_FIELDS = {
+    "heldOut": ({"bitsPerChar": "rate", "natsPerToken": "rate", "stories": "count", "chars": "count", "tokens": "count"}, False),
+    "heldOutDedup": ({"bitsPerChar": "rate", "natsPerToken": "rate", "stories": "count", "chars": "count", "tokens": "count",
+                      "heldOutStories": "count", "ngram": "count"}, True),
+    "validationSample": ({"batches": "count", "windows": "count", "windowTokens": "count", "tokens": "count"}, True),
+}
+# how to mend each section: the one the training run writes, or one `make evaluate-tiny` writes again
+SECTION_FIX = {"heldOut": TRAINING_LOG_FIX}
+EVALUATE_FIX = "restore the file from git, or run `make evaluate-tiny` to measure it again"
+
+
+def training_log_problem(log: dict) -> tuple[str, str] | None:
+    """What is wrong with the log's held-out figures (HELD_OUT_FIELDS), in one line, and how to
+    mend it; None when nothing is."""
+    for section, (wanted, whole_section) in HELD_OUT_FIELDS.items():
+        if section not in log:
+            continue
+        fail = lambda problem: (problem, SECTION_FIX.get(section, EVALUATE_FIX))  # noqa: E731
+        part = log[section]
+        if not isinstance(part, dict):
+            return fail(f"'{section}' is a JSON {type(part).__name__}, not an object of numbers")
+        for key, kind in wanted.items():
+            if key not in part:
+                if whole_section:
+                    return fail(f"'{section}' has no '{key}'")
+                continue
+            v = part[key]
+            number = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            if kind == "rate" and not (number and v > 0):
+                return fail(f"'{section}.{key}' is {_shown_value(v)}, not a positive number")
+            if kind == "count" and not (number and v == int(v) and v >= 1):
+                return fail(f"'{section}.{key}' is {_shown_value(v)}, not a whole number from 1")
+    dedup, sample = log.get("heldOutDedup"), log.get("validationSample")
+    if dedup and dedup["stories"] > dedup["heldOutStories"]:
+        return (f"'heldOutDedup.stories' ({dedup['stories']}) is more than the {dedup['heldOutStories']} held-out "
+                "stories it was drawn from", EVALUATE_FIX)
+    if sample and sample["tokens"] != sample["windows"] * sample["windowTokens"]:
+        return (f"'validationSample.tokens' ({sample['tokens']}) is not windows × windowTokens "
+                f"({sample['windows']} × {sample['windowTokens']})", EVALUATE_FIX)
+    return None
+
+
+def _shown_value(v) -> str:
+    text = json.dumps(v, ensure_ascii=False)  # NaN and Infinity as JSON would write them
+    return text if len(text) <= 40 else text[:37] + "..."
