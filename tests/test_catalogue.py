@@ -241,7 +241,7 @@ CASES = [
          "reference {{ pair.weight(her, Lily, 3) }}: sentence '3' is not a number from 1 to 2. Fix: write a whole number from 1 to 2",
          at="pair.weight(her, Lily, 3)"),
     Case("ref-unknown-name", bad("{{ lily.head }}", "{{ lily.colour }}"),
-         "reference {{ lily.colour }}: a attention figure has no 'colour'. Fix: use one of: argmax, compare, head, head0, layer, layer0, rule, scaled, score, sentence, token, tokens, top, weight",
+         "reference {{ lily.colour }}: a attention figure has no 'colour'. Fix: use one of: allheads, argmax, compare, head, head0, headsfirst, layer, layer0, moved, othernorms, rule, scaled, score, selfmean, sentence, token, tokens, top, valuenorm, weight",
          at="lily.colour"),
     Case("ref-unreadable", bad("{{ lily.head }}", "{{ lily head }}"),
          "reference {{ lily head }} cannot be read. Fix: write `{{ figure-id.weight(her, Lily) }}` or `{{ model.tiny.nLayer }}`",

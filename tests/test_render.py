@@ -15,7 +15,7 @@ import pytest
 
 from conftest import GOLDEN, LILY, REPO, lily_trace, synthetic_trace, training_log_doc, write_traces
 from generator.store import TraceStore
-from generator import render
+from generator import render, schema
 from generator.lessons import directives as D
 from generator.lessons import refs
 from generator.lessons.errors import LessonError
@@ -545,7 +545,7 @@ def test_heavy_part_holds_the_stored_files_arrays_and_every_heads_page_weights(t
     part = part_body(publish.heavy_part_js(trace, raw))
     doc = json.loads(raw)
     page = context.trace_weights(trace)  # (layer, head, query, key)
-    assert part["schemaVersion"] == 3 and part["key"] == trace["key"] and "tokens" not in part and "text" not in part
+    assert part["schemaVersion"] == schema.SCHEMA_VERSION and part["key"] == trace["key"] and "tokens" not in part and "text" not in part
     assert part["meta"] == {"headDim": trace["meta"]["headDim"], "scaledMaskedFactor": trace["meta"]["headDim"] ** -0.5}
     for l, layer in enumerate(part["layers"]):
         for h, head in enumerate(layer["heads"]):

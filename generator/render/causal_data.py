@@ -124,11 +124,17 @@ def verdict(removed: float, whole: float) -> str:
     return VERDICTS[3]
 
 
+SOLID_FROM = 0.5  # |x| / scale from which a cell is a solid colour; below it a tint of the page
+
+
 def signed_style(x: float, scale: float) -> str:
     """A cell's inline colours: blue for positive, orange for negative, stronger with |x| /
-    scale; black or white text, whichever reads better (≥ 4.5:1)."""
+    scale. Weak cells are a translucent tint over the page, in its own text colour, so they read
+    in both palettes; strong ones are solid, with black or white text, whichever reads better."""
     t = 0.0 if scale <= 0 else min(1.0, abs(x) / scale)
     end = (33, 102, 172) if x >= 0 else (179, 88, 6)
+    if t < SOLID_FROM:
+        return f"background:rgba({end[0]},{end[1]},{end[2]},{0.05 + 0.6 * t:.2f})"
     rgb = tuple(round(255 + (e - 255) * t) for e in end)
     text = (0, 0, 0) if fmt.contrast_ratio(rgb, (0, 0, 0)) >= fmt.contrast_ratio(rgb, (255, 255, 255)) else (255, 255, 255)
     hexa = "#%02x%02x%02x" % rgb

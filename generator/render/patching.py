@@ -16,7 +16,7 @@ from .causal_data import head_arg, head_label, head_words, measure_name, ranked_
 from .context import Ctx, Figure, Missing, load_panel
 from .format import diff2, shown, tok
 from .grid import provenance
-from .pending import traces_pending
+from .pending import known_tokens, traces_pending
 from .refs import int_arg, ref_fail
 from .tokens import resolve_token
 
@@ -30,6 +30,10 @@ REFS = {"clean": (1, 1), "effect": (1, 1), "patched": (1, 1), "top": (1, 1), "pe
 
 def render(d, ctx: Ctx) -> str:
     targets = target_tokens(d.model, d.targets, d.where, d.kind)
+    known = [known_tokens(d.model, s) for s in d.sentences]  # the committed tokenizer: no trace needed
+    if all(k is not None for k in known) and len(known[0]) != len(known[1]):
+        raise LessonError(d.where, f"patching: the two sentences are {len(known[0])} and {len(known[1])} tokens; a head's output "
+                          "moves between sentences of the same length only", "choose two sentences with as many tokens")
     panels = [load_panel(d, d.model, s, ctx) for s in d.sentences]
     entry = None
     if all(p is not None for p in panels):

@@ -1,0 +1,241 @@
+"""The causal figures (ablation, attribution, patching, lens, circuit) built from the committed
+tiny traces: what they and their references print is what the stored numbers say; the conclusion
+words follow the numbers; a figure that names a head for a job needs a causal number about it;
+their mistakes are one line each."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+from conftest import REPO, run_build, write_project
+
+from generator import circuits_file, heads, tokens
+from generator.render import causal_data
+from generator.store import TraceStore
+
+LILY = "Lily wanted to play with"
+BEN = "Ben wanted to play with"
+
+FIGURES = f'''# Causal
+
+```attention
+model: tiny
+sentence: "{LILY}"
+layer: 2
+head: 3
+id: grid
+```
+
+```ablation
+model: tiny
+sentence: "{LILY}"
+targets: [her, his]
+grid: grid
+id: ab
+```
+
+Clean {{{{ ab.clean }}}}; without L2H3 {{{{ ab.ablated(L2H3) }}}} ({{{{ ab.effect(L2H3) }}}}, mean
+{{{{ ab.effect(L2H3, mean) }}}}); the head {{{{ ab.verdict(L2H3) }}}} it; top {{{{ ab.top(2) }}}};
+others at most {{{{ ab.others(L2H3) }}}}.
+
+```attribution
+model: tiny
+sentence: "{LILY}"
+targets: [her, his]
+id: dla
+```
+
+Share {{{{ dla.share(L2H3) }}}} of {{{{ dla.total }}}} ({{{{ dla.percent(L2H3) }}}}).
+
+```patching
+model: tiny
+sentences: ["{LILY}", "{BEN}"]
+targets: [her, his]
+id: patch
+```
+
+Patched {{{{ patch.patched(L2H3) }}}}, {{{{ patch.percent(L2H3) }}}} of the gap.
+
+```lens
+model: tiny
+sentence: "{LILY}"
+id: lens
+```
+
+Lens {{{{ lens.guess(2, with) }}}}, first {{{{ lens.first(with, her) }}}}.
+
+```circuit
+model: tiny
+head: L4H4
+kind: induction
+id: circ
+```
+
+Without L3H3 {{{{ circ.without(L3H3) }}}}, loss {{{{ circ.losswithout(L3H3) }}}}, comp {{{{ circ.comp(q, L3H3) }}}}.
+'''
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("causal")
+    write_project(root, {"causal.md": FIGURES})
+    shutil.rmtree(root / "traces")
+    shutil.copytree(REPO / "traces", root / "traces")
+    built = run_build(root)
+    assert built.ok, built.log
+    return root, built
+
+
+def text_of(html: str) -> str:
+    html = re.sub(r"<script.*?</script>", "", html, flags=re.S)
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def stored(root, text):
+    return TraceStore(root / "traces").load("tiny", text)
+
+
+def ids(*names):
+    return [tokens.vocab_token("tiny", n).id for n in names]
+
+
+def test_ablation_numbers_are_the_stored_ones(course):
+    root, built = course
+    page = text_of(built.html("causal.md"))
+    c = stored(root, LILY)["causal"]
+    pos = len(c["followed"]) - 1
+    her, his = (int(np.flatnonzero(c["followed"][pos] == i)[-1]) for i in ids("her", "his"))
+    clean = c["cleanLogit"][pos, her] - c["cleanLogit"][pos, his]
+    m = c["ablations"].index("zero")
+    effect = c["dLogit"][m, 1, 2, pos, her] - c["dLogit"][m, 1, 2, pos, his]
+    sign = lambda x: f"{x:+.2f}".replace("-", "\u2212")  # noqa: E731
+    assert f"Clean {sign(clean)}; without L2H3 {sign(clean + effect)} ({sign(effect)}," in page
+    assert "the head carries most of it" in page, "removing it takes away more than half of the clean value"
+    # every cell of the grid is the stored change, and links to the head in the attention figure
+    grid = built.html("causal.md").split('data-kind="ablation"')[1].split("</table>")[0]
+    cells = re.findall(r"<td[^>]*>(?:<a href=\"([^\"]+)\"[^>]*>)?([^<]+)", grid)
+    assert len(cells) == 16
+    want = c["dLogit"][m, :, :, pos, her] - c["dLogit"][m, :, :, pos, his]
+    assert [t for _, t in cells] == [sign(x) if sign(x) not in ("+0.00", "\u22120.00") else "0.00" for x in want.ravel()]
+    assert cells[6][0] == f"#fig-1:layer=2,head=3,token={pos + 1}"
+
+
+def test_attribution_parts_add_up_on_the_page(course):
+    root, built = course
+    fig = built.html("causal.md").split('data-kind="attribution"')[1].split("</figure>")[0]
+    shares = [float(x.replace("\u2212", "-")) for x in re.findall(r'<td style="[^"]*">([^<]+)</td>', fig)]
+    total = float(re.search(r"Sum</th><td>([^<]+)</td>", fig)[1].replace("\u2212", "-"))
+    assert len(shares) == 1 + 16 + 4 + 1
+    assert abs(sum(shares) - total) <= 0.005 * len(shares), "each share is rounded to 2 decimals"
+
+
+def test_patching_and_lens_and_circuit_read_their_files(course):
+    root, built = course
+    page = text_of(built.html("causal.md"))
+    store = TraceStore(root / "traces")
+    pair = circuits_file.find_pair(store, "tiny", LILY, BEN, ids("her", "his"), 6, 4, 4)
+    pos = 5
+    a = pair["cleanA"][pos, 0] - pair["cleanA"][pos, 1]
+    b = pair["cleanB"][pos, 0] - pair["cleanB"][pos, 1]
+    p = pair["patched"][1, 2, pos, 0] - pair["patched"][1, 2, pos, 1]
+    assert f"Patched {p:+.2f}".replace("-", "\u2212") in page
+    assert f"{round(100 * round(p - a, 2) / round(b - a, 2))} % of the gap" in page
+    c = stored(root, LILY)["causal"]
+    guess = c["tokenTexts"][str(int(c["lensIds"][2, pos, 0]))]
+    assert f"Lens {guess.replace(' ', '·', 1) if guess.startswith(' ') else guess} {c['lensProbs'][2, pos, 0]:.2f}" in page
+    circ = circuits_file.load_circuits(store, "tiny", tuple(heads.KINDS), 4, 4)
+    k = circ["kinds"].index("induction")
+    assert f"Without L3H3 {circ['ablatedScores'][0, 10, k, 3, 3]:.2f}, loss {circ['iclAblated'][0, 10, 1]:.2f}" in page
+
+
+@pytest.mark.parametrize("removed, whole, words", [
+    (6.0, 7.32, "carries most of"), (3.66, 7.32, "carries most of"), (3.65, 7.32, "carries part of"),
+    (1.47, 7.32, "carries part of"), (0.10, 7.32, "carries a small part of"), (-0.5, 7.32, "works against"),
+    (-1.5, -4.0, "carries part of"), (-2.0, -4.0, "carries most of"), (0.0, 0.0, "carries a small part of"),
+])
+def test_conclusion_words_follow_the_numbers_as_shown(removed, whole, words):
+    assert causal_data.verdict(removed, whole) == words
+
+
+def test_signed_cells_keep_their_text_readable():
+    from generator.render.format import contrast_ratio
+
+    for x in (-1.0, -0.8, 0.6, 1.0):
+        style = causal_data.signed_style(x, 1.0)
+        bg = tuple(int(style.split("#")[1][i:i + 2], 16) for i in (0, 2, 4))
+        fg = (0, 0, 0) if "color:#000" in style else (255, 255, 255)
+        assert contrast_ratio(bg, fg) >= 4.5, style
+    assert "rgba(" in causal_data.signed_style(0.1, 1.0) and "color" not in causal_data.signed_style(0.1, 1.0)
+
+
+JOB_PAGE = '''# Jobs
+
+```attention
+model: tiny
+sentence: "Lily wanted to play with her"
+pick: {best: previous-token}
+id: prev
+```
+
+The head at layer {{ prev.layer }}.
+'''
+
+
+def _build(tmp_path, text):
+    write_project(tmp_path, {"jobs.md": text})
+    shutil.rmtree(tmp_path / "traces")
+    shutil.copytree(REPO / "traces", tmp_path / "traces")
+    return run_build(tmp_path)
+
+
+def test_a_head_named_for_a_job_needs_a_causal_number_on_its_page(tmp_path):
+    built = _build(tmp_path, JOB_PAGE)
+    assert not built.ok
+    line = [ln for ln in built.log.splitlines() if "names L1H4 for a job" in ln]
+    assert line and "content/jobs.md:3:" in line[0] and "Traceback" not in built.log
+
+
+def test_saying_it_is_only_a_pattern_is_enough(tmp_path):
+    built = _build(tmp_path, JOB_PAGE + "\nThis grid is only a pattern.\n")
+    assert built.ok, built.log
+
+
+def test_a_causal_number_about_that_head_is_enough(tmp_path):
+    page = JOB_PAGE + f'''
+```ablation
+model: tiny
+sentence: "{LILY}"
+id: ab
+```
+
+Removing it moves the prediction by {{{{ ab.effect(L1H4) }}}}.
+'''
+    built = _build(tmp_path, page)
+    assert built.ok, built.log
+    other = page.replace("ab.effect(L1H4)", "ab.effect(L2H2)")
+    assert not _build(tmp_path, other).ok, "a number about another head does not test this one"
+
+
+MISTAKES = [
+    ("ablation", f'sentence: "{LILY}"\ntargets: [her, his, him]', "ablation: 'targets' must be a list of 0 to 2 token names"),
+    ("ablation", f'sentence: "{LILY}"\nablation: half', "ablation: 'ablation' must be one of zero, mean, not 'half'"),
+    ("ablation", f'sentence: "{LILY}"\ntargets: [xqzvw]', "ablation: targets: 'xqzvw' is not one token of tiny's vocabulary"),
+    ("attribution", f'sentence: "{LILY}"', "attribution: missing option 'targets'"),
+    ("patching", f'sentences: ["{LILY}", "Ben wanted to play"]\ntargets: [her, his]', "patching: the two sentences are 6 and 5 tokens"),
+    ("lens", f'sentence: "{LILY}"\nguesses: 9', "lens: 'guesses' must be from 1 to 5, not 9"),
+    ("circuit", "head: L9H1", "circuit: L9H1 is not a head of tiny"),
+    ("circuit", "head: L1H2", "circuit: L1H2 is in the first layer"),
+    ("circuit", "head: L4H4\nkind: copying", "circuit: unknown score kind 'copying'"),
+]
+
+
+@pytest.mark.parametrize("kind, body, message", MISTAKES, ids=[f"{k}-{i}" for i, (k, _b, _m) in enumerate(MISTAKES)])
+def test_a_causal_figure_mistake_is_one_line_at_its_fence(tmp_path, kind, body, message):
+    built = _build(tmp_path, f"# Bad\n\n```{kind}\nmodel: tiny\n{body}\n```\n")
+    assert not built.ok
+    hits = [ln for ln in built.log.splitlines() if message in ln]
+    assert hits and "content/jobs.md:3:" in hits[0], built.log[-800:]
+    assert "Traceback" not in built.log and not (tmp_path / "site" / "jobs.html").exists()
