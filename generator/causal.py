@@ -191,7 +191,7 @@ def resumed(lm: LoadedModel, run: CleanRun, layer: int, batch: int, replace) -> 
     finally:
         for hd in handles:
             hd.remove()
-    return logits.double(), torch.stack(seen, dim=1).double()  # (batch, layer', head, query, key)
+    return logits, torch.stack(seen, dim=1)  # float32: (batch, token, vocab), (batch, layer', head, query, key)
 
 
 def _icl_losses(logp: torch.Tensor, ids: Sequence[int], half: int) -> torch.Tensor:
@@ -222,35 +222,43 @@ def ablation(lm: LoadedModel, ids: Sequence[int], ref: Reference, followed: np.n
     T = len(ids)
     modes = config.ablations
     run = clean_run(lm, ids)
-    clean_lp = log_softmax(run.logits)  # (token, vocab)
-    p_clean = clean_lp.exp()  # (token, vocab)
+    clean_lp = log_softmax(run.logits)  # (token, vocab), float64
+    lp32 = clean_lp.float()  # (token, vocab): the batches below are float32, as the model computes
+    p_clean = lp32.exp()  # (token, vocab)
     idx = torch.as_tensor(followed, dtype=torch.long)  # (token, n)
     kl = np.zeros((len(modes), L, H, T))
     logit = np.zeros((len(modes), L, H, T, idx.shape[1]))
     logprob = np.zeros_like(logit)
     half = repeated_half(ids)
     kinds = list(heads.KINDS)
+    # each kind's pattern as a (query, key) mask, so that a batch's on-pattern sums are one einsum
+    masks, counts = {}, {}
+    for kind in kinds:
+        cells = heads.pattern_targets(kind, ids)
+        masks[kind] = np.zeros((T, T))
+        for q, keys in enumerate(cells):
+            masks[kind][q, list(keys)] = 1.0
+        counts[kind] = sum(1 for keys in cells if len(keys))
     parts = {k: np.zeros((len(modes), L * H, L, H)) for k in kinds}  # on-pattern weight sums, each head removed
-    counts = {}
     losses = np.zeros((len(modes), L * H, 2))
     clean_w = run.attentions.numpy()  # (layer, head, query, key)
     for layer in range(L):
         out, att = resumed(lm, run, layer, len(modes) * H, _head_replacer(H, d, ref.means, layer, modes))
-        lp = torch.log_softmax(out, dim=-1)  # (mode·head, token, vocab)
-        k = (p_clean * (clean_lp - lp)).sum(-1)  # (mode·head, token)
+        lp = torch.log_softmax(out, dim=-1)  # (mode·head, token, vocab), float32
+        k = (p_clean * (lp32 - lp)).sum(-1)  # (mode·head, token)
         gl = out.gather(-1, idx.expand(out.shape[0], *idx.shape))  # (mode·head, token, n)
         gp = lp.gather(-1, idx.expand(out.shape[0], *idx.shape))  # (mode·head, token, n)
-        kl[:, layer] = k.view(len(modes), H, T).numpy()
-        logit[:, layer] = gl.view(len(modes), H, T, -1).numpy()
-        logprob[:, layer] = gp.view(len(modes), H, T, -1).numpy()
+        kl[:, layer] = k.view(len(modes), H, T).double().numpy()
+        logit[:, layer] = gl.view(len(modes), H, T, -1).double().numpy()
+        logprob[:, layer] = gp.view(len(modes), H, T, -1).double().numpy()
         if half is not None:
-            losses[:, layer * H : (layer + 1) * H] = _icl_losses(lp, ids, half).view(len(modes), H, 2).numpy()
-        att = att.numpy()  # (mode·head, layers from `layer`, head, query, key)
-        for b in range(len(modes) * H):
-            m, h = divmod(b, H)
-            w = np.concatenate([clean_w[:layer], att[b]])  # (layer, head, query, key)
-            for kind in kinds:
-                parts[kind][m, layer * H + h], counts[kind] = heads.score_parts(kind, w, ids)
+            losses[:, layer * H : (layer + 1) * H] = _icl_losses(lp, ids, half).view(len(modes), H, 2).double().numpy()
+        att = att.double().numpy()  # (mode·head, layers from `layer`, head, query, key)
+        for kind in kinds:
+            later = np.einsum("blhqk,qk->blh", att, masks[kind])  # (mode·head, layers from `layer`, head)
+            before = np.einsum("lhqk,qk->lh", clean_w[:layer], masks[kind])  # (layer, head): unchanged
+            sums = np.concatenate([np.broadcast_to(before, (att.shape[0], *before.shape)), later], axis=1)
+            parts[kind][:, layer * H : (layer + 1) * H] = sums.reshape(len(modes), H, L, H)
     memo = lm.__dict__.setdefault("_circuit_parts", {})
     memo[(tuple(int(i) for i in ids), tuple(modes), ref.record.get("sha"))] = {
         "clean": {kind: heads.score_parts(kind, clean_w, ids) for kind in kinds},

@@ -28,18 +28,9 @@ def _folded(lm: LoadedModel):
     return out
 
 
-def _frob_product(a_left, a_right, b_left, b_right) -> float:
-    """‖(a_left a_right)(b_left b_right)‖_F for low-rank factors, through QR of the outer factors
-    (a_left (width, r), a_right (r, width), b_left (width, r), b_right (r, width))."""
-    qa, ra = torch.linalg.qr(a_left)  # (width, r), (r, r)
-    qb, rb = torch.linalg.qr(b_right.T)  # (width, r), (r, r)
-    core = ra @ (a_right @ b_left) @ rb.T  # (r, r)
-    return float(core.norm())
-
-
-def _frob(left, right) -> float:
-    q, r = torch.linalg.qr(left)  # (width, r), (r, r)
-    return float((r @ right).norm())
+def _r(m: torch.Tensor) -> torch.Tensor:
+    """R of m = QR (m is width × r): ‖Q X‖ = ‖X‖, so R stands for m in Frobenius norms."""
+    return torch.linalg.qr(m)[1]  # (r, r)
 
 
 def composition(lm: LoadedModel) -> dict:
@@ -47,31 +38,40 @@ def composition(lm: LoadedModel) -> dict:
     (sender) and every head of a later layer (receiver), M_left = W_OV of the sender and M_right =
     W_QK, W_QKᵀ or W_OV of the receiver (Elhage et al. 2021; TransformerLens's
     all_composition_scores). Also the same score for random Gaussian matrices of these shapes,
-    the level a score must clear to mean anything."""
+    the level a score must clear to mean anything.
+
+    Every matrix here is a product of a (width, d) and a (d, width) factor, so each norm is that of
+    a d × d core: with A = V O (sender) and B = X Y (receiver), ‖A B‖ = ‖R_V (O X) R_Yᵀ‖ with R_V,
+    R_Yᵀ from one QR per head, and ‖A‖ = ‖R_V O‖."""
     L, H, W, d = dims(lm)
     f = _folded(lm)
     scores = np.zeros((3, L, H, L, H))  # (kind, sender layer, head, receiver layer, head)
     with torch.inference_mode():
-        ov = [[(v, o) for (_q, _k, v, o) in row] for row in f]
-        qk = [[(q, k.T) for (q, k, _v, _o) in row] for row in f]
-        norm_ov = [[_frob(*ov[l][h]) for h in range(H)] for l in range(L)]
-        norm_qk = [[_frob(*qk[l][h]) for h in range(H)] for l in range(L)]
-        for l1 in range(L):
-            for h1 in range(H):
-                v1, o1 = ov[l1][h1]
-                for l2 in range(l1 + 1, L):
-                    for h2 in range(H):
-                        q2, k2t = qk[l2][h2]
-                        v2, o2 = ov[l2][h2]
-                        denom_qk = norm_ov[l1][h1] * norm_qk[l2][h2]
-                        scores[0, l1, h1, l2, h2] = _frob_product(v1, o1, q2, k2t) / denom_qk  # Q: W_OV1 W_QK2
-                        scores[1, l1, h1, l2, h2] = _frob_product(v1, o1, k2t.T, q2.T) / denom_qk  # K: W_OV1 W_QK2ᵀ
-                        scores[2, l1, h1, l2, h2] = _frob_product(v1, o1, v2, o2) / (norm_ov[l1][h1] * norm_ov[l2][h2])  # V
+        V = torch.stack([torch.stack([f[l][h][2] for h in range(H)]) for l in range(L)])  # (layer, head, width, d)
+        O = torch.stack([torch.stack([f[l][h][3] for h in range(H)]) for l in range(L)])  # (layer, head, d, width)
+        Q = torch.stack([torch.stack([f[l][h][0] for h in range(H)]) for l in range(L)])  # (layer, head, width, d)
+        K = torch.stack([torch.stack([f[l][h][1] for h in range(H)]) for l in range(L)])  # (layer, head, width, d)
+        rV, rQ, rK = (torch.linalg.qr(m)[1] for m in (V, Q, K))  # (layer, head, d, d)
+        rOt = torch.linalg.qr(O.transpose(-1, -2))[1]  # (layer, head, d, d): W_O = (Q R)ᵀ
+        ov_core = rV @ O  # (layer, head, d, width): ‖W_OV‖ = ‖R_V O‖
+        norm_ov = ov_core.flatten(-2).norm(dim=-1)  # (layer, head)
+        norm_qk = (rQ @ rK.transpose(-1, -2)).flatten(-2).norm(dim=-1)  # (layer, head): ‖W_Q W_Kᵀ‖
+        # receiver factors (left: width × d, right R: d × d) for Q (W_Q W_Kᵀ), K (W_K W_Qᵀ), V (W_V W_O)
+        right = {"q": (Q, rK), "k": (K, rQ), "v": (V, rOt)}
+        for c, kind in enumerate("qkv"):
+            left, r_right = right[kind]
+            for l1 in range(L - 1):
+                mid = torch.einsum("hdw,lgwe->hlgde", ov_core[l1], left[l1 + 1 :])  # (sender, layer', receiver, d, d)
+                core = mid @ r_right[l1 + 1 :].transpose(-1, -2).unsqueeze(0)  # (sender, layer', receiver, d, d)
+                num = core.flatten(-2).norm(dim=-1)  # (sender, layer', receiver)
+                denom = norm_ov[l1][:, None, None] * (norm_ov if kind == "v" else norm_qk)[l1 + 1 :][None]
+                scores[c, l1, :, l1 + 1 :, :] = (num / denom).numpy()
         g = torch.Generator().manual_seed(0)
         base = []
         for _ in range(8):
-            a, b, c, e = (torch.randn(*s, generator=g, dtype=torch.float64) for s in ((W, d), (d, W), (W, d), (d, W)))
-            base.append(_frob_product(a, b, c, e) / (_frob(a, b) * _frob(c, e)))
+            a, b, x, y = (torch.randn(*s, generator=g, dtype=torch.float64) for s in ((W, d), (d, W), (W, d), (d, W)))
+            core = _r(a) @ (b @ x) @ _r(y.T).T
+            base.append(float(core.norm() / ((_r(a) @ b).norm() * (_r(y.T) @ x.T).norm())))
     return {"kinds": ["q", "k", "v"], "scores": scores, "baseline": float(np.mean(base))}
 
 

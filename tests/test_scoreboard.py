@@ -35,6 +35,7 @@ id: sb
 
 Top previous-token head: {{ sb.top(previous-token, 1) }}. Induction 1.1 scores
 {{ sb.score(induction, 1, 1) }}, rank {{ sb.rank(induction, 1, 1) }}; chance is {{ sb.chance(induction) }}.
+A score is only a pattern.
 """
 
 
@@ -134,6 +135,8 @@ head: 1
 ```scoreboard
 model: gpt2
 ```
+
+A score is only a pattern.
 """
 
 
