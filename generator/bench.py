@@ -123,10 +123,88 @@ def chapter_set_size(lm, content_dir=None) -> dict:
 def print_chapter_set(r: dict, out=print) -> None:
     n, mb = r["traces"], 1e6
     out(f"GPT-2 chapter trace set on the stand-in: {n} traces, {r['tokens']} tokens")
-    out(f"  stored (schema 3, encoded): {r['bytes'] / mb:.2f} MB raw, {r['gzip_bytes'] / mb:.2f} MB gzipped; "
+    out(f"  stored (schema 4, encoded): {r['bytes'] / mb:.2f} MB raw, {r['gzip_bytes'] / mb:.2f} MB gzipped; "
         f"per trace {r['bytes'] / n / mb:.2f} MB raw, {r['gzip_bytes'] / n / mb:.2f} MB gzipped")
     out(f"  plain JSON (5 digits):      {r['plain_bytes'] / mb:.2f} MB raw, {r['plain_gzip_bytes'] / mb:.2f} MB gzipped (level 6); "
         f"per trace {r['plain_bytes'] / n / mb:.2f} MB raw")
+
+
+# ---------------------------------------------------------------- the causal block's budgets
+
+TRACE_GROWTH_BUDGET = 0.40  # a tiny trace file grows by at most this with its causal block
+TRACING_TIME_BUDGET = 3.0  # `make traces` for the tiny model takes at most this many times as long
+GPT2_SET_BUDGET = 35e6  # bytes: the GPT-2 chapter's trace set on the stand-in
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def causal_budgets(traces_dir=None, runs: int = 3, out=print) -> dict:
+    """The causal block against its budgets: each committed tiny trace's bytes with and without
+    it; the tracer's time per sentence with and without it; and the time of the tiny model's whole
+    tracing step (load, every lesson and scoring text, heads.json, circuits.json) with the causal
+    measurements and without, from an empty store each time."""
+    import json
+    from pathlib import Path
+
+    import torch
+
+    from . import causal, circuits, heads, models, tracing
+    from .lessons import pages
+
+    root = Path(traces_dir or Path(__file__).resolve().parents[1] / "traces") / "tiny"
+    growth = []
+    for p in sorted(root.glob("*.json")):
+        raw = p.read_bytes()
+        doc = json.loads(raw)
+        if not isinstance(doc, dict) or "causal" not in doc:
+            continue
+        doc.pop("causal")
+        without = len((json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+        growth.append((len(raw) / without - 1, p.name, len(raw)))
+    worst = max(growth) if growth else (0.0, "-", 0)
+    out(f"tiny trace files with the causal block: {len(growth)} files, growth {min(g for g, *_ in growth):.0%} to "
+        f"{worst[0]:.0%} ({worst[1]}); budget ≤ {TRACE_GROWTH_BUDGET:.0%}: {met(worst[0] <= TRACE_GROWTH_BUDGET)}")
+
+    torch.set_num_threads(1)
+    t = time.perf_counter()
+    lm = models.load_tiny()
+    load_s = time.perf_counter() - t
+    reqs = [it.request for it in pages.collect(Path(__file__).resolve().parents[1] / "content") if it.request.model == "tiny"]
+    reqs = list(dict.fromkeys(reqs + heads.scoring_requests("tiny", dict(lm.meta))))
+
+    def plain(req):
+        ids = tracing.token_ids(lm, req.text, req.ids)
+        cap = tracing.capture(lm, ids)
+        tracing.self_check(cap, lm.name)
+        return tracing.to_document(lm, req.text, cap, ids_given=req.ids is not None)
+
+    def whole(with_causal: bool) -> float:
+        """Every text traced (and, with the causal measurements, circuits.json computed), from a
+        model with nothing cached; the store's writing is left out of both."""
+        lm.__dict__.pop("_circuit_parts", None)
+        lm.__dict__.pop("_causal_reference", None)
+        t0 = time.perf_counter()
+        for req in reqs:
+            tracing.trace(lm, req.text, req.ids) if with_causal else plain(req)
+        if with_causal:
+            circuits.circuits(lm, causal.reference(lm))
+        return time.perf_counter() - t0
+
+    a = statistics.median([whole(False) for _ in range(runs)])
+    b = statistics.median([whole(True) for _ in range(runs)])
+    step_ratio = (load_s + b) / (load_s + a)
+    one = reqs[0]
+    per_plain = _median_time(lambda: plain(one), 5)
+    per_full = _median_time(lambda: tracing.trace(lm, one.text, one.ids), 5)
+    out(f"tiny tracing step ({len(reqs)} texts, model load {load_s:.2f} s included): {load_s + a:.2f} s without the "
+        f"causal measurements, {load_s + b:.2f} s with them (and circuits.json): {step_ratio:.2f}×; budget ≤ "
+        f"{TRACING_TIME_BUDGET:.0f}×: {met(step_ratio <= TRACING_TIME_BUDGET)}")
+    out(f"  per sentence ({len(tracing.token_ids(lm, one.text, one.ids))} tokens): {per_plain * 1e3:.1f} ms without, "
+        f"{per_full * 1e3:.1f} ms with ({per_full / per_plain:.1f}×: 2 ablations × {int(lm.meta['nLayer']) * int(lm.meta['nHead'])} "
+        f"heads, each run from the removed head's block on)")
+    return {"growth": worst[0], "step_ratio": step_ratio, "per_sentence_ratio": per_full / per_plain}
 
 
 FIRST_LOAD_BUDGET = 60_000  # bytes gzipped per figure (issue 14 item 4)
@@ -233,7 +311,9 @@ def run_bench(runs: int = 7, out=print) -> list[dict]:
         "with output_attentions, wall-clock medians (cpu ratio: the same in this process's CPU time); "
         "target ≤ 1.5×. encode = rounding + JSON, once per written trace; gzip at level 9.")
     print_chapter_set(chapter, out)
+    out(f"  budget ≤ {GPT2_SET_BUDGET / 1e6:.0f} MB raw (with the causal block): {met(chapter['bytes'] <= GPT2_SET_BUDGET)}")
     print_first_loads(*figure_first_loads(gpt2_stand_in()), out=out)
+    causal_budgets(out=out)
     return results
 
 

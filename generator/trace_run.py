@@ -116,15 +116,17 @@ def write_causal_files(lm, store: TraceStore, pairs: list, out, err) -> list[str
     """circuits.json (when missing or from another revision) and patching.json (every lesson
     pair of this model) for the loaded model; returns error lines."""
     from . import causal, circuits, circuits_file, tokens, tracing
+    from .heads import SCORING_SET_VERSION
+    from .registry import KINDS
 
     errors: list[str] = []
     revision = lm.revision
     path = circuits_file.path_of(store.root, lm.name, circuits_file.CIRCUITS_FILE)
     try:
-        current = circuits_file.load_circuits(store, lm.name, tuple(heads.KINDS), int(lm.meta["nLayer"]), int(lm.meta["nHead"]))
+        current = circuits_file.load_circuits(store, lm.name, tuple(KINDS), int(lm.meta["nLayer"]), int(lm.meta["nHead"]))
     except DamagedFile:
         current = None
-    if current is None or current.get("scoringSet") != heads.SCORING_SET_VERSION:
+    if current is None or current.get("scoringSet") != SCORING_SET_VERSION:
         circuits_file.write_circuits(store, lm.name, circuits.circuits(lm, causal.reference(lm)), revision)
         print(f"{lm.name}: wrote {path.name} (composition scores, kind scores and in-context learning with each head removed)", file=out)
     entries = []
