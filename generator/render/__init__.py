@@ -45,7 +45,7 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
     circuit     {{ id.score }} {{ id.without(L3H3) }} {{ id.without(L3H3, mean) }} {{ id.drop(3) }}
                 {{ id.comp(q, L3H3) }} {{ id.baseline }} {{ id.loss(2) }} {{ id.losswithout(L3H3) }}
                 {{ id.lossrise(4) }} {{ id.kindscore(L4H1) }} {{ id.kindscore(L3H3, duplicate-token) }}
-                {{ id.kindtop(2) }} {{ id.head }}
+                {{ id.kindtop(2) }} {{ id.topcomp(q, 1) }} {{ id.head }}
     models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
                 nHeads (layers × heads) sqrtHeadDim (2 decimals)
     training    {{ model.tiny.training.bitsPerChar }} natsPerToken (over all held-out stories) steps

@@ -23,9 +23,11 @@ from .refs import int_arg, ref_fail
 # and second copy of the repeated random tokens; losswithout(head[, mode]): the second copy's loss
 # with that head removed (any layer); lossrise(n[, mode]): the n heads whose removal raises it most;
 # kindscore(head[, kind]): any head's clean score of the figure's kind (or of `kind`), on the same
-# scoring texts as the head types page; kindtop(n[, kind]): the n highest-scoring heads.
+# scoring texts as the head types page; kindtop(n[, kind]): the n highest-scoring heads;
+# topcomp(q|k|v, n): the n earlier heads with the largest composition score into this one.
 REFS = {"score": (0, 0), "without": (1, 2), "drop": (1, 2), "comp": (2, 2), "baseline": (0, 0), "loss": (1, 1),
-        "losswithout": (1, 2), "lossrise": (1, 2), "head": (0, 0), "kindscore": (1, 2), "kindtop": (1, 2)}
+        "losswithout": (1, 2), "lossrise": (1, 2), "head": (0, 0), "kindscore": (1, 2), "kindtop": (1, 2),
+        "topcomp": (2, 2)}
 COMP_NAMES = {"q": "Q", "k": "K", "v": "V"}
 
 
@@ -102,6 +104,14 @@ def ref(ref: Ref, fig: Figure) -> str:
             return f2(float(mat[l, h]))
         k = int_arg(ref, ref.args[0], "count", 1, L * H)
         cells = sorted(((l, h, float(mat[l, h])) for l in range(L) for h in range(H)), key=lambda c: (-shown(c[2]), c[0], c[1]))
+        return ", ".join(f"{head_label(l, h)} {f2(v)}" for l, h, v in cells[:k])
+    if ref.name == "topcomp":
+        c = ref.args[0].lower()
+        if c not in COMP_NAMES:
+            ref_fail(ref, f"{ref.args[0]!r} is not a composition kind", "write q, k or v")
+        k = int_arg(ref, ref.args[1], "count", 1, l2 * H)
+        cells = sorted(((l, h, float(doc["composition"]["qkv".index(c), l, h, l2, h2])) for l in range(l2) for h in range(H)),
+                       key=lambda x: (-shown(x[2]), x[0], x[1]))
         return ", ".join(f"{head_label(l, h)} {f2(v)}" for l, h, v in cells[:k])
     if ref.name == "comp":
         c = ref.args[0].lower()
