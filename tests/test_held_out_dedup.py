@@ -107,7 +107,7 @@ def test_the_dedup_figure_is_bits_per_character_over_the_kept_stories_alone(tiny
     model = GPT2LMHeadModel.from_pretrained(str(out), attn_implementation="sdpa")
     tok = Tokenizer.from_file(str(out / "tokenizer.json"))
     want = tiny_measures.bits_per_character(model, tok, kept, cfg.n_positions)
-    assert doc["heldOutDedup"] == want | {"heldOutStories": len(held), "ngram": 8, "rule": training.DEDUP_RULE.format(n=8)}
+    assert doc["heldOutDedup"] == want | {"heldOutStories": len(held), "ngram": 8, "rule": tiny_measures.DEDUP_RULE.format(n=8)}
     assert doc["heldOutDedup"]["bitsPerChar"] != doc["heldOut"]["bitsPerChar"]  # other stories, another figure
     assert doc["validationSample"] == {"batches": 3, "windows": 3 * (256 // 128), "windowTokens": 128, "tokens": 3 * 256}
     keys = list(doc)

@@ -1876,6 +1876,17 @@
 
   function initScrollBoxes() {
     var boxes = document.querySelectorAll(SCROLL_BOXES);
+    if (!window.__courseScrollResize) {
+      // A box in a block that the browser skips while it is off screen (course.css,
+      // content-visibility) gets no ResizeObserver entry when the window changes width, so every
+      // box is checked again on resize too.
+      window.__courseScrollResize = true;
+      window.addEventListener('resize', oncePerFrame(function () {
+        Array.prototype.forEach.call(document.querySelectorAll(SCROLL_BOXES), function (box) {
+          if (box.__courseScroll) syncScrollBox(box);
+        });
+      }));
+    }
     if (window.ResizeObserver && !scrollObserver) {
       scrollObserver = new ResizeObserver(function (entries) {
         entries.forEach(function (e) {

@@ -49,7 +49,7 @@ def test_every_box_fades_exactly_where_more_of_it_lies(open_site, server, width)
 def test_the_fade_follows_the_scroll_position_the_width_and_focus(open_site, server):
     w = open_site(viewport={"width": 375, "height": 800})
     page = w.page
-    w.goto(f"{server.base}/attention.html")
+    w.goto(f"{server.base}/causal.html")
     settled(page)
     box = page.locator(".course-fig[data-kind=predictions] [data-course-more]").first
     box.scroll_into_view_if_needed()
