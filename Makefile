@@ -22,7 +22,7 @@ MODELS_STAMP := $(VENV)/.deps-models
 TEST_STAMP   := $(VENV)/.deps-test
 ZENSICAL_STAMP := $(VENV)/.deps-zensical
 
-.PHONY: site serve traces tiny-model evaluate-tiny test bench clean assets vendor
+.PHONY: site serve traces tiny-model evaluate-tiny test bench clean assets vendor reference
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,10 @@ vendor: $(SITE_STAMP)
 ## Figures, not tests: tracer overhead, load times, bytes per trace, then script bytes per page,
 ## one-file chapter sizes and page timings in Chromium next to a blank page with the same Plotly,
 ## and `make serve`'s time from saving a new sentence to its real heatmap.
+## README.md's module table and authors' reference, generated from the code (the tests check them).
+reference: $(SITE_STAMP)
+	$(PY) -m generator reference
+
 bench: $(TEST_STAMP)
 	$(PY) -m generator bench
 	$(PY) -m generator site --no-downloads

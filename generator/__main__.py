@@ -1,3 +1,5 @@
+"""`python -m generator`: the command line (cli.py)."""
+
 import sys
 
 from .cli import main

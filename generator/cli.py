@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def cmd_train_tiny(args: argparse.Namespace) -> int:
-    from . import training
+    from .model import training
 
     cfg = training.TrainConfig()
     if args.steps:
@@ -41,7 +41,7 @@ def cmd_evaluate_tiny(args: argparse.Namespace) -> int:
     with a training story, and write the figures into its training_log.json (training.evaluate)."""
     import time
 
-    from . import training
+    from .model import training
 
     model_dir = Path(args.model_dir)
     corpora = [Path(c) for c in (args.corpus or training.DEFAULT_CORPORA)]
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train-tiny", help="train the tiny model and its tokenizer")
-    from .training import DEDUP_NGRAM, DEFAULT_RUN_DIR, PACKAGE_MODEL_DIR
+    from .model.training import DEDUP_NGRAM, DEFAULT_RUN_DIR, PACKAGE_MODEL_DIR
 
     p.add_argument("--corpus", action="append", help="stories separated by <|endoftext|> lines (repeatable; "
                    "default: both files of ../shared/data/tinystories/)")
@@ -84,22 +84,27 @@ def main(argv: list[str] | None = None) -> int:
                    "default: both files of ../shared/data/tinystories/)")
     p.set_defaults(func=cmd_evaluate_tiny)
 
-    from . import bench, trace_run
+    from .bench import suite as bench
+    from .model import trace_run
 
     trace_run.add_parser(sub)  # traces
     bench.add_parser(sub)  # bench
 
-    from . import publish, zensical_build
+    from .site import publish, zensical_build
 
     publish.add_parsers(sub, engines={"zensical": zensical_build.build_zensical})  # assets, site
 
-    from . import downloads
+    from .site import downloads
 
     downloads.add_parser(sub)  # downloads (the site command makes them too; this remakes them from build/site)
 
-    from . import serve
+    from .site import serve
 
     serve.add_parser(sub)  # serve (make serve): the live preview that traces on save
+
+    from .site import reference
+
+    reference.add_parser(sub)  # reference: README.md's generated sections
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from .registry import DEFINITIONS, KINDS, NAMES, REPEATED_KINDS, TITLES, VOCABS, Vocab  # noqa: F401 (heads.TITLES etc. for callers)
+from .store.codec import weight_grid
 from .store import KEY_RE, DamagedFile, TraceRequest, TraceStore, atomic_write, dumps, read_json, round_floats
 
 MAX_HEADS_BYTES = 2 * 1024 * 1024
@@ -236,12 +237,6 @@ def _texts_for(kind: str, requests: Sequence[TraceRequest]) -> list[TraceRequest
 # ---------------------------------------------------------------- heads.json
 
 
-def trace_weights(trace: dict) -> np.ndarray:
-    """(layer, head, query, key) float64 weights of a stored trace; masked cells 0."""
-    grid = [[[[0.0 if x is None else x for x in row] for row in h["weights"]] for h in layer["heads"]] for layer in trace["layers"]]
-    return np.asarray(grid, dtype=np.float64)
-
-
 def example_text(kind: str, mat: np.ndarray, reqs: Sequence[TraceRequest], get) -> TraceRequest:
     """The scoring text on which the kind's best head shows its pattern most clearly (its highest
     score on one text; ties go to the earlier text), so the example grid shows the job."""
@@ -270,7 +265,7 @@ def compute(store: TraceStore, model_name: str, requests: Sequence[TraceRequest]
                 store.load(req.model, req.text, req.ids)  # raises MissingTrace with the remedy
                 raise FileNotFoundError(f"trace of {req.text!r} for {model_name} is from another revision than {revision}")
             doc = store.load(req.model, req.text, req.ids)  # checked: shapes, distributions
-            cache[req] = (trace_weights(doc), [t["id"] for t in doc["tokens"]], path.stem)
+            cache[req] = (weight_grid(doc), [t["id"] for t in doc["tokens"]], path.stem)
         return cache[req]
 
     scores, chances, examples, used = {}, {}, {}, {}

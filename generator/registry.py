@@ -1,6 +1,6 @@
 """Every fact about a model or a score kind, once. Torch-free, imports nothing of the package.
 
-Parsing (lessons/), loading (models.py), scoring (heads.py) and rendering (render/) all read
+Parsing (lessons/), loading (model/load.py), scoring (heads.py) and rendering (render/) all read
 these tables, so a new model or a new score kind is one entry here (README, "Where to change
 what").
 """

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 # 2: every trace starts with the model's <|endoftext|> at position 0, as its training windows do.
 # 3: the big arrays are encoded (int16 × scale, base64) and scaledMasked / attnConcat are restored
 #    by the loader (traces/README.md, "Encoded arrays"); store.TraceStore.load gives plain lists.
-# 4: every trace has a `causal` block (generator/causal.py): ablation, direct logit attribution,
+# 4: every trace has a `causal` block (generator/model/causal.py): ablation, direct logit attribution,
 #    value norms and the logit lens, encoded like the activations (traces/README.md, "causal").
 SCHEMA_VERSION = 4
 
@@ -60,7 +60,7 @@ LAYER_ACTIVATIONS: tuple[Activation, ...] = (
     ),
 )
 
-# The `causal` block of a trace (generator/causal.py), each float array encoded as int16 × scale
+# The `causal` block of a trace (generator/model/causal.py), each float array encoded as int16 × scale
 # with its leading axes flattened into rows. Symbolic axes: ablation = len(causal.ablations),
 # followed = the clean top TOP_K_PREDICTIONS at that position then the lesson's targets, part =
 # CAUSAL_PARTS(layers, heads), stage = the embedding then each layer's output (layer + 1), lens =

@@ -199,7 +199,7 @@ def write_project(root: Path, pages: dict[str, str], traces=(), training_log: di
 
 def run_build(root: Path, strict: bool = True, env: dict | None = None, assets: bool = True, cmd: list[str] | None = None) -> Built:
     if assets:
-        from generator import publish
+        from generator.site import publish
 
         publish.write_assets(root / "content", root / "traces")
     site = root / "site"
@@ -231,7 +231,7 @@ HEAD_CHANCE = {"previous-token": 0.1204, "duplicate-token": 0.0625, "induction":
 
 
 def training_log_doc() -> dict:
-    """A training log in the shape generator/training.py writes (source files, headScores)."""
+    """A training log in the shape generator/model/training.py writes (source files, headScores)."""
     steps = [{"step": s, "loss": round(8 * math.exp(-s / 300) + 1.5, 4), "tokens": s * 4096} for s in range(1, 1201)]
     validation = [{"step": s, "loss": round(8 * math.exp(-s / 300) + 1.7, 4), "tokens": s * 4096} for s in (300, 600, 900, 1200)]
     head_scores = [

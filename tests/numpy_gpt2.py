@@ -1,5 +1,5 @@
 """GPT-2's forward pass in plain numpy (float64) from a safetensors file: the independent route
-the causal tests check generator/causal.py against. Written from the GPT-2 paper's architecture
+the causal tests check generator/model/causal.py against. Written from the GPT-2 paper's architecture
 (pre-layer-norm blocks, causal attention, GELU-new MLP, tied unembedding), not from transformers."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import trace_helpers  # noqa: E402
 
-from generator import models  # noqa: E402
+from generator.model import load as models  # noqa: E402
 
 models.load_tiny = lambda model_dir=None: trace_helpers.random_tiny(revision="test-random")
 

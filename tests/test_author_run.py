@@ -1,4 +1,4 @@
-"""A scripted author run (issue 12's "done when"), on a throwaway copy of the whole course: a new
+"""A scripted author run, on a throwaway copy of the whole course: a new
 lesson with two new sentences, `make traces` (python -m generator traces), and the rebuilt site.
 Adding a lesson must not change another chapter: heads.json and the head-types page stay byte
 for byte what they were; the new figures render with numbers from their traces; and a typo in a
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.bench_serve import REPO, copy_course
+from generator.bench.preview import REPO, copy_course
 from generator.store import TraceStore
 
 pytestmark = pytest.mark.slow

@@ -1,8 +1,8 @@
-"""generator.bench_browser's arithmetic (the bench itself prints figures and is not a test)."""
+"""generator.bench.browser's arithmetic (the bench itself prints figures and is not a test)."""
 
 import pytest
 
-from generator.bench_browser import RATIO_TARGET, paired_ratios
+from generator.bench.browser import RATIO_TARGET, paired_ratios
 
 
 def test_each_page_load_meets_the_floor_loads_either_side_of_it():
@@ -33,11 +33,11 @@ def test_too_few_pairs_give_no_spread():
 @pytest.mark.parametrize("flag", ["--runs", "--switches"])
 @pytest.mark.parametrize("value", ["0", "-3", "x"])
 def test_a_count_below_one_is_a_one_line_usage_error(flag, value, capsys):
-    from generator import bench_browser
+    from generator.bench import browser as bench_browser
 
     with pytest.raises(SystemExit) as stop:
         bench_browser.main([flag, value])
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == f"python -m generator.bench_browser: error: argument {flag}: invalid positive_int value: '{value}'"
+    assert err[-1] == f"python -m generator.bench.browser: error: argument {flag}: invalid positive_int value: '{value}'"
     assert "Traceback" not in "\n".join(err)

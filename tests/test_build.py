@@ -151,7 +151,7 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     key = lily_trace()["meta"] and re.search(r'data-trace-key="([0-9a-f]+)"', page).group(1)
     assert (gen / "traces" / "tiny" / f"{key}.js").is_file() and (gen / "traces" / "tiny" / f"{key}.json").is_file()
     part = (gen / "traces" / "tiny" / f"{key}.js").read_text()
-    # the part is encoded (publish.heavy_part_js): the trace file's arrays and every head's page weights
+    # the part is encoded (render/assets.py, heavy_part_js): the trace file's arrays and every head's page weights
     assert part.startswith("window.courseTraceParts = window.courseTraceParts || {};") and '"int16"' in part
     assert '"scaledMaskedFactor"' in part and '"weights"' in part and '"scaledMasked"' not in part and '"tokens"' not in part
     assert f'data-parts="assets/generated/traces/tiny/{key}.js"' in page
@@ -297,7 +297,7 @@ def test_generator_site_is_atomic_and_never_imports_torch(tmp_path):
 
 
 def test_assets_step_rewrites_only_changed_files(tmp_path):
-    from generator import publish
+    from generator.site import publish
 
     write_project(tmp_path, {"lesson.md": LESSON}, traces())
     first = publish.write_assets(tmp_path / "content", tmp_path / "traces")
@@ -322,7 +322,7 @@ def test_zensical_builds_the_same_config(tmp_path):
     course's theme overrides (overrides/ uses only what both engines give templates). The real
     course under Zensical: tests/browser/test_site_build.py."""
     write_project(tmp_path, {"lesson.md": LESSON}, traces(), training_log_doc())
-    from generator import publish
+    from generator.site import publish
 
     publish.write_assets(tmp_path / "content", tmp_path / "traces")
     exe = shutil.which("zensical") or str(Path(sys.executable).parent / "zensical")

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from conftest import lily_trace, synthetic_trace, write_traces
-from hardening_helpers import REPO, run, traces_command, tree_digest, tree_stat
+from course_builds import REPO, run, traces_command, tree_digest, tree_stat
 
 pytestmark = pytest.mark.slow
 
@@ -280,7 +280,7 @@ CASES = [
          file="content/glossary.yml", at="aliases: [tokens, soft]",
          files={"content/glossary.yml": GLOSSARY + "  aliases: [tokens, soft]\n"}),
     # ---- traces: missing and stale, under --strict
-    # ---- issue 11: what a hostile review broke
+    # ---- what a hostile review broke
     Case("yaml-alias-bomb", BOMB,
          "attention: the block uses a YAML anchor or alias (&name, *name) (body line 2). Fix: write each value out in full; a figure's options take no anchors or aliases",
          at="```attention"),
@@ -781,7 +781,7 @@ Focus output: {{ rep.out(1) }}.
 
 
 def test_what_the_review_found_wrong_renders_as_documented(good_project, tmp_path):
-    """Issue 11's silent wrong outputs, now right: a softmax label is looked up as a label
+    """Outputs that were once silently wrong, now right: a softmax label is looked up as a label
     (`labels: [2, 1, 0]`: weight(1) is the score labelled 1, #1 the first); e^x and the total past
     a float's range are written in scientific notation, not inf or a traceback; `1e3`/`1.0e3` in a
     stepper are numbers; a stepper without `focus` follows its last token, not the first match."""

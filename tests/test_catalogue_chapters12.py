@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from chapters12_helpers import synthetic_vectors, write_vectors
+from vector_fixtures import synthetic_vectors, write_vectors
 from test_catalogue import Case, apply, assert_no_traceback, base_project, build, error_lines, project_from, snapshot
 
 pytestmark = pytest.mark.slow

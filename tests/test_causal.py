@@ -1,4 +1,4 @@
-"""The causal measurements (generator/causal.py) against an independent route: GPT-2's forward pass
+"""The causal measurements (generator/model/causal.py) against an independent route: GPT-2's forward pass
 written again in numpy from the committed safetensors (tests/numpy_gpt2.py), with the head's
 output zeroed, replaced by its mean, or moved from another sentence. Also: the attribution parts
 add up to the logit, and the lens ends on the model's own prediction."""
@@ -12,7 +12,8 @@ torch = pytest.importorskip("torch")
 
 import numpy_gpt2 as ref  # noqa: E402
 
-from generator import causal, circuits, heads, models, tracing  # noqa: E402
+from generator.model import causal, circuits, load as models, tracing  # noqa: E402
+from generator import heads
 
 pytestmark = pytest.mark.slow
 ATOL = 1e-4

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from test_prose_claims import article, prose, section, text_of
 
-from generator import circuits_file, heads, tokens
+from generator.store import circuits_file
+from generator import heads, tokens
 from generator.store import TraceStore
-from hardening_helpers import shared_course
+from course_builds import shared_course
 
 REPO_TRACES = TraceStore(__import__("conftest").REPO / "traces")
 LILY, BEN = "Lily wanted to play with", "Ben wanted to play with"

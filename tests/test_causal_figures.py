@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from conftest import REPO, run_build, write_project
 
-from generator import circuits_file, heads, tokens
+from generator.store import circuits_file
+from generator import heads, tokens
 from generator.render import causal_data
 from generator.store import TraceStore
 

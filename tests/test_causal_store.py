@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from trace_helpers import fake_doc
 
-from generator import circuits_file, schema
+from generator.store import circuits_file
+from generator import schema
 from generator.store import DamagedFile, TraceStore
 
 
@@ -121,7 +122,7 @@ def test_circuits_file_is_checked_on_read(tmp_path):
 
 def test_trace_run_retraces_when_the_lessons_name_other_targets(tmp_path):
     """plan(): a stored trace is kept only while it follows exactly the lessons' targets."""
-    from generator import trace_run
+    from generator.model import trace_run
     from generator.lessons.pages import Followed
     from generator.store import TraceRequest
 

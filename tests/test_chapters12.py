@@ -1,4 +1,4 @@
-"""Chapters 1 and 2 (issue 15): the six figure kinds (goldens, references and their numbers), the
+"""Chapters 1 and 2: the six figure kinds (goldens, references and their numbers), the
 BPE replay against the committed merge lists, vectors.json (checks on read, determinism, that the
 committed file is what the model gives), and that chapters 1-2 introduce every glossary term
 chapter 3 uses."""
@@ -13,17 +13,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chapters12_helpers import LILY, synthetic_vectors, write_vectors
+from vector_fixtures import LILY, synthetic_vectors, write_vectors
 from conftest import REPO, lily_trace, write_traces
 from test_render import check_golden, text_of
-from generator import bpe, render, tokens, vectors_file
+from generator import bpe, render, tokens
+from generator.store import vectors_file
 from generator.render import vector_data
 from generator.lessons import directives as D
 from generator.lessons import refs
 from generator.lessons.errors import LessonError
 from generator.render.context import Ctx, Missing
 from generator.store import TraceStore
-from generator.store_files import DamagedFile
+from generator.store.files import DamagedFile
 
 BLOCKS = {
     "tokens": 'sentences: ["Lily wanted to play with her", "Mommy said the sandcastle was beautiful."]\nid: tk\ncaption: "Two tokenizers."\n',
@@ -232,7 +233,7 @@ def test_lesson_words_name_vocabulary_entries():
 
 
 def test_a_lesson_word_that_is_no_token_stops_the_vectors_step_with_its_line(tmp_path, capsys):
-    from generator import vectors
+    from generator.model import vectors
 
     (tmp_path / "content").mkdir()
     (tmp_path / "content" / "a.md").write_text("# A\n\n```map\nmodel: tiny\nmark: [her, qzxv]\n```\n", encoding="utf-8")
@@ -248,7 +249,7 @@ def test_the_committed_vectors_are_what_the_model_gives_and_the_same_twice(tmp_p
     pytest.importorskip("torch")
     import torch
 
-    from generator import vectors
+    from generator.model import vectors
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)  # as `make traces` pins it
@@ -349,7 +350,7 @@ def test_directive_mistakes_are_one_line():
 def test_make_traces_runs_the_vectors_step_after_the_traces(monkeypatch, tmp_path):
     """The hook in trace_run.main_traces: vectors are written only when tracing succeeded."""
     pytest.importorskip("torch")
-    from generator import trace_run, vectors
+    from generator.model import trace_run, vectors
 
     calls = []
     monkeypatch.setattr(vectors, "write_for_lessons", lambda *a, **k: calls.append((a, k)) or 0)

@@ -14,7 +14,7 @@ from generator.lessons import refs
 from generator.lessons.errors import LessonError
 from generator.render.attention import SAME_WITHIN, compare_words
 from generator.render.context import Ctx
-from generator.render.refs import PENDING_REF
+from generator.render.ref_common import PENDING_REF
 from generator.store import TraceStore
 
 BEN = "Ben wanted to play with her"

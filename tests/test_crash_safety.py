@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hardening_helpers import REPO, env, run, traces_command
+from course_builds import REPO, env, run, traces_command
 
 from generator.store import TraceStore
 

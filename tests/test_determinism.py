@@ -4,7 +4,7 @@ identical: every file's sha256, the traces, the generated assets, the site, the 
 
 Timestamps: MkDocs writes the build date into sitemap.xml (<lastmod>) and sitemap.xml.gz (the
 gzip header's mtime). Both follow SOURCE_DATE_EPOCH (https://reproducible-builds.org/specs/source-date-epoch/),
-which the helpers set for every build (hardening_helpers.env), so nothing is excluded. The zip
+which the helpers set for every build (course_builds.env), so nothing is excluded. The zip
 fixes its own timestamps (1980-01-01).
 
 Build A is the session's shared course build (also used by the browser tests); B is made here.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from hardening_helpers import build_course, shared_course, tree_digest
+from course_builds import build_course, shared_course, tree_digest
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""generator/downloads.py on a small synthetic site (no mkdocs, no browser): the zip is
+"""generator/site/downloads.py on a small synthetic site (no mkdocs, no browser): the zip is
 deterministic and complete, the one-file chapter holds everything it needs and nothing else."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import downloads as dl
+from generator.site import downloads as dl
 
 PAGE = """<!doctype html>
 <html lang="en" class="no-js">

@@ -16,15 +16,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator import schema, store
+from generator import schema
+from generator.store import codec, files
 from generator.store import DamagedFile, StoreError, TraceStore
 from trace_helpers import HAVE_TINY, NO_TINY_REASON, fake_doc
 
 
 def roundtrip(a, tril=False):
-    obj = json.loads(json.dumps(store.encode_array(a, tril=tril)))
+    obj = json.loads(json.dumps(codec.encode_array(a, tril=tril)))
     shape = tuple(obj["shape"])
-    return obj, store._decode_array(Path("x.json"), "x", obj, shape, tril=tril)
+    return obj, codec.decode_array(Path("x.json"), "x", obj, shape, tril=tril)
 
 
 @pytest.mark.parametrize("magnitude", [1e-6, 3e-3, 0.7, 1.0, 13.0, 250.0, 4e4])
@@ -55,8 +56,8 @@ def test_zeros_and_lower_triangle():
     assert (np.triu(back, 1) == 0).all() and np.abs(back - w).max() <= obj["scale"] / 2 * (1 + 1e-9)
     w = w.copy()
     w[0, 0], w[1, :2] = 1.0, [0.66, 0.34]  # weights: 0, 1 and two-decimal values come back exact
-    obj = store.encode_array(w, tril=True, scale=store.WEIGHTS_SCALE)
-    exact = store._decode_array(Path("x.json"), "x", obj, (6, 6), tril=True)
+    obj = codec.encode_array(w, tril=True, scale=codec.WEIGHTS_SCALE)
+    exact = codec.decode_array(Path("x.json"), "x", obj, (6, 6), tril=True)
     assert exact[0, 0] == 1.0 and exact[1, :2].tolist() == [0.66, 0.34] and exact[0, 1] == 0.0
     assert obj["tril"] is True and len(base64.b64decode(obj["int16"])) == 2 * 21
 
@@ -86,7 +87,7 @@ def test_store_roundtrip_restores_every_field(tmp_path):
 def test_encoded_file_is_smaller_than_plain_json(tmp_path):
     doc = fake_doc("a b c d e f g h", n_tokens=8, n_layer=2, n_head=2, head_dim=32)
     _, data = TraceStore(tmp_path).encode(doc)
-    plain = store.dumps(store.round_floats(doc))  # schema 2's way: every float a 5-digit number
+    plain = files.dumps(files.round_floats(doc))  # schema 2's way: every float a 5-digit number
     assert len(data) < 0.5 * len(plain)
 
 
@@ -166,7 +167,7 @@ def _rederive_worst(doc) -> float:
 @pytest.mark.skipif(not HAVE_TINY, reason=NO_TINY_REASON)
 def test_rederive_weights_on_a_real_tiny_trace(tmp_path):
     pytest.importorskip("torch")
-    from generator import models, tracing
+    from generator.model import load as models, tracing
 
     s = TraceStore(tmp_path)
     s.write(tracing.trace(models.load_tiny(), "Lily wanted to play with her ball."))
@@ -178,7 +179,7 @@ def test_rederive_weights_on_a_real_tiny_trace(tmp_path):
 def test_rederive_weights_on_a_stand_in_trace(tmp_path):
     """GPT-2 small's shape (12 × 12 × 64 per head), random weights: ~5 s on one core."""
     pytest.importorskip("torch")
-    from generator import models, tracing
+    from generator.model import load as models, tracing
 
     lm = models.load_stand_in()
     ids = lm.tokenizer_encode("The animal didn't cross the street because it was too tired")[:12]
@@ -187,5 +188,5 @@ def test_rederive_weights_on_a_stand_in_trace(tmp_path):
     path = s.write(traced)
     doc = s.load("gpt2", "stand-in", ids)
     assert _rederive_worst(doc) <= 1e-3
-    plain = store.dumps(store.round_floats(traced))
+    plain = files.dumps(files.round_floats(traced))
     assert path.stat().st_size < 0.3 * len(plain)

@@ -1,4 +1,4 @@
-"""Issue 9: `pick: {best: <kind>}` takes the head from heads.json, and a figure offered as an
+"""`pick: {best: <kind>}` takes the head from heads.json, and a figure offered as an
 example of a kind must show that kind at its focus row, or the build stops with one line."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Chapter 4 (content/gpt2.md) built end to end with every figure filled in.
 
 GPT-2's weights cannot be downloaded here, so the chapter's sentences and the head-scoring texts
-are traced with the random-init 12 × 12 × 768 stand-in (generator.models.load_stand_in) into a
+are traced with the random-init 12 × 12 × 768 stand-in (generator.model.load.load_stand_in) into a
 temporary store, and the real MkDocs build runs on a copy of content/ with COURSE_ALLOW_STANDIN=1.
 The numbers are meaningless (random weights); what is checked is that every figure, table and
 reference of the chapter renders from traces of GPT-2's shape, with nothing pending. The stand-in
@@ -33,7 +33,7 @@ SCORING = dict(n_random=2, random_length=6)
 
 def trace_chapter(lm, content: Path, store: TraceStore) -> list:
     """Trace every gpt2 sentence of the lessons plus the scoring texts, then the head scores."""
-    from generator import tracing
+    from generator.model import tracing
 
     reqs = [it.request for it in pages.collect(content) if it.request.model == "gpt2"]
     reqs += heads.scoring_requests("gpt2", lm.meta, **SCORING)
@@ -70,7 +70,7 @@ def chapter(tmp_path_factory):
     pytest.importorskip("torch")
     if not TINY_TOKENIZER.is_file():
         pytest.skip(f"{TINY_TOKENIZER} is missing (the stand-in uses the tiny tokenizer; run `make tiny-model`)")
-    from generator import models
+    from generator.model import load as models
 
     root = tmp_path_factory.mktemp("gpt2-chapter")
     content = copy_content(root)

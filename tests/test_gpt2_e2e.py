@@ -1,4 +1,4 @@
-"""Issue 14 item 5: the GPT-2 chapter end to end on the closest thing to GPT-2 that exists here.
+"""The GPT-2 chapter end to end on the closest thing to GPT-2 that exists here.
 
 A full GPT-2-shaped checkpoint is built from the committed generator/gpt2/config.json with random
 weights (transformers' GPT2LMHeadModel, seed 0) and saved with `save_pretrained`, together with the
@@ -149,7 +149,7 @@ def test_the_difference_column_is_zero_for_it(course):
     assert all(r[2] == r[4] for r in rows), "the same weights in both sentences"
 
 
-FIRST_LOAD_LIMIT = 60_000  # bytes gzipped per figure (issue 14 item 4)
+FIRST_LOAD_LIMIT = 60_000  # bytes gzipped per figure (the first-load budget)
 
 
 def test_each_gpt2_figure_first_load_stays_under_60_kb_gzipped(course):

@@ -298,8 +298,8 @@ def test_scores_of_a_real_traced_model_lie_in_zero_one(tmp_path):
     pytest.importorskip("torch")
     from tokenizers import Tokenizer, models, pre_tokenizers
 
-    from generator import models as gm
-    from generator import tracing
+    from generator.model import load as gm
+    from generator.model import tracing
 
     vocab = {"<|endoftext|>": 0} | {f"w{i}": i for i in range(1, 64)}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<|endoftext|>"))

@@ -1,5 +1,5 @@
-"""Held-out quality without near-copies of training stories (issue 25, items 7 and 8): the 8-word
-de-duplication of generator/training.py, `python -m generator evaluate-tiny` (which writes
+"""Held-out quality without near-copies of training stories: the 8-word
+de-duplication of generator/model/training.py, `python -m generator evaluate-tiny` (which writes
 `heldOutDedup` and `validationSample` into training_log.json, the same bytes as a retrain), the
 checks made when the log is read, and the `{{ model.tiny.training.* }}` references that quote them."""
 
@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from conftest import training_log_doc
-from generator import render, tiny_measures, training
+from generator import render
+from generator.model import tiny_measures, training
 from generator.lessons import refs
 from generator.lessons.errors import LessonError
 from generator.markdown import course
-from generator.markdown.errors import CourseBuildError
+from generator.markdown.build_errors import CourseBuildError
 from generator.render.context import Ctx
-from generator.render.refs import PENDING_REF
+from generator.render.ref_common import PENDING_REF
 
 REPO = Path(__file__).resolve().parents[1]
 WHERE = "content/page.md:20"

@@ -8,7 +8,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from generator import models, schema, tokens, tracing  # noqa: E402
+from generator.model import load as models, tracing  # noqa: E402
+from generator import schema, tokens
 from trace_helpers import HAVE_TINY, NO_TINY_REASON, TINY_DIR, small_tokenizer  # noqa: E402
 
 SEED = "Lily wanted to play with her"

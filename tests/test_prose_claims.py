@@ -1,6 +1,6 @@
-"""What the chapters' prose claims, checked against the numbers and the pages (issue 25, items 9-11).
+"""What the chapters' prose claims, checked against the numbers and the pages.
 
-Each test reads the session's shared build of the real course (hardening_helpers.shared_course:
+Each test reads the session's shared build of the real course (course_builds.shared_course:
 the tiny model traced, GPT-2 untraced, as on any machine without its weights) and, for chapter 2's
 map, the vectors.json that build used, so a sentence that stops being true of the numbers, or an
 old wording that comes back, fails here.
@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from hardening_helpers import shared_course
+from course_builds import shared_course
 
-from generator import vectors_file
+from generator.store import vectors_file
 from generator.render.vector_data import num
 
 

@@ -1,7 +1,7 @@
-"""Reader language on the built course (issue 13): a reader's page names the model the way a
+"""Reader language on the built course: a reader's page names the model the way a
 reader knows it, keeps the revision, versions and trace files behind a disclosure, and shows no
 build command or repository path (those go to the build log). The course is built once per
-session by hardening_helpers.shared_course, from the repository's content/."""
+session by course_builds.shared_course, from the repository's content/."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from hardening_helpers import INJECTION_PAGE_NAME, shared_course
+from course_builds import INJECTION_PAGE_NAME, shared_course
 
 # What an author types, never what a reader needs: nowhere on a page.
 COMMANDS = {

@@ -1,4 +1,4 @@
-"""figures.py and markdown_ext.py without MkDocs: rendered fragments (golden files), numbers,
+"""generator/render/ and generator/markdown/ without MkDocs: rendered fragments (golden files), numbers,
 escaping, pick rules, token names, references and their errors. Fast: no subprocess."""
 
 from __future__ import annotations
@@ -14,17 +14,18 @@ import numpy as np
 import pytest
 
 from conftest import GOLDEN, LILY, REPO, lily_trace, synthetic_trace, training_log_doc, write_traces
+from generator.render import assets
 from generator.store import TraceStore
 from generator import render, schema
 from generator.lessons import directives as D
 from generator.lessons import refs
 from generator.lessons.errors import LessonError
-from generator.render import context, grid, training
+from generator.render import context, grid, training_figure as training
 from generator.render import format as fmt
 from generator.render.context import Ctx, Missing
 from generator.render.pick import pick_head
-from generator.render.refs import PENDING_REF
-from generator.render.tokens import resolve_token
+from generator.render.ref_common import PENDING_REF
+from generator.render.token_names import resolve_token
 
 
 def ctx_for(root: Path, traces=(), **kw) -> Ctx:
@@ -183,7 +184,7 @@ def test_attention_summary_top3_table(tmp_path):
     ("gpt2", "GPT-2 small, trained by OpenAI.", "Model gpt2 (openai-community/gpt2), revision synthetic-0"),
 ])
 def test_provenance_names_the_model_for_readers_and_keeps_the_rest_behind_details(tmp_path, model, named, details):
-    """Issue 13: "Tiny model, trained for this course"; the revision, the versions that traced
+    """The provenance line: "Tiny model, trained for this course"; the revision, the versions that traced
     it and the trace JSON one click away, in a <details>."""
     ctx = ctx_for(tmp_path, [synthetic_trace(LILY, model=model)])
     block = f"model: {model}\nsentence: \"{LILY}\"\nlayer: 1\nhead: 1\ncaption: \"A caption.\"\n"
@@ -518,7 +519,7 @@ def test_every_output_escapes_token_text(tmp_path):
     data = course_data(attention)
     assert [x["text"] for x in data["tokens"]] == NASTY
     assert "\\ud83d\\ude42" in attention and "\\u003c/script\\u003e" in attention
-    part = __import__("generator.publish", fromlist=["heavy_part_js"]).heavy_part_js(stored(tmp_path, t))
+    part = assets.heavy_part_js(stored(tmp_path, t))
     assert part.isascii() and b"</" not in part
 
 
@@ -534,15 +535,16 @@ def part_body(js: bytes) -> dict:
 def test_heavy_part_holds_the_stored_files_arrays_and_every_heads_page_weights(tmp_path):
     """The site's part (and the one-file chapters', the same file) is encoded: the trace file's own
     q, k, v, scores and out objects, byte for byte, and the page weights as int16 × 0.0001, which
-    decode to exactly the 4-decimal weights the renderer printed from. Without the stored file
-    (a trace held only in memory) the part is plain, with the same weights."""
-    from generator import publish
+    decode to exactly the 4-decimal weights the renderer printed from, all from the store's one
+    read of the file. A trace held only in memory (a plain dict) gets a plain part, with the same
+    weights."""
     from test_committed_traces import decode as decode_readme  # traces/README.md's decoder
 
     [path] = write_traces(tmp_path, [lily_trace()])
     trace = TraceStore(tmp_path).load("tiny", LILY)
     raw = path.read_bytes()
-    part = part_body(publish.heavy_part_js(trace, raw))
+    part = part_body(assets.heavy_part_js(trace))
+    assert assets.download_copy(trace) == raw  # the download copy is the file, as the store read it
     doc = json.loads(raw)
     page = context.trace_weights(trace)  # (layer, head, query, key)
     assert part["schemaVersion"] == schema.SCHEMA_VERSION and part["key"] == trace["key"] and "tokens" not in part and "text" not in part
@@ -552,13 +554,22 @@ def test_heavy_part_holds_the_stored_files_arrays_and_every_heads_page_weights(t
             assert {f: head[f] for f in ("q", "k", "v", "scores", "out")} == {f: doc["layers"][l]["heads"][h][f] for f in ("q", "k", "v", "scores", "out")}
             w = np.round(decode_readme(head["weights"]), 4)
             assert np.array_equal(w, page[l, h]), (l, h)
-    plain = part_body(publish.heavy_part_js(trace))
+    plain = part_body(assets.heavy_part_js(dict(trace)))
     assert "schemaVersion" not in plain
     assert plain["layers"][2]["heads"][2]["weights"] == page[2, 2].tolist()
     assert plain["layers"][1]["heads"][3]["q"] == trace["layers"][1]["heads"][3]["q"]
-    other = json.loads(raw)
-    other["key"] = "0" * 12
-    assert "schemaVersion" not in part_body(publish.heavy_part_js(trace, json.dumps(other).encode()))  # not this trace's file
+    held = lily_trace()  # a trace held only in memory: its download copy is the trace as JSON
+    assert json.loads(assets.download_copy(held)) == json.loads(json.dumps(held))
+
+
+def test_the_asset_step_reads_no_trace_file(tmp_path, monkeypatch):
+    """write_trace_assets takes everything from the loaded trace: the file is not opened again."""
+    [path] = write_traces(tmp_path, [lily_trace()])
+    trace = TraceStore(tmp_path).load("tiny", LILY)
+    path.unlink()  # were it read again, this would fail or fall back to a plain part
+    written = assets.write_trace_assets(trace, tmp_path / "generated")
+    copy, part = sorted(written, key=lambda p: p.suffix)[::-1]
+    assert copy.read_bytes() == trace.raw and b'"schemaVersion"' in part.read_bytes()
 
 
 # ---------------------------------------------------------------- the Markdown extension, in process
@@ -657,7 +668,7 @@ head: 3
     ("token: play\n", "·to gives {{ pair.weight(to, Lily, 1) }}.", 3),  # a `token:` wins
 ])
 def test_compare_focus_follows_the_pages_references(tmp_path, monkeypatch, token, prose, focus):
-    """Issue 12: without `token:`, the compare figure opens on the row its references read, not
+    """Without `token:`, the compare figure opens on the row its references read, not
     on the last token."""
     monkeypatch.chdir(tmp_path)
     out = md_convert(tmp_path, COMPARE_PAGE.format(token=token, prose=prose), [synthetic_trace(LILY), synthetic_trace(BEN)])

@@ -1,4 +1,4 @@
-"""Scoreboard figures (generator/scoreboard.py) from heads.json, in real MkDocs builds and direct
+"""Scoreboard figures (generator/render/scoreboard.py) from heads.json, in real MkDocs builds and direct
 renders: heatmaps, sortable tables, links to example figures, references, pending boxes, and the
 stand-in kept off the site."""
 
@@ -21,7 +21,7 @@ from generator.lessons import refs
 from generator.lessons.errors import LessonError
 from generator.render import format as fmt
 from generator.render.context import Ctx, Missing
-from generator.render.refs import PENDING_REF
+from generator.render.ref_common import PENDING_REF
 
 SMALL = dict(n_random=1, random_length=4)  # few, short scoring texts for GPT-2-shaped synthetic traces
 

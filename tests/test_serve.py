@@ -1,4 +1,4 @@
-"""generator/serve.py without a browser: the Tracer behind `make serve` (which sentences it traces,
+"""generator/site/serve.py without a browser: the Tracer behind `make serve` (which sentences it traces,
 the model loaded once, what it says when it cannot trace), the store stamp that stops a second
 rebuild, and that the server starts without importing torch. The loop in Chromium:
 tests/browser/test_serve.py."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import serve
+from generator.site import serve
 from generator.store import TraceStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ class Said(list):
 
 
 def test_the_serving_process_does_not_import_torch():
-    code = ("import sys; from generator import cli, serve; from generator.serve import Tracer, cannot_load; "
+    code = ("import sys; from generator import cli, serve; from generator.site.serve import Tracer, cannot_load; "
             "cannot_load('tiny'); print('torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -74,7 +74,7 @@ def test_missing_lists_each_untraced_sentence_once_and_gpt2_is_said_once(tmp_pat
 def test_without_the_models_extra_it_says_once_how_to_turn_tracing_on(tmp_path, monkeypatch):
     import generator
 
-    monkeypatch.setitem(sys.modules, "generator.tracing", None)  # `import` then raises ImportError
+    monkeypatch.setitem(sys.modules, "generator.model.tracing", None)  # `import` then raises ImportError
     monkeypatch.delattr(generator, "tracing", raising=False)  # (an earlier test may have imported it)
     said = Said()
     tracer = serve.Tracer(tmp_path / "traces", lesson(tmp_path), models=("tiny",), say=said)

@@ -14,7 +14,8 @@ from decimal import Decimal
 
 import pytest
 
-from generator import schema, store, store_files
+from generator import schema
+from generator.store import files as store_files, traces
 from generator.store import MissingTrace, TraceRequest, TraceStore, trace_key
 from trace_helpers import REPO, fake_doc
 
@@ -35,15 +36,15 @@ def test_round_sig_keeps_five_significant_digits():
     rng = random.Random(7)
     for _ in range(2000):
         x = rng.uniform(-1, 1) * 10 ** rng.randint(-12, 8)
-        r = store.round_sig(x)
+        r = store_files.round_sig(x)
         assert significant_digits(r) <= 5
         assert abs(r - x) <= 0.5e-4 * abs(x) * (1 + 1e-9)
-    assert store.round_sig(0.123456789) == 0.12346
-    assert store.round_sig(-1234567.0) == -1234600.0
-    assert math.copysign(1, store.round_sig(-1e-30 * 0)) == 1  # no "-0.0" in files
+    assert store_files.round_sig(0.123456789) == 0.12346
+    assert store_files.round_sig(-1234567.0) == -1234600.0
+    assert math.copysign(1, store_files.round_sig(-1e-30 * 0)) == 1  # no "-0.0" in files
     with pytest.raises(ValueError):
-        store.round_sig(float("nan"))
-    rows = store.round_floats([[0.123456789, None, 2], [float("1e-7") / 3]])
+        store_files.round_sig(float("nan"))
+    rows = store_files.round_floats([[0.123456789, None, 2], [float("1e-7") / 3]])
     assert rows == [[0.12346, None, 2], [3.3333e-08]]
 
 
@@ -159,7 +160,7 @@ def test_crash_before_index_leaves_loadable_store(tmp_path, monkeypatch):
     real_replace = os.replace
 
     def dying_replace(src, dst):
-        if str(dst).endswith(store.INDEX_NAME):
+        if str(dst).endswith(store_files.INDEX_NAME):
             raise KeyboardInterrupt("killed between the trace and the index")
         return real_replace(src, dst)
 
@@ -191,7 +192,7 @@ def test_sigkill_mid_run_leaves_consistent_store(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", code])
     try:
         deadline = time.time() + 20
-        index = tmp_path / "tiny" / store.INDEX_NAME
+        index = tmp_path / "tiny" / store_files.INDEX_NAME
         while time.time() < deadline:
             if index.exists() and len(json.loads(index.read_text())["traces"]) >= 5:
                 break
@@ -219,7 +220,7 @@ def test_store_does_not_import_torch():
 @pytest.fixture(scope="module")
 def real_trace(tmp_path_factory):
     pytest.importorskip("torch")
-    from generator import tracing
+    from generator.model import tracing
     from trace_helpers import random_tiny
 
     lm = random_tiny(seed=2, sharpen=6.0)
@@ -300,7 +301,7 @@ def test_committed_store_is_consistent():
         meta = s.model_meta(model)
         assert meta is not None and meta["model"] == model and meta["schemaVersion"] == schema.SCHEMA_VERSION
         entries = s.entries(model)
-        assert entries == sorted(entries, key=store._entry_sort)
+        assert entries == sorted(entries, key=traces._entry_sort)
         for e in entries:
             path = REPO / "traces" / model / e["file"]
             assert path.is_file(), f"index lists a missing file {path}"

@@ -1,4 +1,4 @@
-"""Repeated tokens carry their position wherever they could be confused (issue 13): ·red₃ and
+"""Repeated tokens carry their position wherever they could be confused: ·red₃ and
 ·red₇. render/format.py (tok, page_tokens) and course.js (tokDisplay, tokSpoken) write the same
 text; course.js's two functions are run in Node on the JSON a page carries."""
 

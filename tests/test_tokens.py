@@ -59,7 +59,7 @@ def test_config_facts_without_weights():
 
 def test_config_facts_param_count_matches_a_built_model():
     torch = pytest.importorskip("torch")  # noqa: F841
-    from generator import models
+    from generator.model import load as models
 
     lm = models.load_tiny()
     assert registry.config_facts("tiny")["nParams"] == sum(p.numel() for p in lm.model.parameters())
@@ -67,7 +67,7 @@ def test_config_facts_param_count_matches_a_built_model():
 
 def test_tiny_tokens_equal_the_tracers():
     pytest.importorskip("torch")
-    from generator import models, tracing
+    from generator.model import load as models, tracing
 
     lm = models.load_tiny()
     for text in ("Lily wanted to play with her", "Once upon a time, there was a cat named Tom.", "héllo 🙂"):
@@ -76,7 +76,7 @@ def test_tiny_tokens_equal_the_tracers():
 
 def test_committed_gpt2_tokenizer_gives_the_hubs_ids():
     pytest.importorskip("transformers")
-    from generator import models
+    from generator.model import load as models
 
     if not models.hub_reachable():
         pytest.skip("the Hugging Face Hub is unreachable here: the committed GPT-2 tokenizer is checked against the hub's where it can be reached")

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from generator import models, trace_run  # noqa: E402
+from generator.model import load as models, trace_run  # noqa: E402
 from generator.cli import main  # noqa: E402
 from generator.store import TraceRequest, TraceStore  # noqa: E402
 from trace_helpers import random_tiny  # noqa: E402

@@ -8,7 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from generator import schema, tracing  # noqa: E402
+from generator import schema  # noqa: E402
+from generator.model import tracing
 from trace_helpers import HAVE_TINY, NO_TINY_REASON, random_tiny  # noqa: E402
 
 TEXT = "Lily wanted to play with her ball."
@@ -181,7 +182,7 @@ def test_self_check_catches_wrong_weights(lm):
 
 @pytest.mark.skipif(not HAVE_TINY, reason=NO_TINY_REASON)
 def test_trained_tiny_seed_sentence():
-    from generator import models
+    from generator.model import load as models
 
     lm = models.load_tiny()
     d = tracing.trace(lm, "Lily wanted to play with her")

@@ -1,4 +1,4 @@
-"""The training figure's second chart (the best head of each kind against step, issue 9 item 6)
+"""The training figure's second chart (the best head of each kind against step)
 and the `{{ model.tiny.training.headScore / headStep / headChance / source }}` references, on the
 small synthetic log of conftest.training_log_doc()."""
 
@@ -15,7 +15,7 @@ from generator.lessons import directives as D
 from generator.lessons import refs
 from generator.lessons.errors import LessonError
 from generator.render.context import Ctx
-from generator.render.refs import PENDING_REF
+from generator.render.ref_common import PENDING_REF
 
 WHERE = "content/page.md:20"
 
@@ -56,7 +56,7 @@ def test_head_phrases_name_their_steps():
 
 
 def test_head_names_read_as_a_reader_counts():
-    from generator.render.training import head_names
+    from generator.render.training_figure import head_names
     assert head_names([(3, 0), (3, 0)]) == "layer 4, head 1"
     assert head_names([(3, 0), (3, 3), (3, 0)]) == "layer 4, heads 1 and 4"
     assert head_names([(0, 3), (3, 0), (0, 3)]) == "layer 1, head 4 and layer 4, head 1"

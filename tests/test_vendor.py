@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from generator import publish
+from generator.render import assets
 
 REPO = Path(__file__).resolve().parents[1]
 VENDOR = REPO / "generator" / "assets" / "vendor"
@@ -40,11 +40,11 @@ def test_vendored_bundle_matches_its_manifest():
     assert len(data) == m["bytes"]
     lic = (VENDOR / m["licenseFile"]).read_bytes()
     assert hashlib.sha256(lic).hexdigest() == m["licenseSha256"] and b"MIT License" in lic and m["license"] == "MIT"
-    assert m["package"] == "plotly.js-cartesian-dist-min" and m["file"] == publish.PLOTLY_JS
+    assert m["package"] == "plotly.js-cartesian-dist-min" and m["file"] == assets.PLOTLY_JS
     assert f"v{m['version']}".encode() in data[:200]
     assert sorted(registered(data)) == m["traceTypes"]
     # what the site ships is exactly these bytes
-    assert publish.static_assets()[publish.PLOTLY_JS] == data and "plotly.min.js" not in publish.static_assets()
+    assert assets.static_assets()[assets.PLOTLY_JS] == data and "plotly.min.js" not in assets.static_assets()
 
 
 def test_vendored_version_is_the_python_packages_plotlyjs():

@@ -25,9 +25,9 @@ REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / ".github" / "workflows" / "pages.yml"
 README = REPO / "README.md"
 MAKEFILE = REPO / "Makefile"
-# generator/models.py pins GPT-2's revision; the constant itself now lives in the torch-free
-# generator/registry.py, which models.py imports it from. Either file may define it.
-MODELS = REPO / "generator" / "models.py"
+# generator/model/load.py pins GPT-2's revision; the constant itself now lives in the torch-free
+# generator/registry.py, which model/load.py imports it from. Either file may define it.
+MODELS = REPO / "generator" / "model" / "load.py"
 REVISION_SOURCES = [REPO / "generator" / "registry.py", MODELS]
 
 # The README's commands, in the order the workflow must run them.
@@ -292,7 +292,7 @@ def test_what_the_workflow_calls_exists_here():
     """The paths the workflow uploads are the ones the build writes, and `make test` (which .ci/run
     calls) installs the same axe-core the workflow does."""
     text = WORKFLOW.read_text(encoding="utf-8")
-    downloads = (REPO / "generator" / "downloads.py").read_text(encoding="utf-8")
+    downloads = (REPO / "generator" / "site" / "downloads.py").read_text(encoding="utf-8")
     assert "course-offline.zip" in downloads
     make = (REPO / "Makefile").read_text(encoding="utf-8")
     make_axe = re.search(r"(?m)^AXE_VERSION\s*:=\s*([0-9.]+)", make)

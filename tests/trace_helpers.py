@@ -23,7 +23,7 @@ SENTENCES = [
 @functools.lru_cache(maxsize=None)
 def small_tokenizer():
     """A byte-level BPE trained in a moment on a few sentences, built like the tiny one."""
-    from generator.training import train_tokenizer
+    from generator.model.training import train_tokenizer
 
     return train_tokenizer(SENTENCES * 20, 400)
 
@@ -33,7 +33,7 @@ def random_tiny(seed: int = 0, sharpen: float = 1.0, revision: str = "test-rando
     scales the q/k part of each c_attn so that attention is far from uniform."""
     import torch
 
-    from generator import models
+    from generator.model import load as models
 
     model = models.random_model(4, 4, 128, 256, 4096, seed=seed)
     if sharpen != 1.0:

@@ -1,5 +1,5 @@
 """The causal chapter's directive kinds: what removing, swapping or reading off a head does, from
-the `causal` block of each trace and the model's circuits.json / patching.json (generator/causal.py).
+the `causal` block of each trace and the model's circuits.json / patching.json (generator/model/causal.py).
 
     ```ablation
     model: tiny

@@ -1,5 +1,5 @@
 """Chapter 2's directive kinds: the tiny model's vectors, frozen by `make traces` into
-traces/tiny/vectors.json (generator/vectors.py writes it, generator/vectors_file.py reads it).
+traces/tiny/vectors.json (generator/model/vectors.py writes it, generator/store/vectors_file.py reads it).
 
     ```embedding
     model: tiny

@@ -63,16 +63,17 @@ from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
 from .. import render
+from ..render import assets
 from ..lessons.directives import SPECS, parse_directive
 from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
-from ..render import training
+from ..render import training_figure as training
 from ..render.context import Ctx, Missing
-from ..render.refs import PENDING_REF
+from ..render.ref_common import PENDING_REF
 from ..store import DamagedFile, StoreError, TraceStore
 from . import math, needs_traces
-from .errors import CourseBuildError, reraise
+from .build_errors import CourseBuildError, reraise
 
 log = logging.getLogger("mkdocs.plugins.generator")
 TAG_RE = re.compile(r"<[^>]+>")
@@ -198,14 +199,12 @@ class CourseExtension(Extension):
     def ensure_trace_assets(self, trace: dict) -> None:
         """Write a trace's download copy and heavy part if they are missing (for `mkdocs serve`
         without `make assets`); `python -m generator assets` writes everything."""
-        from .. import publish  # publish imports this module's callers' stage; only needed here
-
         generated = Path(self.getConfig("assets_dir")) if self.getConfig("assets_dir") else self.docs_dir() / GENERATED
         try:
-            publish.write_trace_assets(trace, generated, self.traces_dir(), only_missing=True)
+            assets.write_trace_assets(trace, generated, only_missing=True)
             if generated.resolve() not in _ASSETS_CHECKED:
                 _ASSETS_CHECKED.add(generated.resolve())
-                publish.write_static_assets(generated, only_missing=True)
+                assets.write_static_assets(generated, only_missing=True)
         except OSError as exc:  # a read-only checkout still builds; the links will 404
             log.info(f"could not write assets into {generated}: {exc}")
 
@@ -214,7 +213,7 @@ def makeExtension(**kwargs):
     return CourseExtension(**kwargs)
 
 
-from ..render.training import TRAINING_LOG_FIX, training_log_problem  # noqa: E402 (the log's checks live with its fields)
+from ..render.training_figure import TRAINING_LOG_FIX, training_log_problem  # noqa: E402 (the log's checks live with its fields)
 
 
 def read_training_log(path: Path) -> dict | None:

@@ -1,4 +1,4 @@
-"""Lesson extension: glossary pop-ups, the glossary page, and each page's reading time.
+"""The lesson extension: glossary pop-ups, the glossary page, and each page's reading time.
 
 A Python-Markdown extension, listed in mkdocs.yml as `generator.markdown.lesson`. It does three things:
 
@@ -43,7 +43,7 @@ from ..lessons import refs
 from ..lessons.directives import SPECS
 from ..lessons.errors import LessonError
 from ..lessons.source import bad_char, check_front_matter, decode, find_source, read_text, shown_path, split_front_matter, walk_lines
-from .errors import reraise
+from .build_errors import reraise
 from .math import MATH_INLINE_RE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

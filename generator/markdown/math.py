@@ -19,7 +19,7 @@ from markdown.blockprocessors import BlockProcessor
 from markdown.inlinepatterns import InlineProcessor
 
 from ..lessons.source import read_text
-from .errors import CourseBuildError
+from .build_errors import CourseBuildError
 
 MATH_DISPLAY_RE = r"(?<!\\)\$\$(.+?)\$\$"
 MATH_INLINE_RE = r"(?<![\\$\w])\$(?=\S)([^$\n]*?\S)\$(?![\w$])"

@@ -31,7 +31,7 @@ from ..lessons.errors import fail
 from ..lessons.refs import strip_code_spans
 from ..lessons.source import walk_lines
 from ..render import pending as pending_render
-from .errors import CourseBuildError
+from .build_errors import CourseBuildError
 
 MARK_CLASS = "needs-traces"
 MARK = "{: .needs-traces }"

@@ -25,7 +25,9 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 takes each weight from the first sentence that has its token (Ben: 2, Lily: 1)
     stepper     {{ id.score(she, Lily) }} {{ id.scaled(she, Lily) }} {{ id.weight(she, Lily) }}
                 {{ id.out(she) }} (a vector) {{ id.out(1) }} (entry 1 of the focus output)
-                {{ id.sqrtd }} {{ id.tokens }}
+                {{ id.sqrtd }} {{ id.tokens }} {{ id.dim }} (numbers per vector)
+                {{ id.query(she) }} {{ id.key(she) }} {{ id.value(she) }} (vectors as given)
+                {{ id.dot(she, Lily) }} (the dot product written out: "2 × 2 + 0 × 0")
     softmax     {{ id.weight(1) }} {{ id.exp(1) }} (by label, else by position; #1 always a position)
                 {{ id.total }} (e^x and the total in scientific notation from 1e6, 1.97e+434)
     scoreboard  {{ id.top(induction, 3) }} {{ id.score(induction, 6, 6) }} {{ id.rank(induction, 6, 6) }}
@@ -46,6 +48,26 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.comp(q, L3H3) }} {{ id.baseline }} {{ id.loss(2) }} {{ id.losswithout(L3H3) }}
                 {{ id.lossrise(4) }} {{ id.kindscore(L4H1) }} {{ id.kindscore(L3H3, duplicate-token) }}
                 {{ id.kindtop(2) }} {{ id.topcomp(q, 1) }} {{ id.head }}
+    tokens      {{ id.count(tiny) }} {{ id.count(gpt2, 2) }} (tokens of sentence 1, or 2)
+                {{ id.pieces(gpt2, Lily) }} {{ id.split(gpt2, Lily) }} {{ id.id(tiny, Lily) }} (how a word is
+                cut: how many pieces, the pieces, the first piece's id; a sentence number last)
+                {{ id.vocab(gpt2) }} {{ id.eot(gpt2) }} (vocabulary size, <|endoftext|>'s id)
+                {{ id.differ }} {{ id.differ(2) }} (words the two tokenizers cut differently) {{ id.sentences }}
+    merges      {{ id.steps }} {{ id.start }} (tokens before the first merge) {{ id.rank(2) }}
+                {{ id.pair(2) }} (step 2's merge and its rank in the merge list) {{ id.result }}
+                {{ id.merges }} (merges in the list) {{ id.word }} {{ id.bytes }} (byte tokens: 256)
+    embedding   {{ id.width }} {{ id.tokens }} {{ id.id(her) }} {{ id.position(her) }}
+                {{ id.value(her, 3) }} {{ id.value(her, 3, token) }} (dimension 3 of the sum, or of the
+                token or position row) {{ id.norm(her) }} {{ id.norm(her, sum) }} (length; default the token row)
+    layernorm   {{ id.mean(before) }} {{ id.std(normalised) }} {{ id.min(after) }} {{ id.max(after) }}
+                {{ id.value(after, 3) }} (the vector before, normalised, after) {{ id.token }} {{ id.width }}
+                {{ id.position }}
+    neighbours  {{ id.nearest(her) }} {{ id.nearest(her, 3) }} ("·she 0.61, ·his 0.52, …") {{ id.top(her) }}
+                {{ id.cosine(her, his) }} {{ id.dot(her, his) }} {{ id.norm(her) }} {{ id.token(her) }}
+                {{ id.k }} (neighbours shown per word)
+    map         {{ id.count }} (tokens on the map) {{ id.explained(1) }} (the share of variance axis 1 holds)
+                {{ id.x(her) }} {{ id.y(her) }} {{ id.close(her) }} {{ id.close(her, 3) }} (the marked word's
+                nearest tokens on the map) {{ id.rule }} (which tokens the map shows)
     models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
                 nHeads (layers × heads) sqrtHeadDim (2 decimals)
     training    {{ model.tiny.training.bitsPerChar }} natsPerToken (over all held-out stories) steps
@@ -75,11 +97,11 @@ from types import ModuleType
 
 from ..lessons.directives import DIRECTIVE_KINDS, Directive
 from ..lessons.refs import Ref
-from . import attention, compare, models, pending, predictions, scoreboard, softmax, stepper, training
+from . import attention, compare, model_refs as models, pending, predictions, scoreboard, softmax, stepper, training_figure as training
 from . import embedding, layernorm, merges, neighbours, token_split, vector_map  # chapters 1 and 2
 from . import ablation, attribution, circuit, lens, patching  # the causal chapter
 from .context import Ctx
-from .refs import check_arity, ref_fail
+from .ref_common import check_arity, ref_fail
 
 KINDS: dict[str, ModuleType] = {
     "attention": attention,

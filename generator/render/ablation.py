@@ -1,6 +1,6 @@
 """`ablation` figures: a layers × heads grid of what removing each head does to one measured
 quantity at one position (a logit difference, a log-probability or the KL divergence), zero- or
-mean-ablation, from the trace's causal block (generator/causal.py)."""
+mean-ablation, from the trace's causal block (generator/model/causal.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from .context import Ctx, Figure, Missing, load_panel
 from .format import diff2, f2, tok
 from .grid import provenance
 from .pending import traces_pending
-from .refs import int_arg, ref_fail, token_arg
-from .tokens import resolve_token
+from .ref_common import int_arg, ref_fail, token_arg
+from .token_names import resolve_token
 
 # clean: the measure in the clean run; effect(head[, mode]): its change when the head is removed;
 # ablated(head[, mode]): its value then; top(n[, mode]): the n heads that move it most, with their

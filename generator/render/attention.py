@@ -12,8 +12,8 @@ from .format import esc, f2, shown, tok
 from .grid import Grid, entries_html, light_data, provenance, ranked, trace_url
 from .pending import traces_pending
 from .pick import check_shows, clearest_row, pick_head, rule_words
-from .refs import int_arg, ref_fail, token_arg
-from .tokens import resolve_token
+from .ref_common import int_arg, ref_fail, token_arg
+from .token_names import resolve_token
 
 REFS: dict[str, tuple[int, int]] = {
     "layer": (0, 0), "head": (0, 0), "layer0": (0, 0), "head0": (0, 0), "weight": (2, 2), "score": (2, 2),

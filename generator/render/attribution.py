@@ -12,8 +12,8 @@ from .context import Ctx, Figure, Missing, load_panel
 from .format import diff2, f2, shown, tok
 from .grid import provenance
 from .pending import traces_pending
-from .refs import int_arg, ref_fail
-from .tokens import resolve_token
+from .ref_common import int_arg, ref_fail
+from .token_names import resolve_token
 
 # total: the logit (difference) the parts add up to; share(part): one part's direct share (part:
 # L2H3, MLP4, embedding or biases); top(n): the n largest shares, with their values;

@@ -13,7 +13,7 @@ from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from . import format as fmt
 from .context import Panel
-from .refs import ref_fail
+from .ref_common import ref_fail
 
 HEAD_RE = re.compile(r"^L(\d+)H(\d+)$")
 

@@ -1,11 +1,12 @@
 """`circuit` figures: what feeds one head. For every head of an earlier layer: the head's score
 of one kind when that earlier head is removed (zero and mean), the model's loss on the second copy
 of repeated random tokens without it, and the QK and OV composition scores from the weights
-(generator/causal.py, the model's circuits.json)."""
+(generator/model/causal.py, the model's circuits.json)."""
 
 from __future__ import annotations
 
-from .. import circuits_file, heads
+from ..store import circuits_file
+from .. import heads
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from ..registry import KINDS, NAMES
@@ -14,7 +15,7 @@ from . import templating
 from .causal_data import head_arg, head_label, head_words
 from .context import Ctx, Figure, Missing
 from .format import f2, shown
-from .refs import int_arg, ref_fail
+from .ref_common import int_arg, ref_fail
 
 # score: the head's clean score of the figure's kind; without(head[, mode]): that score with an
 # earlier head removed; drop(n[, mode]): the n earlier heads whose removal lowers it most, with the

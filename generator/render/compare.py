@@ -22,8 +22,8 @@ from .context import Ctx, Figure, Panel, load_panel
 from .format import f2, shown_diff, tok
 from .grid import Grid, light_data, provenance, trace_url
 from .pending import traces_pending
-from .refs import int_arg
-from .tokens import token_hits
+from .ref_common import int_arg
+from .token_names import token_hits
 
 REFS = {k: (lo, hi + 1) for k, (lo, hi) in attention.REFS.items() if k != "sentence"} | {"sentence": (0, 1)}
 

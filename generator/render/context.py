@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import heads
 from ..lessons.directives import Directive
+from ..store.codec import weight_grid
 from ..lessons.errors import LessonError
 from .format import label_tokens
 
@@ -141,7 +142,7 @@ def trace_weights(trace: dict) -> np.ndarray:
     hit = _WEIGHTS_CACHE.get(id(trace))
     if hit is not None and hit[0] is trace:
         return hit[1]
-    w = np.round(heads.trace_weights(trace), WEIGHT_DECIMALS) + 0.0  # (layer, head, query, key)
+    w = np.round(weight_grid(trace), WEIGHT_DECIMALS) + 0.0  # (layer, head, query, key)
     if len(_WEIGHTS_CACHE) > 64:
         _WEIGHTS_CACHE.clear()
     _WEIGHTS_CACHE[id(trace)] = (trace, w)

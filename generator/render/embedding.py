@@ -11,7 +11,7 @@ from ..lessons.refs import Ref
 from . import templating, vector_data
 from .context import Ctx, Figure
 from .format import whole
-from .refs import ref_fail
+from .ref_common import ref_fail
 from .vector_data import num
 
 REFS = {"width": (0, 0), "tokens": (0, 0), "value": (2, 3), "norm": (1, 2), "id": (1, 1), "position": (1, 1)}

@@ -72,7 +72,7 @@ class Grid:
 def light_data(panel: Panel, layer: int, head: int) -> dict:
     """The course-data JSON of one attention panel: what the first paint needs. Of the weights,
     (layer, head, query, key), only the shown head's grid is here, every other head is null: the
-    heavy part (publish.heavy_part_js), loaded after the first paint, brings them all, so that a
+    heavy part (assets.heavy_part_js), loaded after the first paint, brings them all, so that a
     figure's first load stays small on GPT-2's 12 × 12 heads too (CONTRACT.md, "Shipped weights")."""
     t = panel.trace
     n_layer, n_head = panel.weights.shape[:2]

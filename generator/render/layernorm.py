@@ -12,8 +12,8 @@ from ..lessons.refs import Ref
 from . import templating, vector_data
 from .context import Ctx, Figure
 from .format import tok, whole
-from .refs import ref_fail
-from .tokens import resolve_token
+from .ref_common import ref_fail
+from .token_names import resolve_token
 from .vector_data import num
 
 REFS = {"mean": (1, 1), "std": (1, 1), "min": (1, 1), "max": (1, 1), "value": (2, 2), "token": (0, 0), "width": (0, 0), "position": (0, 0)}

@@ -10,7 +10,7 @@ from .context import Ctx, Figure, load_panel
 from .format import f2, tok
 from .grid import provenance
 from .pending import traces_pending
-from .refs import int_arg, ref_fail, token_arg
+from .ref_common import int_arg, ref_fail, token_arg
 
 # guess(stage, token): the top guess read off the stream after `stage` (0: the embedding, 1 …:
 # after that layer) at that token, with its probability; first(token, guess): the first stage

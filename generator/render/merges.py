@@ -10,7 +10,7 @@ from ..lessons.refs import Ref
 from . import templating
 from .context import Ctx, Figure
 from .format import tok, whole
-from .refs import int_arg
+from .ref_common import int_arg
 
 REFS = {"steps": (0, 0), "start": (0, 0), "rank": (1, 1), "pair": (1, 1), "result": (0, 0), "merges": (0, 0), "word": (0, 0), "bytes": (0, 0)}
 

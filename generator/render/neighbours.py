@@ -11,7 +11,7 @@ from ..lessons.refs import Ref
 from . import templating, vector_data
 from .context import Ctx, Figure
 from .format import tok
-from .refs import int_arg
+from .ref_common import int_arg
 from .vector_data import num
 
 REFS = {"nearest": (1, 2), "top": (1, 1), "cosine": (2, 2), "dot": (2, 2), "norm": (1, 1), "k": (0, 0), "token": (1, 1)}

@@ -1,13 +1,13 @@
 """`patching` figures: activation patching for a pair of sentences of the same length. Each
 head's output from the second sentence is put into the first at every position, one head at a
 time, and the grid shows what that does to a logit difference at one position (from the model's
-patching.json, generator/causal.py)."""
+patching.json, generator/model/causal.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import circuits_file
+from ..store import circuits_file
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from ..store import DamagedFile
@@ -17,8 +17,8 @@ from .context import Ctx, Figure, Missing, load_panel
 from .format import diff2, shown, tok
 from .grid import provenance
 from .pending import known_tokens, traces_pending
-from .refs import int_arg, ref_fail
-from .tokens import resolve_token
+from .ref_common import int_arg, ref_fail
+from .token_names import resolve_token
 
 # clean(1|2): the logit difference in each sentence; effect(head): its change in the first when
 # the head's output comes from the second; patched(head): its value then; top(n): the n heads

@@ -19,8 +19,8 @@ from ..lessons.refs import Ref
 from ..registry import config_facts
 from . import templating
 from .context import Ctx, Figure
-from .refs import PENDING_REF, int_arg, ref_fail, token_arg
-from .tokens import resolve_token, token_hits
+from .ref_common import PENDING_REF, int_arg, ref_fail, token_arg
+from .token_names import resolve_token, token_hits
 
 READER_NAMES = {"gpt2": "GPT-2 small", "tiny": "the course's tiny model"}
 

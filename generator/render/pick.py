@@ -12,7 +12,7 @@ from ..lessons.errors import LessonError
 from .context import Ctx, Panel
 from .format import esc, f2, tok
 from .grid import ranked
-from .tokens import resolve_token
+from .token_names import resolve_token
 
 # Why a focus row has nothing for a kind to look at, for the check's message.
 NOTHING_THERE = {

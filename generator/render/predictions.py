@@ -9,7 +9,7 @@ from .context import Ctx, Figure, load_panel
 from .format import f2, page_tokens, tok
 from .grid import provenance
 from .pending import reader_name, traces_pending
-from .refs import int_arg, ref_fail, token_arg
+from .ref_common import int_arg, ref_fail, token_arg
 
 # tokens: the first sentence's token count; guess(token, sentence): the model's first guess after
 # that token of that sentence (1, 2, ...), with its probability: "·her 0.83".

@@ -24,7 +24,7 @@ from . import pending as pending_box
 from .context import Ctx, Figure, Missing, load_panel
 from .pick import clearest_row, shows
 from .format import f2
-from .refs import int_arg, ref_fail
+from .ref_common import int_arg, ref_fail
 
 REFS = {"top": (1, 2), "score": (3, 3), "rank": (3, 3), "chance": (1, 1)}
 SCROLL_STYLE = "max-height:24em;overflow-y:auto"  # the full list of a big model's heads scrolls

@@ -12,7 +12,7 @@ from ..lessons.refs import Ref, lookalike_note
 from . import templating
 from .context import Ctx, Figure
 from .format import f2, f3
-from .refs import int_arg, ref_fail
+from .ref_common import int_arg, ref_fail
 
 REFS = {"weight": (1, 1), "exp": (1, 1), "total": (0, 0)}
 SCIENTIFIC_FROM = 1e6  # e^x and the total from here on are written like 1.97e+347 (they overflow a float at e^710)

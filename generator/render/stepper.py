@@ -17,7 +17,7 @@ from .context import Ctx, Figure
 from .format import f2_or_whole as num
 from .format import f3, shown
 from .format import vec2_or_whole as vec
-from .refs import int_arg, ref_fail
+from .ref_common import int_arg, ref_fail
 
 REFS = {
     "score": (2, 2), "scaled": (2, 2), "weight": (2, 2), "out": (1, 1), "sqrtd": (0, 0), "tokens": (0, 0),

@@ -13,7 +13,7 @@ from ..lessons.refs import Ref, lookalike_note
 from . import templating
 from .context import Ctx, Figure
 from .format import tok, whole
-from .refs import int_arg, ref_fail
+from .ref_common import int_arg, ref_fail
 
 REFS = {
     "count": (1, 2), "pieces": (2, 3), "split": (2, 3), "id": (2, 3), "vocab": (1, 1), "eot": (1, 1),

@@ -1,19 +1,20 @@
-"""What chapter 2's figures share: the frozen vectors.json they read (generator/vectors_file.py),
+"""What chapter 2's figures share: the frozen vectors.json they read (generator/store/vectors_file.py),
 checked against the traces' model revision, the pending box while it lacks what a figure needs,
 and the words and tokens figures and references name."""
 
 from __future__ import annotations
 
-from .. import schema, vectors_file
+from .. import schema
+from ..store import vectors_file
 from ..lessons.directives import Directive
 from ..lessons.refs import Ref, lookalike_note
 from ..lessons.values import parse_token_ref
-from ..store_files import DamagedFile
+from ..store.files import DamagedFile
 from . import templating
 from .context import Ctx, Figure, Missing
 from .format import whole
-from .refs import ref_fail
-from .tokens import resolve_token
+from .ref_common import ref_fail
+from .token_names import resolve_token
 
 
 def load(d: Directive, ctx: Ctx, sentences=(), words=()) -> vectors_file.Vectors | None:

@@ -11,7 +11,7 @@ from ..lessons.refs import Ref
 from . import templating, vector_data
 from .context import Ctx, Figure
 from .format import tok
-from .refs import int_arg, ref_fail
+from .ref_common import int_arg, ref_fail
 from .vector_data import num
 
 REFS = {"count": (0, 0), "explained": (1, 1), "close": (1, 2), "x": (1, 1), "y": (1, 1), "rule": (0, 0)}

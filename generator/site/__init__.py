@@ -1,2 +1,8 @@
-"""The site stage: the assets a build ships, the build itself (MkDocs or Zensical), its log, the
-one-file downloads, and the author's live preview."""
+"""The site stage, last before the command line:
+
+    publish         `make site`: lessons checked, assets written, MkDocs run, the site moved into place
+    build_log       the build's warnings, grouped, and STRICT
+    downloads       the one-file chapters and the offline zip
+    zensical_build  the same build with Zensical, Material's successor
+    serve           `make serve`: the author's live preview, tracing on save
+"""

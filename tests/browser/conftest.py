@@ -194,11 +194,11 @@ def harness_url(harness_site, harness_server):
     return _url
 
 
-# The whole course, built once (hardening_helpers.shared_course), and served over http: shared by
+# The whole course, built once (course_builds.shared_course), and served over http: shared by
 # the accessibility, injection and offline tests.
 @pytest.fixture(scope="module")
 def course() -> Path:
-    from hardening_helpers import shared_course
+    from course_builds import shared_course
 
     return shared_course()
 

@@ -32,10 +32,10 @@ COMPARE_B = ["The", " dog", " sat"]
 
 
 def plotly_js() -> Path:
-    """The bundle the site ships: Plotly's vendored cartesian partial bundle (publish.py)."""
-    from generator import publish
+    """The bundle the site ships: Plotly's vendored cartesian partial bundle (render/assets.py)."""
+    from generator.render import assets
 
-    return publish.VENDOR / publish.PLOTLY_JS
+    return assets.VENDOR / assets.PLOTLY_JS
 
 
 # ------------------------------------------------------------------ synthetic traces
@@ -170,7 +170,7 @@ def softmax(xs: list[float]) -> list[float]:
     return [v / s for v in e]
 
 
-# ------------------------------------------------------------------ HTML (what figures.py writes)
+# ------------------------------------------------------------------ HTML (what the renderer writes)
 
 E = html.escape
 

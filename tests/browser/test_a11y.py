@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hardening_helpers import INJECTION_PAGE_NAME, REPO, settle
+from course_builds import INJECTION_PAGE_NAME, REPO, settle
 
 from .conftest import page_opener
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from hardening_helpers import settle
+from course_builds import settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from generator.bench_browser import DRAW_ALL_JS
-from hardening_helpers import settle
+from generator.bench.browser import DRAW_ALL_JS
+from course_builds import settle
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

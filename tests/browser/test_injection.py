@@ -1,4 +1,4 @@
-"""Injection: hostile sentences (hardening_helpers.INJECTIONS: `</script><img src=x
+"""Injection: hostile sentences (course_builds.INJECTIONS: `</script><img src=x
 onerror=alert(1)>`, quotes, backslashes, `{{ }}`, `<script>`, U+202E, emoji, combining marks),
 traced with the tiny model and built into a page of the shared course, render as text
 everywhere: grid labels, tables, summaries, Plotly ticks and hover text, the console `trace`,
@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 from generator.render.format import label_tokens, token_label
-from hardening_helpers import INJECTIONS
+from course_builds import INJECTIONS
 
 from .conftest import Watched
 

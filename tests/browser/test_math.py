@@ -1,4 +1,4 @@
-"""Formulas in Chromium: brackets and the cases brace grow with what they hold (issue 13). The
+"""Formulas in Chromium: brackets and the cases brace grow with what they hold. The
 page is the MathML that generator/markdown/math.py writes, inside Material's typeset styles'
 stand-in (a text font on the page), as a lesson shows it."""
 

@@ -1,7 +1,7 @@
 """Offline downloads in Chromium with ALL network blocked (every request that is not file:// or
 data: is aborted and counted): the unzipped course and a one-file chapter work from file://.
 
-The course is the session's shared build (tests/hardening_helpers.py: the repository's content
+The course is the session's shared build (tests/course_builds.py: the repository's content
 plus an injection page, traced with the tiny model, built by `python -m generator site`)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from hardening_helpers import INJECTION_PAGE_NAME, settle
+from course_builds import INJECTION_PAGE_NAME, settle
 
 from .conftest import failed_request, page_opener
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from hardening_helpers import settle
+from course_builds import settle
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-# Issue 13's goal. Measured 7,941 px at 1280 px: "Show as a table" on the note's line under each
+# The page's height budget. Measured 7,941 px at 1280 px: "Show as a table" on the note's line under each
 # heatmap, a step's table beside its text, two columns of sources, "All heads" closed until
 # pressed and tighter prose (8,667 px before, 11,389 px before the wide column, 14,365 px before
 # the compact layout).

@@ -1,4 +1,4 @@
-"""The reader's pages of the real course (the session's shared build, hardening_helpers), in
+"""The reader's pages of the real course (the session's shared build, course_builds), in
 Chromium: contrast of every chart line, marker and bar in both palettes, computed from the
 colours the browser rendered; every heatmap legible at 375 and 1280 px; the one-file chapter's
 inlined (encoded) trace decoded to the hosted page's numbers; axe with every table and every
@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from hardening_helpers import settle
+from course_builds import settle
 
 from .conftest import page_opener
 from .test_a11y import axe, built_pages, print_and_judge
@@ -121,7 +121,7 @@ def test_pages_decode_their_encoded_parts_to_the_store_loaders_numbers(course, b
     the one-file chapter inlines the same part; in both, course.js decodes every head of every
     trace to exactly the doubles the store's loader gives in Python (the numbers the renderer
     printed from), and the page weights to the renderer's 4-decimal ones."""
-    from generator import store_codec
+    from generator.store import codec as store_codec
     from generator.render.context import trace_weights
 
     site = course / "build" / "site"

@@ -1,4 +1,4 @@
-"""The scoreboard as figures.py renders it (generator/scoreboard.py), driven by course.js in
+"""The scoreboard as the renderer writes it (generator/render/scoreboard.py), driven by course.js in
 Chromium: sorting the tables, and a row's link opening that head in the example figure."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from generator import heads, publish
+from generator import heads
+from generator.render import assets
 from generator.store import TraceStore
 from heads_helpers import store_with_scores
 
@@ -31,7 +32,7 @@ def board_page(tmp_path_factory):
     body = render.render(d, ctx)
     harness.copy_assets(root)
     for trace in used:
-        publish.write_trace_assets(trace, root, root / "store")
+        assets.write_trace_assets(trace, root)
     (root / "index.html").write_text(harness.page(body), encoding="utf-8")
     return (root / "index.html").as_uri(), heads.load_scores(root / "store", "tiny")
 

@@ -1,7 +1,7 @@
 """`make serve` (python -m generator serve) on a throwaway copy of the course, in Chromium: a saved new
 sentence becomes a real heatmap without any other command, and a trace another process writes
 into traces/ shows without touching the lesson. How fast is `make bench`'s business
-(generator/bench_serve.py), not this file's."""
+(generator/bench/preview.py), not this file's."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from generator.bench_serve import copy_course, figure_shows, serving, write_lesson
+from generator.bench.preview import copy_course, figure_shows, serving, write_lesson
 from generator.store import TraceStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

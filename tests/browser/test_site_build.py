@@ -1,5 +1,5 @@
-"""course.js on a real `mkdocs build` (tests/conftest.py's synthetic traces, figures.py's HTML):
-the JavaScript must write exactly what figures.py writes for the same state, work from file://
+"""course.js on a real `mkdocs build` (tests/conftest.py's synthetic traces, the renderer's HTML):
+the JavaScript must write exactly what the renderer writes for the same state, work from file://
 and from http://127.0.0.1, and never reach the network."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ head: 2
 ```
 '''
 
-# The same sentence with a fixed state, so figures.py renders (layer 2, head 4, token 3).
+# The same sentence with a fixed state, so the renderer writes (layer 2, head 4, token 3).
 FIXED = '''# Fixed
 
 ```attention
@@ -140,7 +140,7 @@ def test_built_page_loads_clean_offline(open_site, site, scheme):
 
 
 def test_js_writes_what_figures_py_writes(open_site, site):
-    """figures.py's HTML for a state (JavaScript off) == course.js's DOM after moving to it."""
+    """the renderer's HTML for a state (JavaScript off) == course.js's DOM after moving to it."""
     server_side = open_site(js=False).goto(url(site, "file", "fixed.html"), wait_painted=False)
     expected_fig = rendered(server_side, "#fig-1")
     expected_cmp = rendered(server_side, "#fig-2")
@@ -241,7 +241,7 @@ def zensical_site(tmp_path_factory):
     import subprocess
     import sys
 
-    from generator.bench_serve import REPO, copy_course
+    from generator.bench.preview import REPO, copy_course
 
     if __import__("importlib").util.find_spec("zensical") is None:
         pytest.skip("zensical is not installed (pip install -e '.[test]')")

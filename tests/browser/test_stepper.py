@@ -1,5 +1,5 @@
 """The chapter's stepper as the seed lesson has it, and repeated tokens with their positions, in
-Chromium on the built course (issue 13): one step counter, the set-up table, the full score grid
+Chromium on the built course: one step counter, the set-up table, the full score grid
 with the focus row marked, bordered tables, e^score as MathML; ·red₄ and ·red₁₀ in a live figure."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The course as GitHub Pages hosts a project site: under a sub-path (https://user.github.io/course/),
 with 404.html answering any missing path below it, at any depth.
 
-The session's shared course (tests/hardening_helpers.py) is built once more, as the Pages workflow
+The session's shared course (tests/course_builds.py) is built once more, as the Pages workflow
 builds it: `python -m generator site` with COURSE_SITE_URL set to a URL under /course/ (mkdocs.yml
 reads it as site_url). That build is served under /course/ by a local http.server on 127.0.0.1
 that, like Pages, answers everything else with 404.html and status 404. Chromium then checks that
@@ -24,7 +24,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from hardening_helpers import INJECTION_PAGE_NAME, REPO, REUSE_ENV, course_mkdocs_yml, run, settle, standin_env
+from course_builds import INJECTION_PAGE_NAME, REPO, REUSE_ENV, course_mkdocs_yml, run, settle, standin_env
 
 from .conftest import Watched, failed_request, page_opener
 

@@ -1,0 +1,451 @@
+"""What each head *does* to the prediction, measured, not read off its weights.
+
+For one traced sentence (:func:`sentence_block`), with transformers' own modules and hooks, never
+a reimplementation of the model:
+
+* **ablation**: each head's output (its block of ``c_proj``'s input) replaced, at every position,
+  by zeros or by its mean over a fixed reference text (:func:`head_means`), one batched forward
+  per layer; per head and position, the KL divergence of the clean next-token distribution from
+  the ablated one, and the change in logit and log-probability of the clean top 5 and of every
+  token a lesson names for the sentence (its ``targets``);
+* **direct logit attribution**: the final residual stream is the sum of the embedding, every
+  head's output through its rows of ``W_O``, every MLP's output and the biases; through ln_f's
+  scale frozen at the clean run, each part's share of each followed logit (the parts add up to the
+  logit: :data:`DLA_ATOL`);
+* **value norms** ‖v_j W_O^h‖ (Kobayashi et al. 2020): α_ij times this is what token j really
+  hands token i through head h;
+* **the logit lens**: the residual stream after the embedding and after each block, through ln_f
+  and the unembedding, top 5 per layer and position.
+
+Per model, generator/model/circuits.py builds on these runs. For a pair of sentences (:func:`patching`): each head's output from sentence B put into
+sentence A at the same positions, and what that does to the followed logits.
+
+Everything returned is numpy float64 / int, unrounded; :mod:`generator.store.codec` encodes it.
+Heads and layers count from 0 here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .. import heads, schema
+from .load import LoadedModel
+
+ABLATIONS = ("zero", "mean")  # how a removed head's output is replaced
+DLA_ATOL = 1e-4  # the parts of a logit add up to it within this (float32 sums of ~20 vectors)
+LENS_K = schema.LENS_K  # top guesses the logit lens keeps per layer and position
+
+
+class CausalCheckError(AssertionError):
+    """A causal measurement disagrees with the model's own forward pass."""
+
+
+@dataclass(frozen=True)
+class CausalConfig:
+    ablations: tuple[str, ...] = ABLATIONS  # zero: the head adds nothing; mean: it adds its average output
+    lens_k: int = LENS_K  # top guesses per layer and position in the logit lens
+    reference_texts: tuple[str, ...] = heads.SCORING_SENTENCES  # what a head's mean output is taken over
+    reference_version: int = heads.SCORING_SET_VERSION  # bumped with the texts
+
+
+@dataclass
+class Reference:
+    """Each head's mean output over the reference texts, for mean-ablation."""
+
+    means: np.ndarray  # (layer, head, head_dim)
+    record: dict = field(default_factory=dict)  # what it was taken over, for the trace
+
+
+def dims(lm: LoadedModel) -> tuple[int, int, int, int]:
+    cfg = lm.model.config
+    L, H, W = int(cfg.n_layer), int(cfg.n_head), int(cfg.n_embd)
+    return L, H, W, W // H
+
+
+def blocks(lm: LoadedModel):
+    return lm.model.transformer.h
+
+
+def w_out(block, h: int, d: int) -> torch.Tensor:
+    """Head h's rows of W_O: c_proj is a Conv1D, whose weight is (in, out) = (width, width)."""
+    return block.attn.c_proj.weight[h * d : (h + 1) * d, :]  # (head_dim, width)
+
+
+def _forward(lm: LoadedModel, x: torch.Tensor, replace: dict | None = None, attentions: bool = False):
+    """The model on token ids `x` (batch, token), each layer's c_proj input passed through
+    replace[layer](concat) first. Returns transformers' output."""
+    handles = []
+    for layer, fn in (replace or {}).items():
+        def pre(_mod, args, fn=fn):
+            return (fn(args[0]),)
+        handles.append(blocks(lm)[layer].attn.c_proj.register_forward_pre_hook(pre))
+    try:
+        with torch.inference_mode():
+            return lm.model(x, use_cache=False, output_attentions=attentions)
+    finally:
+        for hd in handles:
+            hd.remove()
+
+
+def _head_replacer(H: int, d: int, means: np.ndarray | None, layer: int, modes: Sequence[str]):
+    """c_proj-input rewriter for a batch of len(modes) × H copies: copy m·H + h has head h
+    replaced as modes[m] says (zero, or the head's mean output at this layer)."""
+    def fn(concat):  # (batch, token, width)
+        concat = concat.clone()
+        for m, mode in enumerate(modes):
+            for h in range(H):
+                block = concat[m * H + h, :, h * d : (h + 1) * d]  # (token, head_dim)
+                if mode == "zero":
+                    block.zero_()
+                else:
+                    block.copy_(torch.as_tensor(means[layer, h], dtype=concat.dtype).expand_as(block))
+        return concat
+    return fn
+
+
+def head_means(lm: LoadedModel, config: CausalConfig = CausalConfig()) -> Reference:
+    """Each head's output averaged over every position but 0 (<|endoftext|>) of the reference
+    texts, each traced from <|endoftext|> as the pages' sentences are."""
+    L, H, W, d = dims(lm)
+    total = np.zeros((L, W))  # (layer, width)
+    n = 0
+    for text in config.reference_texts:
+        ids = lm.ids_of(text)
+        seen: dict[int, torch.Tensor] = {}
+
+        def keep(layer):
+            def fn(concat):
+                seen[layer] = concat[0].detach().double()  # (token, width)
+                return concat
+            return fn
+
+        _forward(lm, torch.tensor([ids]), {l: keep(l) for l in range(L)})
+        for l in range(L):
+            total[l] += seen[l][1:].sum(dim=0).numpy()  # (width,)
+        n += len(ids) - 1
+    means = (total / n).reshape(L, H, d)  # (layer, head, head_dim)
+    digest = hashlib.sha256(json.dumps(list(config.reference_texts), ensure_ascii=False).encode()).hexdigest()[:12]
+    record = {"texts": "heads.SCORING_SENTENCES", "version": config.reference_version, "sha": digest, "positions": n}
+    return Reference(means, record)
+
+
+def log_softmax(logits: torch.Tensor) -> torch.Tensor:
+    return torch.log_softmax(logits.double(), dim=-1)
+
+
+@dataclass
+class CleanRun:
+    """One clean forward with what a resumed run needs: the stream entering each block and the
+    exact arguments transformers gave it (the causal mask it built among them)."""
+
+    streams: list  # per block: (1, token, width), the residual stream entering it
+    calls: list  # per block: (args after the stream, kwargs)
+    logits: torch.Tensor  # (token, vocab), float64
+    attentions: torch.Tensor  # (layer, head, query, key), float64
+
+
+def clean_run(lm: LoadedModel, ids: Sequence[int]) -> CleanRun:
+    L = len(blocks(lm))
+    streams, calls = [None] * L, [None] * L
+    handles = []
+    for l, block in enumerate(blocks(lm)):
+        def keep(_m, args, kwargs, l=l):
+            streams[l] = args[0].detach()
+            calls[l] = (tuple(args[1:]), dict(kwargs))
+        handles.append(block.register_forward_pre_hook(keep, with_kwargs=True))
+    try:
+        with torch.inference_mode():
+            res = lm.model(torch.tensor([list(ids)]), use_cache=False, output_attentions=True)
+    finally:
+        for hd in handles:
+            hd.remove()
+    att = torch.stack([a[0] for a in res.attentions]).double()  # (layer, head, query, key)
+    return CleanRun(streams, calls, res.logits[0].double(), att)
+
+
+def resumed(lm: LoadedModel, run: CleanRun, layer: int, batch: int, replace) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model from block `layer` on, for `batch` copies of the clean stream entering it, with
+    that block's c_proj input passed through `replace` first: transformers' own blocks, ln_f and
+    unembedding, called with the arguments the clean run gave them (the blocks before `layer` are
+    not run again: their outputs do not change). Returns logits (batch, token, vocab) and the
+    attention weights of blocks layer… (batch, layer, head, query, key)."""
+    chain = blocks(lm)
+    seen = []
+    handles = [chain[layer].attn.c_proj.register_forward_pre_hook(lambda _m, args: (replace(args[0]),))]
+    for block in chain[layer:]:
+        handles.append(block.attn.register_forward_hook(lambda _m, _a, out: seen.append(out[1].detach())))
+    try:
+        with torch.inference_mode():
+            x = run.streams[layer].expand(batch, *run.streams[layer].shape[1:])  # (batch, token, width)
+            for l in range(layer, len(chain)):
+                args, kwargs = run.calls[l]
+                x = chain[l](x, *args, **kwargs)
+                x = x[0] if isinstance(x, tuple) else x
+            logits = lm.model.lm_head(lm.model.transformer.ln_f(x))  # (batch, token, vocab)
+    finally:
+        for hd in handles:
+            hd.remove()
+    return logits, torch.stack(seen, dim=1)  # float32: (batch, token, vocab), (batch, layer', head, query, key)
+
+
+def _icl_losses(logp: torch.Tensor, ids: Sequence[int], half: int) -> torch.Tensor:
+    """(batch, 2): mean next-token loss over the first copy (its tokens 2…half) and over the
+    same tokens in the second copy, of <|endoftext|> + s + s with |s| = half."""
+    tgt = torch.as_tensor(list(ids))  # (token,)
+    first = torch.arange(2, half + 1)
+    second = torch.arange(half + 2, 2 * half + 1)
+    nll = -logp[:, :-1].gather(-1, tgt[1:].expand(logp.shape[0], -1).unsqueeze(-1))[..., 0]  # (batch, token - 1)
+    return torch.stack([nll[:, first - 1].mean(-1), nll[:, second - 1].mean(-1)], dim=-1)
+
+
+def repeated_half(ids: Sequence[int]) -> int | None:
+    """|s| when ids are <|endoftext|> + s + s (a scoring text of repeated random tokens), else None."""
+    n = (len(ids) - 1) // 2
+    return n if n >= 2 and len(ids) == 2 * n + 1 and list(ids[1 : n + 1]) == list(ids[n + 1 :]) else None
+
+
+def ablation(lm: LoadedModel, ids: Sequence[int], ref: Reference, followed: np.ndarray, config: CausalConfig = CausalConfig()) -> dict:
+    """Per ablation mode, head and position: KL(clean ‖ ablated) of the next-token distribution,
+    and the ablated logit and log-probability of each followed token.
+
+    followed: (token, n) token ids followed at each position. Returns arrays shaped
+    kl (mode, layer, head, token), logit / logprob (mode, layer, head, token, n). Along the way it
+    keeps, for :func:`circuits`, every head's kind scores and (on repeated random tokens) the
+    copying losses with each head removed (lm's memo, keyed by the ids)."""
+    L, H, W, d = dims(lm)
+    T = len(ids)
+    modes = config.ablations
+    run = clean_run(lm, ids)
+    clean_lp = log_softmax(run.logits)  # (token, vocab), float64
+    lp32 = clean_lp.float()  # (token, vocab): the batches below are float32, as the model computes
+    p_clean = lp32.exp()  # (token, vocab)
+    idx = torch.as_tensor(followed, dtype=torch.long)  # (token, n)
+    kl = np.zeros((len(modes), L, H, T))
+    logit = np.zeros((len(modes), L, H, T, idx.shape[1]))
+    logprob = np.zeros_like(logit)
+    half = repeated_half(ids)
+    kinds = list(heads.KINDS)
+    # each kind's pattern as a (query, key) mask, so that a batch's on-pattern sums are one einsum
+    masks, counts = {}, {}
+    for kind in kinds:
+        cells = heads.pattern_targets(kind, ids)
+        masks[kind] = np.zeros((T, T))
+        for q, keys in enumerate(cells):
+            masks[kind][q, list(keys)] = 1.0
+        counts[kind] = sum(1 for keys in cells if len(keys))
+    parts = {k: np.zeros((len(modes), L * H, L, H)) for k in kinds}  # on-pattern weight sums, each head removed
+    losses = np.zeros((len(modes), L * H, 2))
+    clean_w = run.attentions.numpy()  # (layer, head, query, key)
+    for layer in range(L):
+        out, att = resumed(lm, run, layer, len(modes) * H, _head_replacer(H, d, ref.means, layer, modes))
+        lp = torch.log_softmax(out, dim=-1)  # (mode·head, token, vocab), float32
+        k = (p_clean * (lp32 - lp)).sum(-1)  # (mode·head, token)
+        gl = out.gather(-1, idx.expand(out.shape[0], *idx.shape))  # (mode·head, token, n)
+        gp = lp.gather(-1, idx.expand(out.shape[0], *idx.shape))  # (mode·head, token, n)
+        kl[:, layer] = k.view(len(modes), H, T).double().numpy()
+        logit[:, layer] = gl.view(len(modes), H, T, -1).double().numpy()
+        logprob[:, layer] = gp.view(len(modes), H, T, -1).double().numpy()
+        if half is not None:
+            losses[:, layer * H : (layer + 1) * H] = _icl_losses(lp, ids, half).view(len(modes), H, 2).double().numpy()
+        att = att.double().numpy()  # (mode·head, layers from `layer`, head, query, key)
+        for kind in kinds:
+            later = np.einsum("blhqk,qk->blh", att, masks[kind])  # (mode·head, layers from `layer`, head)
+            before = np.einsum("lhqk,qk->lh", clean_w[:layer], masks[kind])  # (layer, head): unchanged
+            sums = np.concatenate([np.broadcast_to(before, (att.shape[0], *before.shape)), later], axis=1)
+            parts[kind][:, layer * H : (layer + 1) * H] = sums.reshape(len(modes), H, L, H)
+    memo = lm.__dict__.setdefault("_circuit_parts", {})
+    memo[(tuple(int(i) for i in ids), tuple(modes), ref.record.get("sha"))] = {
+        "clean": {kind: heads.score_parts(kind, clean_w, ids) for kind in kinds},
+        "ablated": {kind: (parts[kind], counts[kind]) for kind in kinds},
+        "icl_clean": None if half is None else _icl_losses(clean_lp.unsqueeze(0), ids, half)[0].numpy(),
+        "icl": None if half is None else losses,
+    }
+    return {"kl": np.maximum(kl, 0.0), "logit": logit, "logprob": logprob}
+
+
+def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
+    """One clean forward, split into what the final residual stream is a sum of.
+
+    Returns parts (part, token, width) in the order of :func:`schema.causal_parts`, the residual stream
+    before each block and before ln_f (stage, token, width), the logits (token, vocab), the value
+    norms (layer, head, token) and each head's c_proj input (layer, token, width)."""
+    L, H, W, d = dims(lm)
+    model = lm.model
+    seen: dict = {"mlp": {}, "concat": {}, "resid": {}}
+    handles = []
+    for l, block in enumerate(blocks(lm)):
+        handles.append(block.register_forward_pre_hook(
+            lambda _m, args, kw=None, l=l: seen["resid"].__setitem__(l, args[0][0].detach().double())))
+        handles.append(block.attn.c_proj.register_forward_pre_hook(
+            lambda _m, args, l=l: seen["concat"].__setitem__(l, args[0][0].detach().double())))
+        handles.append(block.mlp.register_forward_hook(
+            lambda _m, _a, out, l=l: seen["mlp"].__setitem__(l, out[0].detach().double())))
+    handles.append(model.transformer.ln_f.register_forward_pre_hook(
+        lambda _m, args: seen["resid"].__setitem__(L, args[0][0].detach().double())))
+    try:
+        with torch.inference_mode():
+            res = model(torch.tensor([list(ids)]), use_cache=False)
+    finally:
+        for hd in handles:
+            hd.remove()
+    with torch.inference_mode():
+        parts = [seen["resid"][0]]  # the embedding: token + position, (token, width)
+        norms = np.zeros((L, H, len(ids)))
+        bias = torch.zeros(W, dtype=torch.float64)  # (width,)
+        for l, block in enumerate(blocks(lm)):
+            concat = seen["concat"][l]  # (token, width)
+            for h in range(H):
+                w_o = w_out(block, h, d).double()  # (head_dim, width)
+                parts.append(concat[:, h * d : (h + 1) * d] @ w_o)  # (token, width)
+            bias = bias + block.attn.c_proj.bias.double()  # (width,)
+        parts += [seen["mlp"][l] for l in range(L)]  # each (token, width)
+        parts.append(bias.expand(len(ids), W))  # (token, width), every layer's attention output bias
+        stacked = torch.stack(parts)  # (part, token, width)
+        worst = float((stacked.sum(0) - seen["resid"][L]).abs().max())
+        if worst > 1e-3 * (1 + float(seen["resid"][L].abs().max())):
+            raise CausalCheckError(f"{lm.name}: the residual parts add up to the stream within {worst:.3g} only")
+        stages = torch.stack([seen["resid"][s] for s in range(L + 1)])  # (stage, token, width)
+    return {"parts": stacked, "stages": stages, "logits": res.logits[0].double(), "concat": seen["concat"]}
+
+
+def value_norms(lm: LoadedModel, v: list[torch.Tensor]) -> np.ndarray:
+    """‖v_j W_O^h‖ for every layer, head and token: v per layer is (head, token, head_dim)."""
+    L, H, W, d = dims(lm)
+    out = np.zeros((L, H, v[0].shape[1]))
+    with torch.inference_mode():
+        for l, block in enumerate(blocks(lm)):
+            for h in range(H):
+                out[l, h] = (v[l][h].double() @ w_out(block, h, d).double()).norm(dim=-1).numpy()  # (token,)
+    return out
+
+
+def attribution(lm: LoadedModel, rp: dict, followed: np.ndarray) -> np.ndarray:
+    """Each part's direct share of each followed logit, through ln_f with its scale frozen at the
+    clean run: (part, token, n). The last part (biases) also takes ln_f's own bias."""
+    ln = lm.model.transformer.ln_f
+    w_u = lm.model.lm_head.weight.double()  # (vocab, width)
+    with torch.inference_mode():
+        x = rp["stages"][-1]  # (token, width), the stream ln_f reads
+        sigma = (x.var(dim=-1, unbiased=False, keepdim=True) + ln.eps).sqrt()  # (token, 1)
+        parts = rp["parts"]  # (part, token, width)
+        centred = parts - parts.mean(dim=-1, keepdim=True)  # (part, token, width)
+        scaled = centred / sigma * ln.weight.double()  # (part, token, width)
+        idx = torch.as_tensor(followed, dtype=torch.long)  # (token, n)
+        u = w_u[idx]  # (token, n, width)
+        dla = torch.einsum("ptw,tnw->ptn", scaled, u)  # (part, token, n)
+        dla[-1] += torch.einsum("w,tnw->tn", ln.bias.double(), u)  # (token, n)
+        if lm.model.lm_head.bias is not None:
+            dla[-1] += lm.model.lm_head.bias.double()[idx]
+        clean = rp["logits"].gather(-1, idx)  # (token, n)
+        worst = float((dla.sum(0) - clean).abs().max())
+    if worst > DLA_ATOL * (1 + float(clean.abs().max())):
+        raise CausalCheckError(f"{lm.name}: direct logit attribution adds up to the logit within {worst:.3g} only")
+    return dla.numpy()
+
+
+def logit_lens(lm: LoadedModel, rp: dict, k: int = LENS_K) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k next tokens read off the residual stream after the embedding and after each block:
+    ids (stage, token, k) and probabilities (stage, token, k). The last stage is the model's own
+    prediction."""
+    with torch.inference_mode():
+        logits = lm.model.lm_head(lm.model.transformer.ln_f(rp["stages"].float())).double()  # (stage, token, vocab)
+        top = torch.softmax(logits, dim=-1).topk(k, dim=-1)  # (stage, token, k)
+        final = rp["logits"].softmax(-1).topk(k, dim=-1)
+        if not torch.equal(top.indices[-1], final.indices) and (top.values[-1] - final.values).abs().max() > 1e-5:
+            raise CausalCheckError(f"{lm.name}: the logit lens's last layer is not the model's own prediction")
+    return top.indices.numpy(), top.values.numpy()
+
+
+def followed_tokens(top_ids: np.ndarray, targets: Sequence[int]) -> np.ndarray:
+    """(token, k + n): each position's clean top k, then the lesson's targets (the same at every
+    position)."""
+    T = top_ids.shape[0]
+    tgt = np.tile(np.asarray(list(targets), dtype=np.int64), (T, 1)).reshape(T, len(targets))
+    return np.concatenate([top_ids.astype(np.int64), tgt], axis=1)
+
+
+def reference(lm: LoadedModel, config: CausalConfig = CausalConfig()) -> Reference:
+    """The model's mean-ablation reference, computed once per loaded model."""
+    cache = lm.__dict__.setdefault("_causal_reference", {})
+    if config not in cache:
+        cache[config] = head_means(lm, config)
+    return cache[config]
+
+
+def sentence_block(lm: LoadedModel, ids: Sequence[int], v: list[torch.Tensor], ref: Reference | None = None,
+                   targets: Sequence[int] = (), config: CausalConfig = CausalConfig()) -> dict:
+    """Everything causal about one sentence (see the module's docstring): the trace's `causal`
+    block (schema.CAUSAL_FIELDS), numpy arrays unrounded."""
+    from ..schema import TOP_K_PREDICTIONS
+
+    ref = ref or reference(lm, config)
+    L, H, W, d = dims(lm)
+    targets = sorted({int(t) for t in targets})
+    rp = residual_parts(lm, ids)
+    clean_lp = log_softmax(rp["logits"])  # (token, vocab)
+    top = clean_lp.topk(TOP_K_PREDICTIONS, dim=-1).indices.numpy()  # (token, k)
+    followed = followed_tokens(top, targets)  # (token, k + n)
+    idx = torch.as_tensor(followed)
+    ab = ablation(lm, ids, ref, followed, config)
+    lens_ids, lens_probs = logit_lens(lm, rp, config.lens_k)
+    clean_logit = rp["logits"].gather(-1, idx).numpy()  # (token, k + n)
+    clean_logprob = clean_lp.gather(-1, idx).numpy()  # (token, k + n)
+    ids_used = sorted({int(i) for i in followed.ravel()} | {int(i) for i in lens_ids.ravel()})
+    return {
+        "targets": targets,
+        "ablations": list(config.ablations),
+        "parts": schema.causal_parts(L, H),
+        "meanReference": dict(ref.record),
+        "tokenTexts": {str(i): lm.token_text(i) for i in ids_used},
+        "followed": followed,  # (token, k + n)
+        "lensIds": lens_ids.astype(np.int64),  # (stage, token, k)
+        "cleanLogit": clean_logit,
+        "cleanLogprob": clean_logprob,
+        "kl": ab["kl"],  # (mode, layer, head, token)
+        "dLogit": ab["logit"] - clean_logit,  # (mode, layer, head, token, k + n)
+        "dLogprob": ab["logprob"] - clean_logprob,  # (mode, layer, head, token, k + n)
+        "dla": attribution(lm, rp, followed),  # (part, token, k + n)
+        "valueNorms": value_norms(lm, v),  # (layer, head, token)
+        "lensProbs": lens_probs,  # (stage, token, k)
+    }
+
+
+# ---------------------------------------------------------------- pairs
+
+
+def patching(lm: LoadedModel, ids_a: Sequence[int], ids_b: Sequence[int], targets: Sequence[int]) -> dict:
+    """Each head's output from sentence B put into sentence A at every position (same length),
+    one head at a time. Returns the followed targets' logits: clean A and B (token, n), and
+    patched (layer, head, token, n)."""
+    if len(ids_a) != len(ids_b):
+        raise ValueError(f"patching needs two sentences of the same length ({len(ids_a)} and {len(ids_b)} tokens)")
+    L, H, W, d = dims(lm)
+    T = len(ids_a)
+    idx = torch.as_tensor([list(targets)] * T, dtype=torch.long)  # (token, n)
+    rb = residual_parts(lm, ids_b)
+    ra = residual_parts(lm, ids_a)
+    run = clean_run(lm, ids_a)
+    patched = np.zeros((L, H, T, len(targets)))
+    for layer in range(L):
+        source = rb["concat"][layer]  # (token, width)
+
+        def put(concat, source=source):  # (head, token, width)
+            concat = concat.clone()
+            for h in range(H):
+                concat[h, :, h * d : (h + 1) * d] = source[:, h * d : (h + 1) * d].to(concat.dtype)
+            return concat
+
+        out, _ = resumed(lm, run, layer, H, put)  # (head, token, vocab)
+        patched[layer] = out.gather(-1, idx.expand(H, *idx.shape)).numpy()  # (head, token, n)
+    return {
+        "targets": [int(t) for t in targets],
+        "cleanA": ra["logits"].gather(-1, idx).numpy(),  # (token, n)
+        "cleanB": rb["logits"].gather(-1, idx).numpy(),  # (token, n)
+        "patched": patched,  # (layer, head, token, n)
+    }

@@ -1,0 +1,44 @@
+"""What every prose reference shares: its one-line errors, whole-number arguments, and the
+'pending' it shows while its figure's traces are missing. Each figure kind's module says which
+references it answers (REFS: name -> (fewest, most) arguments) and answers them (ref())."""
+
+from __future__ import annotations
+
+import re
+
+from markupsafe import Markup
+
+from ..lessons.errors import LessonError
+from ..lessons.directives import parse_token_ref
+from ..lessons.refs import Ref
+from .context import Panel
+from .token_names import resolve_token
+
+PENDING_REF = Markup('<span class="course-pending-ref">pending</span>')
+
+
+def ref_fail(ref: Ref, problem: str, fix: str):
+    raise LessonError(ref.where, f"reference {{{{ {ref.raw} }}}}: {problem}", fix)
+
+
+def int_arg(ref: Ref, value: str, what: str, lo: int, hi: int) -> int:
+    if not re.fullmatch(r"\d+", value) or not lo <= int(value) <= hi:
+        ref_fail(ref, f"{what} {value!r} is not a number from {lo} to {hi}", f"write a whole number from {lo} to {hi}")
+    return int(value)
+
+
+def check_arity(ref: Ref, kind: str, names: dict[str, tuple[int, int]]) -> None:
+    """The reference's name is one `kind` answers, with an allowed number of arguments."""
+    if ref.name not in names:
+        allowed = ", ".join(sorted(names)) or "none"
+        ref_fail(ref, f"a {kind} figure has no '{ref.name}'", f"use one of: {allowed}")
+    lo, hi = names[ref.name]
+    if not lo <= len(ref.args) <= hi:
+        want = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        ref_fail(ref, f"'{ref.name}' takes {want} argument{'s' if hi != 1 else ''}, not {len(ref.args)}", "see the list of references in CONTRACT.md")
+
+
+def token_arg(ref: Ref, panel: Panel, arg: str, what: str) -> int:
+    """The 0-based position of the token a reference's argument names, in `panel`."""
+    label = f"reference {{{{ {ref.raw} }}}}"
+    return resolve_token(parse_token_ref(arg, ref.where, label), panel.tokens, ref.where, f"{label}: {what}")

@@ -1,0 +1,49 @@
+"""course.js, joined from its parts in generator/assets/js/.
+
+The site ships one classic script at assets/generated/course.js (modules do not load from file://,
+and the one-file chapters inline scripts as text). Its source is kept in parts, each a section of
+one closure; `ORDER` in that folder lists them once, in the order they are joined. Everything that
+reads course.js (the build, the one-file chapters, the tests' harness) reads it through
+`course_js()`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+PARTS_DIR = Path(__file__).resolve().parents[1] / "assets" / "js"
+ORDER_FILE = PARTS_DIR / "ORDER"
+
+# The closure the parts share: one scope, so one set of helpers, and nothing leaks to window
+# except what a part sets on it on purpose.
+OPENING = "(function () {\n  'use strict';\n\n"
+CLOSING = "})();\n"
+
+
+class ScriptError(Exception):
+    """The parts and ORDER disagree: a part listed twice or missing, or a file ORDER leaves out."""
+
+
+def part_names() -> list[str]:
+    """The parts in join order: ORDER's lines, less blanks and `#` comments."""
+    names = [ln.strip() for ln in ORDER_FILE.read_text(encoding="utf-8").splitlines()]
+    names = [n for n in names if n and not n.startswith("#")]
+    on_disk = {p.name for p in PARTS_DIR.glob("*.js")}
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    missing = [n for n in names if n not in on_disk]
+    unlisted = sorted(on_disk - set(names))
+    for what, found in (("listed twice", dupes), ("listed but missing", missing), ("not listed", unlisted)):
+        if found:
+            raise ScriptError(f"{ORDER_FILE}: part(s) {what}: {', '.join(found)}")
+    return names
+
+
+def parts() -> list[tuple[str, str]]:
+    """(name, text) of every part, in join order."""
+    return [(n, (PARTS_DIR / n).read_text(encoding="utf-8")) for n in part_names()]
+
+
+def course_js() -> str:
+    """The joined script: the header part first, outside the closure, then the rest inside it."""
+    named = parts()
+    (_, header), body = named[0], named[1:]
+    return header.rstrip("\n") + "\n" + OPENING + "\n".join(t.rstrip("\n") + "\n" for _, t in body) + CLOSING

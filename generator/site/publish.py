@@ -1,0 +1,236 @@
+"""Asset and site steps: `python -m generator assets` and `python -m generator site`.
+
+`assets` writes content/assets/generated/ (render/assets.py says what goes there) for every trace
+the lessons use, and removes what no lesson uses any more.
+
+`site` first parses every lesson (lessons.pages.check_lessons: the first mistake stops it with
+its line), writes the assets into a temporary folder (not content/), runs MkDocs into another
+temporary folder next to site_dir, puts the fresh assets into the built site, and only when all
+of that succeeds moves the site into place and brings content/assets/generated/ up to date (for
+`mkdocs serve`): a failed build writes nothing, neither site_dir nor content/.
+
+No torch here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .. import heads
+from ..lessons import pages
+from ..lessons.errors import LessonError
+from ..lessons.source import GENERATED, iter_markdown
+from ..render.assets import COPIED, PACKAGE_ASSETS, trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
+from ..store import StoreError, TraceStore
+from . import build_log, downloads
+
+
+def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tuple[int, ...] | None]]:
+    """(model, text, ids) of every trace a lesson figure shows: each figure's sentences, and the
+    example traces that heads.json names for each scoreboard's model (ids for random tokens).
+    A page with a broken block is skipped here: the site build reports the mistake with its file
+    and line."""
+    seen: dict[tuple, None] = {}
+    boards: dict[str, None] = {}
+    for path in iter_markdown(content_dir):
+        try:
+            found = pages.parse_file(path)
+        except (LessonError, OSError, UnicodeDecodeError):
+            continue
+        for d in found:
+            for model, text in pages.directive_sentences(d):
+                seen.setdefault((model, text, None), None)
+            if d.kind == "scoreboard":
+                boards.setdefault(d.model, None)
+    for model in boards:
+        for r in heads.example_requests(traces_dir, model):
+            seen.setdefault((r.model, r.text, r.ids), None)
+    return list(seen)
+
+
+def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "traces", out=None, generated: Path | None = None) -> list[Path]:
+    """Everything under content_dir/assets/generated/ (or under `generated`). Returns the files
+    written."""
+    content_dir, traces_dir = Path(content_dir), Path(traces_dir)
+    generated = content_dir / GENERATED if generated is None else Path(generated)
+    written = write_static_assets(generated)
+    for name in COPIED:
+        if not (PACKAGE_ASSETS / name).is_file():
+            print(f"warning: generator/assets/{name} is not written yet; pages will load without it", file=out or sys.stderr)
+    store = TraceStore(traces_dir)
+    keep: set[Path] = set()
+    for model, text, ids in used_traces(content_dir, traces_dir):
+        try:
+            trace = store.load(model, text, ids)
+        except LookupError:
+            continue  # the build reports it, with the page's line
+        keep.update(trace_asset_paths(trace, generated))
+        written += write_trace_assets(trace, generated)
+    # remove download copies and parts no lesson uses any more
+    tdir = generated / "traces"
+    if tdir.is_dir():
+        for p in sorted(tdir.rglob("*")):
+            if p.is_file() and p not in keep:
+                p.unlink()
+        for d in sorted((p for p in tdir.rglob("*") if p.is_dir()), reverse=True):
+            if not any(d.iterdir()):
+                d.rmdir()
+    return written
+
+
+# ---------------------------------------------------------------- site
+
+
+def mdx_option(cfg, name: str, default: str) -> str:
+    conf = (cfg.get("mdx_configs") or {}).get("generator.markdown.course") or {}
+    return conf.get(name, default)
+
+
+def setup_logging() -> None:
+    logger = logging.getLogger("mkdocs")
+    if not any(getattr(h, "_course", False) for h in logger.handlers):
+        h = logging.StreamHandler(sys.stderr)
+        h.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
+        h.setLevel(logging.INFO)
+        h._course = True  # type: ignore[attr-defined]
+        logger.addHandler(h)
+        logger.setLevel(logging.INFO)
+
+
+def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site_dir: str | None = None, with_downloads: bool = True) -> int:
+    """assets + `mkdocs build` (+ the offline downloads, generator/site/downloads.py) into a temporary
+    folder, moved over site_dir on success. Returns an exit status; on failure the previous
+    site_dir is left as it was. `strict`: False; True or "1" (any warning fails, a pending figure
+    included); or model names, "tiny" (any warning fails but a pending figure of another model,
+    which stays a warning; build_log.strict_models)."""
+    from mkdocs.commands import build as mkbuild
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort, MkDocsException
+
+    setup_logging()
+    try:
+        failing = build_log.strict_models(strict)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        cfg = load_config(config_file=config_file, strict=failing is not None)
+    except (Abort, MkDocsException) as exc:  # MkDocs has logged what is wrong with the configuration
+        print(f"error: {config_file}: {exc}", file=sys.stderr)
+        return 1
+    final = Path(site_dir or cfg["site_dir"]).resolve()
+    docs = Path(cfg["docs_dir"])
+    traces_dir = mdx_option(cfg, "traces_dir", "traces")
+    tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
+    stage = final.with_name(f".{final.name}.assets-{os.getpid()}")  # the assets, until the build succeeds
+    for folder in (tmp, stage):
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        pages.check_lessons(docs)
+        write_assets(docs, traces_dir, generated=stage)
+    except (LessonError, StoreError, heads.StandInRefused) as exc:  # one line each, naming the file
+        shutil.rmtree(stage, ignore_errors=True)
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    # the extension writes a missing trace asset into the stage too, never into content/
+    cfg["mdx_configs"].setdefault("generator.markdown.course", {})["assets_dir"] = str(stage)
+    cfg["site_dir"] = str(tmp)
+    try:
+        with build_log.grouped_warnings() as held:
+            mkbuild.build(cfg)
+        held.report()
+        failed = sorted(set(held.models()) & (failing or set()))
+        if failed:
+            raise Abort(f"STRICT={strict}: figures of {', '.join(failed)} are pending")
+        shutil.rmtree(tmp / GENERATED, ignore_errors=True)  # MkDocs copied content/'s, maybe stale
+        shutil.copytree(stage, tmp / GENERATED)
+    except (Abort, MkDocsException, SystemExit) as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
+        msg = str(exc) or type(exc).__name__
+        print(f"error: the site was not built ({msg}); {final} is unchanged", file=sys.stderr)
+        return 1
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    if with_downloads:
+        try:
+            downloads.build_downloads(tmp, final.parent / "downloads", site_url=cfg.get("site_url"))
+        except Exception as exc:  # whatever fails, the old site must stay and the reason be said
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(stage, ignore_errors=True)
+            print(f"error: the offline downloads failed ({exc}); {final} is unchanged", file=sys.stderr)
+            return 1
+    old = final.with_name(f".{final.name}.old-{os.getpid()}")
+    if final.exists():
+        os.replace(final, old)
+    os.replace(tmp, final)
+    shutil.rmtree(old, ignore_errors=True)
+    try:
+        sync_generated(stage, docs / GENERATED)
+    except OSError as exc:  # a read-only checkout still builds; `mkdocs serve` makes its own
+        print(f"warning: could not update {docs / GENERATED}: {exc}", file=sys.stderr)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    print(f"site written to {final}", file=sys.stderr)
+    return 0
+
+
+def sync_generated(stage: Path, generated: Path) -> None:
+    """Make `generated` hold exactly the files of `stage` (a file is rewritten only when its bytes
+    change, so `mkdocs serve` does not rebuild in a loop)."""
+    files = {p.relative_to(stage) for p in stage.rglob("*") if p.is_file()}
+    for rel in sorted(files):
+        write_if_changed(generated / rel, (stage / rel).read_bytes())
+    if generated.is_dir():
+        for p in sorted(generated.rglob("*"), reverse=True):
+            if p.is_file() and p.relative_to(generated) not in files:
+                p.unlink()
+            elif p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+
+
+# ---------------------------------------------------------------- command line
+
+
+def add_parsers(sub, engines: dict | None = None) -> None:
+    """`assets` and `site`; `engines` maps another --engine's name to its build function
+    (zensical_build.build_zensical), called as f(config_file, strict=, site_dir=)."""
+    engines = engines or {}
+    p = sub.add_parser("assets", help="write content/assets/generated/ (Plotly, course.js/css, colour scale, trace files)")
+    p.add_argument("--content", default="content", help="the lessons' folder (docs_dir)")
+    p.add_argument("--traces", default="traces", help="the trace store")
+    p.set_defaults(func=_cmd_assets)
+
+    p = sub.add_parser("site", help="assets + mkdocs build into build/site (the old site stays if the build fails)")
+    p.add_argument("--strict", nargs="?", const="1", default=None, metavar="MODELS",
+                   help="fail on warnings: --strict (make site STRICT=1) fails on any pending figure too; "
+                        "--strict=tiny (STRICT=tiny) on a pending tiny figure, GPT-2's stay warnings")
+    p.add_argument("-f", "--config-file", default="mkdocs.yml")
+    p.add_argument("-d", "--site-dir", default=None, help="default: site_dir of mkdocs.yml")
+    p.add_argument("--no-downloads", action="store_true", help="skip the offline zip and one-file chapters")
+    p.add_argument("--engine", choices=("mkdocs", *engines), default="mkdocs",
+                   help="zensical (make site ENGINE=zensical): build with Zensical into build/zensical-site "
+                        "(generator/site/zensical_build.py); build/site is not touched")
+    p.set_defaults(func=_cmd_site, engines=engines)
+
+
+def _cmd_assets(args) -> int:
+    try:
+        written = write_assets(args.content, args.traces)
+    except LessonError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"assets: {len(written)} file(s) written under {Path(args.content) / GENERATED}", file=sys.stderr)
+    return 0
+
+
+def _cmd_site(args) -> int:
+    if args.engine != "mkdocs":  # another engine's build (cli.py passes it: it sits above this module)
+        return args.engines[args.engine](args.config_file, strict=args.strict, site_dir=args.site_dir)
+    return build_site(args.config_file, strict=args.strict, site_dir=args.site_dir, with_downloads=not args.no_downloads)

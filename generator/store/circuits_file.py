@@ -1,0 +1,166 @@
+"""The per-model causal files, read and written without torch: ``circuits.json`` (composition
+scores, kind scores with each head removed, the in-context-learning score) and ``patching.json``
+(each head's output swapped between two sentences). generator/model/causal.py computes them at
+`make traces`; the site build reads them back here, checked, never trusted.
+
+Both are compact deterministic JSON (5 significant digits), written atomically. Layers and heads
+count from 0 in the files; the pages count from 1.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from . import DamagedFile, TraceStore, atomic_write, dumps, read_json, round_floats
+
+CIRCUITS_FILE = "circuits.json"
+PATCHING_FILE = "patching.json"
+FORMAT_VERSION = 1
+MAX_BYTES = 8 * 1024 * 1024
+
+# circuits.json: name -> the axes of its array (kind = heads.KINDS, ablated = every head, layer × head)
+CIRCUIT_ARRAYS = {
+    "cleanScores": ("kind", "layer", "head"),
+    "ablatedScores": ("ablation", "ablated", "kind", "layer", "head"),
+    "iclClean": ("copy",),
+    "iclAblated": ("ablation", "ablated", "copy"),
+    "composition": ("composition", "layer", "head", "layer", "head"),
+}
+PATCH_ARRAYS = {"cleanA": ("token", "target"), "cleanB": ("token", "target"), "patched": ("layer", "head", "token", "target")}
+
+
+def _plain(obj):
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def path_of(root: Path | str, model: str, name: str) -> Path:
+    return Path(root) / model / name
+
+
+def write_circuits(store: TraceStore, model: str, doc: dict, revision: str) -> Path:
+    body = {"formatVersion": FORMAT_VERSION, "model": model, "revision": revision, **_plain(doc)}
+    p = path_of(store.root, model, CIRCUITS_FILE)
+    atomic_write(p, dumps(round_floats(body)))
+    return p
+
+
+def _array(path: Path, name: str, value, shape: tuple[int, ...]) -> np.ndarray:
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DamagedFile(path, f"{name} is not an array of numbers") from None
+    if a.shape != shape:
+        raise DamagedFile(path, f"{name} has shape {a.shape}, not {shape}")
+    if not np.isfinite(a).all():
+        raise DamagedFile(path, f"{name} holds a value that is not a finite number")
+    return a
+
+
+def _read(path: Path):
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    if not path.is_file():
+        raise DamagedFile(path, "is not a regular file")
+    del st
+    return read_json(path, MAX_BYTES)
+
+
+def _head(doc, path: Path, model: str, revision: str | None) -> None:
+    if not isinstance(doc, dict) or doc.get("formatVersion") != FORMAT_VERSION or doc.get("model") != model:
+        raise DamagedFile(path, f"is not a format-{FORMAT_VERSION} file of model {model!r}")
+    if revision is not None and doc.get("revision") != revision:
+        raise DamagedFile(path, f"was made from revision {str(doc.get('revision'))[:16]!r}, not the traces' {revision[:16]!r}",
+                          "run `make traces`, which rewrites it")
+
+
+def load_circuits(store: TraceStore, model: str, kinds: tuple[str, ...], n_layer: int, n_head: int) -> dict | None:
+    """circuits.json of `model`, its arrays numpy and checked against the model's shape, or None
+    when there is none. DamagedFile (one line) when it cannot be trusted."""
+    path = path_of(store.root, model, CIRCUITS_FILE)
+    doc = _read(path)
+    if doc is None:
+        return None
+    meta = store.model_meta(model) or {}
+    _head(doc, path, model, meta.get("revision"))
+    ablations = doc.get("ablations")
+    if not isinstance(ablations, list) or not ablations or not set(ablations) <= {"zero", "mean"}:
+        raise DamagedFile(path, "has no list of ablations (zero, mean)")
+    if doc.get("kinds") != list(kinds):
+        raise DamagedFile(path, f"scores the kinds {str(doc.get('kinds'))[:60]}, not {', '.join(kinds)}")
+    if doc.get("compositionKinds") != ["q", "k", "v"]:
+        raise DamagedFile(path, "has no compositionKinds [q, k, v]")
+    base = doc.get("compositionBaseline")
+    if type(base) not in (int, float) or not math.isfinite(base) or not 0 <= base <= 1:
+        raise DamagedFile(path, "has no compositionBaseline between 0 and 1")
+    dims = {"kind": len(kinds), "layer": n_layer, "head": n_head, "ablation": len(ablations),
+            "ablated": n_layer * n_head, "copy": 2, "composition": 3}
+    out = dict(doc)
+    for name, axes in CIRCUIT_ARRAYS.items():
+        out[name] = _array(path, name, doc.get(name), tuple(dims[a] for a in axes))
+    for name in ("cleanScores", "ablatedScores", "composition"):
+        a = out[name]
+        if a.min() < -1e-6 or a.max() > 1 + 1e-6:
+            raise DamagedFile(path, f"{name} holds {a.min():.3g} to {a.max():.3g}, and a score lies between 0 and 1")
+    if min(out["iclClean"].min(), out["iclAblated"].min()) < 0:
+        raise DamagedFile(path, "a loss is negative")
+    return out
+
+
+# ---------------------------------------------------------------- patching.json
+
+
+def pair_key(a: str, b: str, targets) -> list:
+    return [a, b, [int(t) for t in targets]]
+
+
+def load_patching_doc(store: TraceStore, model: str) -> dict | None:
+    path = path_of(store.root, model, PATCHING_FILE)
+    doc = _read(path)
+    if doc is None:
+        return None
+    meta = store.model_meta(model) or {}
+    _head(doc, path, model, meta.get("revision"))
+    if not isinstance(doc.get("pairs"), list):
+        raise DamagedFile(path, "has no list of pairs")
+    return doc
+
+
+def write_patching(store: TraceStore, model: str, revision: str, entries: list[dict]) -> Path:
+    entries = sorted((_plain(e) for e in entries), key=lambda e: (e["a"], e["b"], e["targets"]))
+    body = {"formatVersion": FORMAT_VERSION, "model": model, "revision": revision, "pairs": entries}
+    p = path_of(store.root, model, PATCHING_FILE)
+    atomic_write(p, dumps(round_floats(body)))
+    return p
+
+
+def find_pair(store: TraceStore, model: str, a: str, b: str, targets, n_tokens: int, n_layer: int, n_head: int) -> dict | None:
+    """The patching entry of (a, b, targets), its arrays numpy and checked, or None."""
+    doc = load_patching_doc(store, model)
+    if doc is None:
+        return None
+    path = path_of(store.root, model, PATCHING_FILE)
+    want = pair_key(a, b, targets)
+    for n, e in enumerate(doc["pairs"]):
+        if not isinstance(e, dict):
+            raise DamagedFile(path, f"pair {n} is not an object")
+        if [e.get("a"), e.get("b"), e.get("targets")] != want:
+            continue
+        dims = {"token": n_tokens, "target": len(want[2]), "layer": n_layer, "head": n_head}
+        out = dict(e)
+        for name, axes in PATCH_ARRAYS.items():
+            out[name] = _array(path, f"pair {n} {name}", e.get(name), tuple(dims[x] for x in axes))
+        return out
+    return None

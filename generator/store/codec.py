@@ -1,0 +1,294 @@
+"""The encoded arrays of a trace file: int16 × scale in base64 inside the JSON, and their exact inverse.
+
+traces/README.md ("Encoded arrays") is the description. Per head the file stores q, k, v,
+scores, weights and out, each as {"int16": base64 of little-endian int16, "scale": s,
+"shape": [rows, cols]}; value = int16 × scale. Weights have "tril": true (only the cells on and
+below the diagonal, row by row) and the fixed scale WEIGHTS_SCALE. scaledMasked (= scores / √headDim, null above the
+diagonal) and attnConcat (= the heads' out side by side) are not stored: the loader restores
+them. A head's out is the model's own c_proj input, attnConcat's h-th block of columns.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .. import schema
+from .files import DamagedFile, StoreError
+
+INT16_MAX = 32767
+
+
+SCALE_DIGITS = 2  # significant digits of an encoded array's scale, so that int16 × scale is a short decimal
+
+
+WEIGHTS_SCALE = 4e-5  # weights ∈ [0, 1] as int16 0..25000: 0, 1 and every multiple of 0.00004 exact, error ≤ 2e-5
+
+
+def encode_scale(max_abs: float) -> float:
+    """The smallest number of SCALE_DIGITS significant digits ≥ max_abs / 32767 (1.0 for an
+    all-zero array): int16 × scale then covers ±max_abs and is a short decimal."""
+    if not math.isfinite(max_abs):
+        raise ValueError("non-finite float in a trace")
+    if max_abs == 0:
+        return 1.0
+    s0 = max_abs / INT16_MAX
+    e = math.floor(math.log10(s0)) - (SCALE_DIGITS - 1)
+    m = math.ceil(s0 / 10.0**e - 1e-9)
+    scale = float(f"{m}e{e}")
+    while scale * INT16_MAX < max_abs:  # float rounding of the decimal; at most once
+        m += 1
+        scale = float(f"{m}e{e}")
+    return scale
+
+
+def scale_decimals(scale: float) -> int:
+    """Decimals that int16 × scale needs when scale has SCALE_DIGITS significant digits."""
+    return max(0, (SCALE_DIGITS - 1) - math.floor(math.log10(scale)))
+
+
+def encode_array(a, tril: bool = False, scale: float | None = None) -> dict:
+    """{"int16", "scale", "shape"[, "tril"]} of a 2-D float array; |int16 × scale − a| ≤ scale / 2.
+    `scale` defaults to :func:`encode_scale` of the array's largest |value|."""
+    import base64
+
+    import numpy as np
+
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError(f"an encoded array is 2-D, not of shape {a.shape}")
+    flat = a[np.tril_indices(a.shape[0], m=a.shape[1])] if tril else a.ravel()
+    mx = float(np.abs(flat).max()) if flat.size else 0.0
+    if scale is None:
+        scale = encode_scale(mx)
+    elif not mx <= scale * INT16_MAX:
+        raise ValueError(f"an array of max |x| = {mx:.3g} does not fit int16 × {scale}")
+    ints = np.clip(np.rint(flat / scale), -INT16_MAX, INT16_MAX).astype("<i2")
+    out = {"int16": base64.b64encode(ints.tobytes()).decode("ascii"), "scale": scale, "shape": [int(n) for n in a.shape]}
+    if tril:
+        out["tril"] = True
+    return out
+
+
+def _masked_to_zero(rows) -> list:
+    return [[0.0 if x is None else x for x in row] for row in rows]
+
+
+def encode_layer(layer: dict, d: int, l: int) -> dict:
+    """One layer as the file stores it (see above). Refuses (StoreError) a layer whose dropped
+    fields are not what the loader would restore: scaledMasked ≠ scores/√d, out ≠ attnConcat's
+    block, weight above the diagonal."""
+    import numpy as np
+
+    heads = layer["heads"]
+    concat = np.asarray(layer[schema.camel("attn_concat")], dtype=np.float64)  # (token, width)
+    T = concat.shape[0]
+    below = np.tril(np.ones((T, T), dtype=bool))  # (query, key)
+    encoded = []
+    for h, head in enumerate(heads):
+        where = f"layer {l} head {h}"
+        block = concat[:, h * d : (h + 1) * d]  # (token, head_dim): what the model fed c_proj
+        scores = np.asarray(head["scores"], dtype=np.float64)  # (query, key)
+        sm = head["scaledMasked"]
+        if any(x is not None for i, row in enumerate(sm) for x in row[i + 1 :]):
+            raise StoreError(f"{where}: scaledMasked has a number above the diagonal (masked cells are None)")
+        sm = np.asarray(_masked_to_zero(sm), dtype=np.float64)
+        if np.abs(sm - scores * d**-0.5)[below].max() > 1e-5 * (1 + np.abs(scores).max()):
+            raise StoreError(f"{where}: scaledMasked is not scores / √{d}, so it cannot be restored from scores")
+        own_out = np.asarray(head["out"], dtype=np.float64)
+        if own_out.shape != block.shape or np.abs(own_out - block).max() > 1e-4 * (1 + np.abs(block).max()):
+            raise StoreError(f"{where}: out is not block {h} of attnConcat, so one cannot stand for the other")
+        weights = np.asarray(head["weights"], dtype=np.float64)
+        if np.triu(weights, 1).any():
+            raise StoreError(f"{where}: weight above the diagonal (on a later token)")
+        encoded.append({
+            "q": encode_array(head["q"]),
+            "k": encode_array(head["k"]),
+            "v": encode_array(head["v"]),
+            "scores": encode_array(scores),
+            "weights": encode_array(weights, tril=True, scale=WEIGHTS_SCALE),
+            "out": encode_array(block),
+        })
+    assert all(tuple(e) == schema.STORED_HEAD_FIELDS for e in encoded)
+    return {"heads": encoded}
+
+
+def decode_array(path: Path, where: str, obj, shape: tuple[int, int], tril: bool = False):
+    """The float64 array an encoded object holds, checked: DamagedFile, one line, otherwise."""
+    import base64
+    import binascii
+
+    import numpy as np
+
+    if not isinstance(obj, dict) or not isinstance(obj.get("int16"), str):
+        raise DamagedFile(path, f"{where} is not an encoded array {{int16, scale, shape}}")
+    scale = obj.get("scale")
+    if type(scale) not in (int, float) or not math.isfinite(scale) or scale <= 0:
+        raise DamagedFile(path, f"{where} has scale {str(scale)[:20]}, not a finite positive number")
+    if obj.get("shape") != list(shape):
+        raise DamagedFile(path, f"{where} has shape {str(obj.get('shape'))[:30]}, not {list(shape)}")
+    if bool(obj.get("tril", False)) != tril:
+        raise DamagedFile(path, f"{where} {'lacks' if tril else 'has'} \"tril\"")
+    n = shape[0] * (shape[0] + 1) // 2 if tril else shape[0] * shape[1]
+    try:
+        raw = base64.b64decode(obj["int16"], validate=True)
+    except (binascii.Error, ValueError):
+        raise DamagedFile(path, f"{where} is not valid base64") from None
+    if len(raw) != 2 * n:
+        raise DamagedFile(path, f"{where} holds {len(raw) // 2} numbers, its shape needs {n}")
+    flat = np.round(np.frombuffer(raw, dtype="<i2").astype(np.float64) * scale, scale_decimals(scale))
+    if not tril:
+        return flat.reshape(shape)
+    full = np.zeros(shape, dtype=np.float64)
+    full[np.tril_indices(shape[0], m=shape[1])] = flat
+    return full
+
+
+class DecodedTrace(dict):
+    """A trace as the store decoded it: the plain document (nested lists, as check_trace and the
+    figures read it), and beside it what the one read of the file gave, so that nothing reads or
+    decodes the file again: `weights` (layer, head, query, key) float64, masked cells 0;
+    `stored_layers`, the file's own encoded layers; `raw`, the file's bytes (set by the store).
+    A copy made with dict() or {**trace} is a plain trace again, and weight_grid() rebuilds."""
+
+    weights = None
+    stored_layers = None
+    raw: bytes | None = None
+
+
+def weight_grid(trace: dict):
+    """(layer, head, query, key) float64 weights of a trace, masked cells 0: the array decoded with
+    the file when the store loaded it, else built from the document's nested lists."""
+    import numpy as np
+
+    w = getattr(trace, "weights", None)
+    if w is not None:
+        return w
+    grid = [[[[0.0 if x is None else x for x in row] for row in h["weights"]] for h in layer["heads"]] for layer in trace["layers"]]
+    return np.asarray(grid, dtype=np.float64)  # (layer, head, query, key)
+
+
+def decode(doc, path: Path):
+    """The plain document of a schema-4 file: every encoded array as nested lists, scaledMasked
+    restored from scores (None above the diagonal), attnConcat from the heads' out, the causal
+    block's arrays as numpy in their declared shapes. A document
+    of another schema, or one too broken to decode, is returned as it is for :func:`check_trace`
+    to name what is wrong; a broken encoded array is DamagedFile here."""
+    import numpy as np
+
+    if not isinstance(doc, dict) or doc.get("schemaVersion") != schema.SCHEMA_VERSION:
+        return doc
+    try:
+        H, d = int(doc["meta"]["nHead"]), int(doc["meta"]["headDim"])
+        T = len(doc["tokens"])
+        layers = doc["layers"]
+        if not isinstance(layers, list) or d <= 0 or T <= 0:
+            return doc
+    except (TypeError, KeyError, ValueError):
+        return doc
+    out_layers, weights = [], []  # weights: (layer, head, query, key)
+    for l, layer in enumerate(layers):
+        hs = layer.get("heads") if isinstance(layer, dict) else None
+        if not isinstance(hs, list) or len(hs) != H:
+            return doc  # check_trace names it
+        if schema.camel("attn_concat") in layer:
+            raise DamagedFile(path, f"layer {l} stores attnConcat, which schema {schema.SCHEMA_VERSION} restores from the heads' out")
+        heads, outs = [], []
+        for h, head in enumerate(hs):
+            where = f"layer {l} head {h}"
+            if not isinstance(head, dict) or set(head) != set(schema.STORED_HEAD_FIELDS):
+                got = sorted(head) if isinstance(head, dict) else "not an object"
+                raise DamagedFile(path, f"{where} holds {str(got)[:80]}, not {', '.join(schema.STORED_HEAD_FIELDS)}")
+            arr = {}
+            for f in schema.STORED_HEAD_FIELDS:
+                square = f in ("scores", "weights")
+                arr[f] = decode_array(path, f"{where} {f}", head[f], (T, T) if square else (T, d), tril=f == "weights")
+            sdec = scale_decimals(head["scores"]["scale"]) + 1
+            sm = np.round(arr["scores"] * d**-0.5, sdec).tolist()
+            for i, row in enumerate(sm):
+                row[i + 1 :] = [None] * (T - i - 1)
+            plain = {a.camel: (sm if a.camel == "scaledMasked" else arr[a.camel].tolist()) for a in schema.HEAD_ACTIVATIONS}
+            heads.append(plain)
+            outs.append(arr["out"])
+            weights.append(arr["weights"])
+        out_layers.append({"heads": heads, schema.camel("attn_concat"): np.concatenate(outs, axis=1).tolist()})
+    if "causal" not in doc:
+        raise DamagedFile(path, f"has no causal block, which schema {schema.SCHEMA_VERSION} traces hold")
+    decoded = DecodedTrace({**doc, "layers": out_layers, "causal": decode_causal(path, doc["causal"], doc["meta"], T)})
+    decoded.weights = np.stack(weights).reshape(len(layers), H, T, T)  # (layer, head, query, key)
+    decoded.stored_layers = layers
+    return decoded
+
+
+# ---------------------------------------------------------------- the causal block (schema 4)
+
+
+def _causal_shape(names: tuple[str, ...], dims: dict[str, int]) -> tuple[int, ...]:
+    return tuple(dims[n] for n in names)
+
+
+def causal_dims(block: dict, meta: dict, n_tokens: int) -> dict[str, int]:
+    """The axis sizes of a causal block from its own lists and the trace's meta; ValueError,
+    TypeError or KeyError when they are not there."""
+    targets, ablations = block["targets"], block["ablations"]
+    if not isinstance(targets, list) or not isinstance(ablations, list):
+        raise TypeError("targets and ablations are lists")
+    return schema.causal_dims(int(meta["nLayer"]), int(meta["nHead"]), n_tokens, len(targets), len(ablations))
+
+
+def encode_causal(block: dict, meta: dict, n_tokens: int) -> dict:
+    """The causal block as the file stores it: float arrays int16-encoded, rows = every axis but
+    the last flattened; id arrays as nested integer lists. Refuses (StoreError) an array whose
+    shape is not its declared one."""
+    import numpy as np
+
+    dims = causal_dims(block, meta, n_tokens)
+    out = {f: block[f] for f in ("targets", "ablations", "parts", "meanReference")}
+    out["tokenTexts"] = {str(k): block["tokenTexts"][k] for k in sorted(block["tokenTexts"], key=int)}
+    for a in schema.CAUSAL_ID_ARRAYS + schema.CAUSAL_ARRAYS:
+        arr = np.asarray(block[a.camel])
+        shape = _causal_shape(a.shape, dims)
+        if arr.shape != shape:
+            raise StoreError(f"causal {a.camel} has shape {arr.shape}, not {shape} ({', '.join(a.shape)})")
+        if a in schema.CAUSAL_ID_ARRAYS:
+            out[a.camel] = arr.astype(int).tolist()
+        else:
+            out[a.camel] = encode_array(arr.reshape(-1, shape[-1]))
+    assert tuple(out) == schema.CAUSAL_FIELDS
+    return out
+
+
+def decode_causal(path: Path, obj, meta: dict, n_tokens: int) -> dict:
+    """The causal block with every array as numpy, in its declared shape; DamagedFile (one line)
+    when anything is missing or of another shape."""
+    import numpy as np
+
+    if not isinstance(obj, dict) or set(obj) != set(schema.CAUSAL_FIELDS):
+        got = sorted(obj)[:12] if isinstance(obj, dict) else "not an object"
+        raise DamagedFile(path, f"causal holds {str(got)[:100]}, not {', '.join(schema.CAUSAL_FIELDS)}")
+    try:
+        dims = causal_dims(obj, meta, n_tokens)
+    except (TypeError, KeyError, ValueError):
+        raise DamagedFile(path, "causal has no usable targets and ablations lists") from None
+    out = dict(obj)
+    for a in schema.CAUSAL_ID_ARRAYS:
+        shape = _causal_shape(a.shape, dims)
+        try:
+            arr = np.asarray(obj[a.camel])
+            ok = arr.shape == shape and arr.dtype.kind == "i"
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise DamagedFile(path, f"causal {a.camel} is not a {' × '.join(map(str, shape))} array of token ids")
+        out[a.camel] = arr.astype(np.int64)
+    for a in schema.CAUSAL_ARRAYS:
+        shape = _causal_shape(a.shape, dims)
+        rows = int(np.prod(shape[:-1]))
+        out[a.camel] = decode_array(path, f"causal {a.camel}", obj[a.camel], (rows, shape[-1])).reshape(shape)
+    # Direct logit attribution is a split of each logit: its stored parts must still add up to it,
+    # within what int16 × scale can lose on each of them.
+    slack = dims["part"] * obj["dla"]["scale"] / 2 + obj["cleanLogit"]["scale"] / 2 + 1e-4
+    worst = float(np.abs(out["dla"].sum(axis=0) - out["cleanLogit"]).max())
+    if worst > slack:
+        raise DamagedFile(path, f"causal dla does not add up to cleanLogit (off by {worst:.3g}, more than {slack:.3g})")
+    return out

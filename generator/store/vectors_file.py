@@ -1,0 +1,201 @@
+"""traces/<model>/vectors.json: chapter 2's vectors, as `make traces` froze them (no torch here).
+
+generator/model/vectors.py computes the document from the tiny model; this module names the file,
+turns a lesson's word into the vocabulary entry it means, writes the document (rounded as the
+store rounds, deterministic bytes, atomically) and reads it back, checking every field: a file
+that is not what it should be is one DamagedFile line naming it. The layout is in
+traces/README.md ("vectors.json").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import tokens
+from .files import DamagedFile, atomic_write, dumps, read_json, round_floats
+
+FILE = "vectors.json"
+FORMAT = 1  # the document's `format`; a reader refuses any other
+MAX_BYTES = 4 * 1024 * 1024
+FIX = "run `make traces`: it rewrites vectors.json from the tiny model"
+
+
+@dataclass(frozen=True)
+class VectorsConfig:
+    """What `make traces` freezes for chapter 2 (changing it changes vectors.json)."""
+
+    nearest: int = 8  # neighbours kept per word (a figure shows up to all of them)
+    map_tokens: int = 300  # common tokens on the 2-D map: enough to see groups, few enough to hover
+
+
+CONFIG = VectorsConfig()
+
+
+def path(root: Path | str, model: str) -> Path:
+    return Path(root) / model / FILE
+
+
+class UnknownWord(ValueError):
+    """A lesson word that is not one entry of the vocabulary; str() says how it splits."""
+
+
+def word_token(model: str, word: str) -> tuple[int, str]:
+    """(id, text) of the vocabulary entry a lesson word names: '·her' and ' her' the spaced entry,
+    'her' the spaced one (how a word stands mid-sentence) where it exists, else the bare one."""
+    spaced = word.startswith((" ", "·"))
+    bare = word[1:] if spaced else word
+    tries = [" " + bare] if spaced else [" " + bare, bare]
+    for text in tries:
+        encoded = tokens.tokenizer(model).encode(text, add_special_tokens=False)
+        if len(encoded.ids) == 1 and tokens.token_text(model, encoded.ids[0]) == text:
+            return int(encoded.ids[0]), text
+    pieces = tokens.tokenizer(model).encode(tries[0], add_special_tokens=False).ids
+    shown = " + ".join(repr(tokens.token_text(model, i)) for i in pieces)
+    raise UnknownWord(f"{word!r} is not one token of {model}'s vocabulary ({tries[0]!r} is {shown})")
+
+
+def write(root: Path | str, model: str, doc: dict) -> Path:
+    """Round, check and write the document atomically; a document that fails its own check is
+    never written."""
+    doc = round_floats(doc)
+    p = path(root, model)
+    check(doc, p, model)
+    atomic_write(p, dumps(doc))
+    return p
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """A checked vectors.json."""
+
+    doc: dict
+    file: Path
+
+    @property
+    def revision(self) -> str:
+        """The tiny model's revision the numbers were read from (it must match the traces')."""
+        return self.doc["revision"]
+
+    @property
+    def width(self) -> int:
+        return self.doc["width"]
+
+    def sentence(self, text: str) -> dict | None:
+        return next((s for s in self.doc["sentences"] if s["text"] == text), None)
+
+    def word(self, word: str) -> dict | None:
+        return next((w for w in self.doc["words"] if w["word"] == word), None)
+
+
+_CACHE: dict[Path, tuple[tuple[int, int], Vectors]] = {}
+
+
+def read(root: Path | str, model: str) -> Vectors | None:
+    """The model's vectors.json, checked, or None where there is none."""
+    p = path(root, model)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DamagedFile(p, f"cannot be read ({e.strerror or e})", FIX) from None
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _CACHE.get(p)
+    if hit and hit[0] == stamp:
+        return hit[1]
+    doc = read_json(p, MAX_BYTES, FIX)
+    check(doc, p, model)
+    out = Vectors(doc, p)
+    _CACHE[p] = (stamp, out)
+    return out
+
+
+# ---------------------------------------------------------------- checks
+
+
+def check(doc, p: Path, model: str) -> None:
+    """Every field of a vectors.json, or DamagedFile (one line, naming the file)."""
+
+    def bad(problem: str):
+        raise DamagedFile(p, problem, FIX)
+
+    if not isinstance(doc, dict):
+        bad("is not a vectors.json (not a JSON object)")
+    if doc.get("format") != FORMAT:
+        bad(f"has format {doc.get('format')!r}, not {FORMAT}")
+    if doc.get("model") != model:
+        bad(f"is for model {doc.get('model')!r}, not {model!r}")
+    width = doc.get("width")
+    if not _whole(width) or width < 1:
+        bad("has no width")
+    if not isinstance(doc.get("revision"), str) or not doc["revision"]:
+        bad("names no model revision")
+    vocab = doc.get("vocabSize")
+    if not _whole(vocab) or vocab < 2:
+        bad("has no vocabSize")
+
+    def token(t, where):
+        if not isinstance(t, dict) or not _whole(t.get("id")) or not 0 <= t["id"] < vocab or not all(isinstance(t.get(k), str) for k in ("text", "display", "spoken")):
+            bad(f"{where} is not a token {{id, text, display, spoken}}")
+
+    def vector(v, where, n=width):
+        if not isinstance(v, list) or len(v) != n or not all(_number(x) for x in v):
+            bad(f"{where} is not a list of {n} finite numbers")
+
+    ln = doc.get("layerNorm")
+    if not isinstance(ln, dict) or not _number(ln.get("eps")):
+        bad("has no layerNorm {weight, bias, eps}")
+    vector(ln.get("weight"), "layerNorm.weight")
+    vector(ln.get("bias"), "layerNorm.bias")
+    sentences = doc.get("sentences")
+    if not isinstance(sentences, list):
+        bad("has no list of sentences")
+    for i, s in enumerate(sentences):
+        where = f"sentences[{i}]"
+        if not isinstance(s, dict) or not isinstance(s.get("text"), str) or not isinstance(s.get("tokens"), list) or not s["tokens"]:
+            bad(f"{where} has no text and tokens")
+        for j, t in enumerate(s["tokens"]):
+            token(t, f"{where}.tokens[{j}]")
+        for part in ("token", "position", "sum", "normalised", "ln1"):
+            rows = s.get(part)
+            if not isinstance(rows, list) or len(rows) != len(s["tokens"]):
+                bad(f"{where}.{part} does not have one row per token")
+            for j, row in enumerate(rows):
+                vector(row, f"{where}.{part}[{j}]")
+    words = doc.get("words")
+    if not isinstance(words, list):
+        bad("has no list of words")
+    for i, w in enumerate(words):
+        where = f"words[{i}]"
+        if not isinstance(w, dict) or not isinstance(w.get("word"), str):
+            bad(f"{where} names no word")
+        token(w.get("token"), f"{where}.token")
+        vector(w.get("vector"), f"{where}.vector")
+        near = w.get("nearest")
+        if not isinstance(near, list) or not near:
+            bad(f"{where}.nearest is not a list of neighbours")
+        for j, n in enumerate(near):
+            token(n.get("token") if isinstance(n, dict) else None, f"{where}.nearest[{j}]")
+            if not _number(n.get("cosine")) or not -1.0001 <= n["cosine"] <= 1.0001:
+                bad(f"{where}.nearest[{j}].cosine is not a number from -1 to 1")
+        if [n["cosine"] for n in near] != sorted((n["cosine"] for n in near), reverse=True):
+            bad(f"{where}.nearest is not sorted from the closest")
+    m = doc.get("map")
+    if not isinstance(m, dict) or not isinstance(m.get("tokens"), list) or not isinstance(m.get("marks"), list) or not isinstance(m.get("rule"), str):
+        bad("has no map {rule, tokens, marks, explained}")
+    vector(m.get("explained"), "map.explained", 2)
+    for key in ("tokens", "marks"):
+        for j, t in enumerate(m[key]):
+            token(t, f"map.{key}[{j}]")
+            if not _number(t.get("x")) or not _number(t.get("y")):
+                bad(f"map.{key}[{j}] has no x and y")
+
+
+def _whole(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
