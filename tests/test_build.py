@@ -271,7 +271,7 @@ def test_the_course_itself_builds_with_strict_tiny(tmp_path):
 
 SITE_SCRIPT = """
 import os, sys
-from generator import publish
+from generator.site import publish
 rc = publish.build_site("mkdocs.yml", strict=True, with_downloads=False)
 print("torch imported:", "torch" in sys.modules, "transformers imported:", "transformers" in sys.modules)
 sys.exit(rc)

@@ -33,6 +33,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from .. import schema
+from .checkpoint import checkpoint_problem
 from ..registry import GPT2_HF_NAME, GPT2_REVISION, GPT2_SMALL_SHAPE, MODELS, ModelSpec
 
 PACKAGE_MODEL_DIR = Path(__file__).resolve().parents[1] / "tiny_model"
@@ -194,6 +195,9 @@ def load_tiny(model_dir: Path | None = None) -> LoadedModel:
             raise ModelUnavailable(
                 f"tiny: {f} is missing; train it with `python -m generator train-tiny` (make tiny-model)"
             )
+    problem = checkpoint_problem("tiny", model_dir)
+    if problem:
+        raise ModelUnavailable(f"tiny: {problem}. Fix: restore generator/tiny_model/ from git, or retrain it with `make tiny-model`")
     revision = sha12(weights)
     model = _eval(GPT2LMHeadModel.from_pretrained(str(model_dir), attn_implementation="eager"))
     tok = Tokenizer.from_file(str(tok_file))
@@ -257,6 +261,9 @@ def load_gpt2(
                 f"gpt2: {d} is not a GPT-2 checkpoint folder (config.json + model.safetensors); "
                 f"fix --gpt2-path / {GPT2_PATH_ENV}, or unset it to use the HF cache"
             )
+        problem = checkpoint_problem("gpt2", d)
+        if problem:  # before transformers, which fills a missing tensor with random numbers
+            raise ModelUnavailable(f"gpt2: {problem}. Fix: point {GPT2_PATH_ENV} at a whole GPT-2 small folder (save_pretrained), or unset it")
         revision = GPT2_REVISION if d.name == GPT2_REVISION else f"local-{sha12(weights)}"
         try:
             model = GPT2LMHeadModel.from_pretrained(str(d), attn_implementation="eager", local_files_only=True)

@@ -1,19 +1,23 @@
-"""`make serve` (python -m generator serve) on a throwaway copy of the course, in Chromium: a saved new
-sentence becomes a real heatmap without any other command, and a trace another process writes
-into traces/ shows without touching the lesson. How fast is `make bench`'s business
-(generator/bench/preview.py), not this file's."""
+"""`make serve` (python -m generator serve). Without a browser: the Tracer behind it (which sentences
+it traces, the model loaded once, what it says when it cannot trace), the store stamp that stops a
+second rebuild, and that the server starts without importing torch. In Chromium, on a throwaway
+copy of the course: a saved new sentence becomes a real heatmap without any other command, and a
+trace another process writes into traces/ shows without touching the lesson. How fast is
+`make bench`'s business (generator/bench/preview.py), not this file's."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from generator.bench.preview import copy_course, figure_shows, serving, write_lesson
+from generator.site import serve
 from generator.store import TraceStore
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+REPO = Path(__file__).resolve().parents[2]
 
 NEW = "The little fox found a shiny key under the old bridge"
 OTHER = "Ben put the yellow cup on the kitchen table"
@@ -43,6 +47,8 @@ def open_served(browser):
         cm.__exit__(None, None, None)
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_a_saved_new_sentence_becomes_a_real_heatmap(course, open_served):
     lesson = course / "content" / "new-lesson.md"
     write_lesson(lesson, "Lily wanted to play with her")  # traced: the page starts with a real figure
@@ -67,6 +73,8 @@ def test_a_saved_new_sentence_becomes_a_real_heatmap(course, open_served):
         assert w.errors == []
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_a_trace_written_by_another_process_shows_without_touching_the_lesson(course, open_served):
     lesson = course / "content" / "other.md"
     write_lesson(lesson, OTHER)
@@ -82,3 +90,164 @@ def test_a_trace_written_by_another_process_shows_without_touching_the_lesson(co
         assert done.returncode == 0, done.stderr[-2000:]
         page.wait_for_function(figure_shows("table"), timeout=120000)
         assert "torch" not in server.log()  # --no-trace: the server itself never traced
+
+
+# ---------------------------------------------------------------- without a browser
+
+LESSON = '''# L
+
+```attention
+model: tiny
+sentence: "{a}"
+layer: 1
+head: 1
+```
+
+```compare
+model: gpt2
+sentences: ["{b}", "{a}"]
+layer: 1
+head: 1
+```
+'''
+
+
+def lesson(tmp_path: Path, a: str = "Lily wanted to play", b: str = "The cat sat") -> Path:
+    content = tmp_path / "content"
+    content.mkdir(exist_ok=True)
+    (content / "l.md").write_text(LESSON.format(a=a, b=b), encoding="utf-8")
+    return content
+
+
+class Said(list):
+    def __call__(self, line: str) -> None:
+        self.append(line)
+
+
+def test_the_serving_process_does_not_import_torch():
+    code = ("import sys; from generator import cli; from generator.site import serve; from generator.site.serve import Tracer, cannot_load; "
+            "cannot_load('tiny'); print('torch' in sys.modules, 'transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_missing_lists_each_untraced_sentence_once_and_gpt2_is_said_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "no-cache"))
+    monkeypatch.delenv("COURSE_GPT2_PATH", raising=False)
+    said = Said()
+    tracer = serve.Tracer(tmp_path / "traces", lesson(tmp_path), say=said)
+    try:
+        first = tracer.missing()
+        assert [(r.model, r.text, src) for r, src in first.items()] == [("tiny", "Lily wanted to play", "content/l.md:3")]
+        assert tracer.missing() == {}  # queued: not handed out twice
+        assert tracer.busy_models() == {"tiny"}
+        assert len([s for s in said if s.startswith("gpt2: ")]) == 1 and "pending boxes" in said[0]
+        assert tracer.unavailable.keys() == {"gpt2"}
+    finally:
+        tracer.close()
+
+
+def test_without_the_models_extra_it_says_once_how_to_turn_tracing_on(tmp_path, monkeypatch):
+    import generator
+
+    monkeypatch.setitem(sys.modules, "generator.model.tracing", None)  # `import` then raises ImportError
+    monkeypatch.delattr(generator, "tracing", raising=False)  # (an earlier test may have imported it)
+    said = Said()
+    tracer = serve.Tracer(tmp_path / "traces", lesson(tmp_path), models=("tiny",), say=said)
+    try:
+        for _ in range(2):
+            job = tracer.submit(tracer.missing())
+            assert job.done.wait(30)
+        hints = [s for s in said if "tracing on save is off" in s]
+        assert len(hints) == 1 and "pip install -e '.[models]'" in hints[0] and "make traces" in hints[0]
+        assert tracer.missing() == {}  # nothing is queued for a model that cannot load
+        assert not (tmp_path / "traces" / "tiny").exists()
+    finally:
+        tracer.close()
+
+
+def test_the_tracer_keeps_the_model_loaded_and_writes_the_trace(tmp_path):
+    pytest.importorskip("torch")
+    from trace_helpers import random_tiny
+
+    tiny = random_tiny(seed=4)
+    loads = []
+
+    def loader(name):
+        loads.append(name)
+        return tiny
+
+    said = Said()
+    traces = tmp_path / "traces"
+    content = lesson(tmp_path)
+    tracer = serve.Tracer(traces, content, models=("tiny",), loader=loader, say=said)
+    try:
+        stamp = serve.store_stamp(traces)
+        job = tracer.submit(tracer.missing())
+        assert job.done.wait(120) and [r.text for r, _ in job.timings] == ["Lily wanted to play"]
+        assert TraceStore(traces).has("tiny", "Lily wanted to play")
+        assert serve.store_stamp(traces) != stamp  # the traces/ watch sees the new index
+        assert tracer.warm(job.requests)
+        lesson(tmp_path, a="Ben wanted to play")  # the author saves another sentence
+        job = tracer.submit(tracer.missing())
+        assert job.done.wait(120) and [r.text for r, _ in job.timings] == ["Ben wanted to play"]
+        assert loads == ["tiny"]  # loaded once, kept between saves
+        assert any("traced 'Ben wanted to play' (content/l.md:3)" in s for s in said)
+        assert tracer.missing() == {}
+    finally:
+        tracer.close()
+
+
+def test_an_untraceable_sentence_is_said_once_with_its_line(tmp_path):
+    pytest.importorskip("torch")
+    from trace_helpers import random_tiny
+
+    tiny = random_tiny(seed=4)
+    said = Said()
+    content = lesson(tmp_path, a=" ".join(["play"] * 400))  # longer than the model's context
+    tracer = serve.Tracer(tmp_path / "traces", content, models=("tiny",), loader=lambda name: tiny, say=said)
+    try:
+        job = tracer.submit(tracer.missing())
+        assert job.done.wait(120) and job.timings == []
+        assert [s for s in said if s.startswith("content/l.md:3: ")] and "shorten the sentence" in said[-1]
+        assert tracer.missing() == {}  # refused: not retried on every rebuild
+    finally:
+        tracer.close()
+
+
+def test_store_stamp_sees_index_and_heads_only(tmp_path):
+    (tmp_path / "tiny").mkdir()
+    empty = serve.store_stamp(tmp_path)
+    (tmp_path / "tiny" / "abc.json").write_text("{}")
+    assert serve.store_stamp(tmp_path) == empty  # a trace file alone is not visible yet
+    (tmp_path / "tiny" / "index.json").write_text("{}")
+    assert serve.store_stamp(tmp_path) != empty
+
+
+def test_rebuilds_are_dirty_only_for_lesson_edits_and_this_processs_traces(tmp_path):
+    from generator.store import TraceRequest
+
+    content = lesson(tmp_path)
+    (content / "other.md").write_text("# Other\n\nNo figures.\n", encoding="utf-8")
+    traces, site = tmp_path / "traces", tmp_path / "site"
+    (traces / "tiny").mkdir(parents=True)
+    site.mkdir()
+    for page in ("l.html", "other.html"):
+        (site / page).write_text("built")
+    r = serve.Rebuilds(content.resolve(), traces.resolve(), site)
+    assert not r.dirty([], None)  # the first build is full
+    r.stamp = serve.store_stamp(traces)
+    r.note(str(content / "other.md"))
+    assert r.dirty([], None)  # a lesson edit
+    r.note(str(content / "glossary.yml"))
+    assert not r.dirty([], None)  # the glossary: every page
+    (traces / "tiny" / "index.json").write_text("{}")
+    r.note(str(traces / "tiny" / "index.json"))
+    assert not r.dirty([], None)  # another process's trace: every page
+    own = serve.store_stamp(traces)
+    r.note(str(traces / "tiny" / "index.json"))
+    assert r.dirty([TraceRequest("tiny", "Lily wanted to play")], own)  # this process's own trace
+    # the page using the new trace loses its HTML, so the dirty build rebuilds it; the other keeps it
+    assert not (site / "l.html").exists() and (site / "other.html").read_text() == "built"

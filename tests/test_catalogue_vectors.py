@@ -1,4 +1,4 @@
-"""The bad-input catalogue for chapters 1 and 2's figures, end to end as in test_catalogue.py: a
+"""The bad-input catalogue for chapters 1 and 2's figures, end to end as in the other test_catalogue_*.py files: a
 small project that builds cleanly with --strict gets one mistake in content/words.md (or one
 damaged traces/tiny/vectors.json); the real `python -m generator site` stops with its one exact
 line, no Python frames, and nothing written."""
@@ -10,9 +10,10 @@ import json
 import pytest
 
 from vector_fixtures import synthetic_vectors, write_vectors
-from test_catalogue import Case, apply, assert_no_traceback, base_project, build, error_lines, project_from, snapshot
+from catalogue import Case, apply, assert_no_traceback, base_project, build, error_lines, project_from, snapshot
 
 pytestmark = pytest.mark.slow
+
 
 FILE = "content/words.md"
 GOOD = """\

@@ -1,0 +1,102 @@
+"""A checkpoint is checked against the committed config before transformers loads it
+(generator/model/checkpoint.py): a missing, unexpected or mis-shaped tensor, a file cut short, a
+config of another size or a pickle is refused in one line, for both models, and nothing is traced
+from it. transformers itself would fill a missing tensor with random numbers and only warn."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file, save_file
+
+from generator.model import checkpoint, load
+from generator.model.load import ModelUnavailable
+
+TINY = Path(__file__).resolve().parents[1] / "generator" / "tiny_model"
+GPT2_CONFIG = Path(__file__).resolve().parents[1] / "generator" / "gpt2" / "config.json"
+
+
+def tiny_copy(tmp_path: Path) -> Path:
+    d = tmp_path / "tiny"
+    shutil.copytree(TINY, d)
+    return d
+
+
+def test_the_committed_tiny_checkpoint_is_whole():
+    assert checkpoint.checkpoint_problem("tiny", TINY) is None
+
+
+def test_gpt2_small_has_148_tensors():
+    assert len(checkpoint.expected_tensors(checkpoint.committed_shape("gpt2"))) == 148
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda t: t.pop("transformer.h.2.mlp.c_fc.bias"), "1 of the 52 tensors are missing (first: h.2.mlp.c_fc.bias)"),
+    (lambda t: t.update({"transformer.h.9.ln_1.weight": np.zeros(128, np.float32)}), "1 unexpected tensor(s) (first: h.9.ln_1.weight)"),
+    (lambda t: t.update({"transformer.h.0.attn.c_proj.weight": np.zeros((128, 64), np.float32)}), "tensor h.0.attn.c_proj.weight is [128, 64], not [128, 128]"),
+])
+def test_a_tiny_checkpoint_with_a_wrong_tensor_is_refused(tmp_path, edit, expected):
+    d = tiny_copy(tmp_path)
+    tensors = load_file(str(d / "model.safetensors"))
+    edit(tensors)
+    save_file(tensors, str(d / "model.safetensors"))
+    assert checkpoint.checkpoint_problem("tiny", d) == f"{d / 'model.safetensors'}: {expected}"
+    with pytest.raises(ModelUnavailable) as err:
+        load.load_tiny(d)
+    assert "\n" not in str(err.value) and expected in str(err.value) and "Fix:" in str(err.value)
+
+
+def test_a_truncated_checkpoint_is_refused(tmp_path):
+    d = tiny_copy(tmp_path)
+    data = (d / "model.safetensors").read_bytes()
+    (d / "model.safetensors").write_bytes(data[: len(data) // 2])
+    problem = checkpoint.checkpoint_problem("tiny", d)
+    assert problem and "runs past the end of the file" in problem
+    (d / "model.safetensors").write_bytes(data[:100])
+    assert "cut short, or not safetensors" in checkpoint.checkpoint_problem("tiny", d)
+
+
+def test_a_config_of_another_size_is_refused_before_anything_is_allocated(tmp_path):
+    d = tiny_copy(tmp_path)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["n_embd"] = 4096
+    (d / "config.json").write_text(json.dumps(cfg))
+    assert checkpoint.checkpoint_problem("tiny", d) == f"{d / 'config.json'}: n_embd is 4096, not 128 as in the committed tiny_model/config.json"
+
+
+def gpt2_folder(tmp_path: Path, tensors: dict) -> Path:
+    d = tmp_path / "gpt2"
+    d.mkdir()
+    shutil.copyfile(GPT2_CONFIG, d / "config.json")
+    save_file(tensors, str(d / "model.safetensors"))
+    return d
+
+
+def test_a_gpt2_folder_holding_one_of_its_tensors_is_refused(tmp_path):
+    d = gpt2_folder(tmp_path, {"wte.weight": np.zeros((2, 2), np.float32)})
+    with pytest.raises(ModelUnavailable) as err:
+        load.load_gpt2(path=d)
+    msg = str(err.value)
+    assert "\n" not in msg and "147 of the 148 tensors are missing" in msg and load.GPT2_PATH_ENV in msg
+
+
+def test_a_pickle_checkpoint_is_refused(tmp_path):
+    d = tmp_path / "gpt2"
+    d.mkdir()
+    shutil.copyfile(GPT2_CONFIG, d / "config.json")
+    (d / "pytorch_model.bin").write_bytes(b"\x80\x04not really a pickle")
+    with pytest.raises(ModelUnavailable) as err:
+        load.load_gpt2(path=d)
+    assert "a pickle checkpoint is not read" in str(err.value)
+
+
+def test_a_gpt2_config_of_48_layers_is_refused(tmp_path):
+    d = gpt2_folder(tmp_path, {"wte.weight": np.zeros((2, 2), np.float32)})
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["n_layer"] = 48
+    (d / "config.json").write_text(json.dumps(cfg))
+    assert "n_layer is 48, not 12" in checkpoint.checkpoint_problem("gpt2", d)
