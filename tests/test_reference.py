@@ -5,6 +5,7 @@ or a path under generator/ or tests/, that does not exist."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from conftest import REPO
 from generator import render
 from generator.site import reference
 
-NAMED_FILE = re.compile(r"(?<![\w./-])((?:generator|tests)/[\w./-]*\w|[\w-]+\.py)\b")
+NAMED_FILE = re.compile(r"(?<![\w./-])((?:generator|tests)/[\w./*-]*\w|[\w-]+\.py)\b")
 SKIPPED = ("generator/assets/vendor/", "traces/", "tests/test_reference.py")  # third-party bundles; data; the planted names below
 
 
@@ -74,7 +75,12 @@ def stale_names(files) -> dict[str, list[str]]:
             continue
         for m in NAMED_FILE.finditer(text):
             name = m.group(1).rstrip("/.")
-            exists = name in tree or any(t.startswith(name + "/") for t in tree) if "/" in name else name in basenames
+            if "*" in name:  # a pattern: some file must match it
+                exists = any(fnmatch.fnmatch(t, name) for t in tree)
+            elif "/" in name:
+                exists = name in tree or any(t.startswith(name + "/") for t in tree)
+            else:
+                exists = name in basenames
             if not exists:
                 bad.setdefault(name, []).append(p.relative_to(REPO).as_posix() if p.is_relative_to(REPO) else p.name)
     return bad

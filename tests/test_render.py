@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import GOLDEN, LILY, REPO, lily_trace, synthetic_trace, training_log_doc, write_traces
-from generator.render import assets
+from generator.render import assets, script
 from generator.store import TraceStore
 from generator import render, schema
 from generator.lessons import directives as D
@@ -239,7 +239,7 @@ def test_colour_scale_is_plotly_cividis_and_text_is_readable():
 
 def test_course_js_keeps_no_copy_of_the_colours():
     # One source: course.js reads the scale and the text threshold from the generated colorscale.js.
-    js = (REPO / "generator" / "assets" / "course.js").read_text(encoding="utf-8")
+    js = script.course_js()
     assert not re.search(r"#[0-9a-fA-F]{6}'\s*,\s*'#[0-9a-fA-F]{6}", js), "a list of colour stops in course.js"
     assert "0.47" not in js and "window.COURSE_TEXT_DARK_FROM" in js and "window.COURSE_COLORSCALE" in js
     assert f"window.COURSE_TEXT_DARK_FROM = {fmt.TEXT_DARK_FROM};" in fmt.colorscale_js()

@@ -15,8 +15,8 @@ import pytest
 from conftest import REPO
 from generator import schema
 from generator.render import format as fmt
+from generator.render.script import course_js
 
-COURSE_JS = REPO / "generator" / "assets" / "course.js"
 
 
 def tokens(*texts: str) -> list[dict]:
@@ -40,7 +40,7 @@ def js_function(source: str, name: str) -> str:
 def js_labels(page_tokens: list[dict]) -> list[list[str]]:
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
-    source = COURSE_JS.read_text(encoding="utf-8")
+    source = course_js()  # the joined script, as the site ships it
     program = "\n".join(js_function(source, n) for n in ("tokDisplay", "tokSpoken")) + (
         "\nconst toks = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
         "\nprocess.stdout.write(JSON.stringify(toks.map(t => [tokDisplay(t), tokSpoken(t)])));"

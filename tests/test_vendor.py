@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from generator.render import assets
+from generator.render.script import course_js
 
 REPO = Path(__file__).resolve().parents[1]
 VENDOR = REPO / "generator" / "assets" / "vendor"
@@ -62,8 +63,8 @@ def course_js_trace_types() -> set[str]:
     every_trace = registered(full_plotly_js())
     assert {"heatmap", "scatter", "bar", "table", "surface"} <= every_trace, "cannot read the full bundle's trace list"
     found = set()
-    for js in sorted(ASSETS.glob("*.js")):
-        found |= set(TYPE_RE.findall(js.read_text(encoding="utf-8")))
+    for js in [course_js()] + [p.read_text(encoding="utf-8") for p in sorted(ASSETS.glob("*.js"))]:
+        found |= set(TYPE_RE.findall(js))
     return found & every_trace
 
 

@@ -22,9 +22,10 @@ from .. import schema
 from ..store import codec
 from . import format as fmt
 from .context import WEIGHT_DECIMALS, trace_weights
+from .script import course_js
 
 PACKAGE_ASSETS = Path(__file__).resolve().parents[1] / "assets"
-COPIED = ("course.js", "course.css")
+COPIED = ("course.css",)  # course.js is joined from its parts (script.py)
 VENDOR = PACKAGE_ASSETS / "vendor"
 PLOTLY_JS = "plotly-cartesian.min.js"  # its name in the site
 # The stored file's encoded fields that a heavy part carries as they are (traces/README.md).
@@ -130,7 +131,7 @@ def write_trace_assets(trace: dict, generated: Path, only_missing: bool = False)
 
 
 def static_assets() -> dict[str, bytes]:
-    files = {PLOTLY_JS: plotly_js(), "colorscale.js": fmt.colorscale_js().encode("utf-8")}
+    files = {PLOTLY_JS: plotly_js(), "colorscale.js": fmt.colorscale_js().encode("utf-8"), "course.js": course_js().encode("utf-8")}
     for name in COPIED:
         src = PACKAGE_ASSETS / name
         if src.is_file():

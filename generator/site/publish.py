@@ -24,7 +24,7 @@ from .. import heads
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown
-from ..render.assets import COPIED, PACKAGE_ASSETS, trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
+from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
 from . import build_log, downloads
 
@@ -58,9 +58,6 @@ def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "
     content_dir, traces_dir = Path(content_dir), Path(traces_dir)
     generated = content_dir / GENERATED if generated is None else Path(generated)
     written = write_static_assets(generated)
-    for name in COPIED:
-        if not (PACKAGE_ASSETS / name).is_file():
-            print(f"warning: generator/assets/{name} is not written yet; pages will load without it", file=out or sys.stderr)
     store = TraceStore(traces_dir)
     keep: set[Path] = set()
     for model, text, ids in used_traces(content_dir, traces_dir):

@@ -356,8 +356,10 @@ def copy_assets(root: Path) -> None:
 
     (root / "assets").mkdir(parents=True, exist_ok=True)
     shutil.copyfile(plotly_js(), root / "assets" / "plotly.min.js")
-    for name in ("course.js", "course.css"):
-        shutil.copyfile(ASSETS / name, root / "assets" / name)
+    from generator.render.script import course_js  # joined from its parts, as the site ships it
+
+    shutil.copyfile(ASSETS / "course.css", root / "assets" / "course.css")
+    (root / "assets" / "course.js").write_text(course_js(), encoding="utf-8")
     (root / "assets" / "colorscale.js").write_text(fmt.colorscale_js(), encoding="utf-8")
 
 

@@ -1,0 +1,171 @@
+  // ------------------------------------------------------------------ init
+
+  // Every figure kind (the data-kind a template writes) and what sets it up: an object course.js
+  // keeps (pickers, plots, state), or null for a figure drawn once and left alone (chapters 1
+  // and 2, which keep their tables as they are; chapterPlot redraws them on a new palette or
+  // width). A kind that is not here keeps its static view.
+  var KINDS = {
+    attention: function (fig) { return new AttentionFigure(fig, 'attention'); },
+    compare: function (fig) { return new AttentionFigure(fig, 'compare'); },
+    stepper: initStepper,
+    softmax: initSoftmax,
+    scoreboard: initScoreboard,
+    training: function (fig) { return new TrainingFigure(fig); },
+    tokens: chapterPlot(initTokens),
+    merges: chapterPlot(initMerges),
+    embedding: chapterPlot(initEmbedding),
+    layernorm: chapterPlot(initLayerNorm),
+    map: chapterPlot(initMap),
+    neighbours: chapterPlot(null)
+  };
+
+  var api = {
+    figures: figures,
+    paintedAt: null,
+    setState: function (id, state) {
+      var f = figuresById[id];
+      if (!f || !f.setState) return Promise.reject(new Error('course.js: no attention figure ' + id));
+      return f.setState(state, { user: true });
+    },
+    fmt: fmt,
+    cellColour: cellColour,
+    tableToggle: tableToggle,
+    onSchemeChange: onSchemeChange,
+    onMaterialPage: onMaterialPage,
+    COLORSCALE: COLORSCALE
+  };
+
+  function init() {
+    mark('course:init');
+    if (figures.length && !figures[0].el.isConnected) { // a new page (instant navigation)
+      figures.length = 0;
+      traces.length = 0;
+      figuresById = {};
+      paintedAt = null;
+    }
+    if (redraw.length && !redraw[0].fig.isConnected) redraw = [];
+    var found = document.querySelectorAll('figure.course-fig');
+    var plottable = [];
+    var fresh = false;
+    Array.prototype.forEach.call(found, function (fig) {
+      if (fig.__course || !parsedWhole(fig)) return;
+      if (fig.getAttribute('data-pending') === 'true' || fig.classList.contains('course-pending')) {
+        markStatic(fig);
+        return;
+      }
+      var kind = fig.getAttribute('data-kind');
+      var f = null;
+      try {
+        if (KINDS[kind]) f = KINDS[kind](fig);
+      } catch (e) {
+        console.warn('course.js: could not enhance #' + fig.id, e);
+      }
+      fig.__course = f || true;
+      if (f === DRAWN_ONCE) return;
+      if (!f) {
+        markStatic(fig);
+        return;
+      }
+      fresh = true;
+      figures.push(f);
+      if (fig.id) figuresById[fig.id] = f;
+      if (f.plot) plottable.push(f);
+    });
+    window.traces = traces;
+    window.trace = traces[0];
+    var heatmaps = plottable.some(function (f) { return f instanceof AttentionFigure; });
+    // Scroll boxes measure every box on the page: after the first heatmap is on screen.
+    if (heatmaps) afterFirstPaint(initScrollBoxes);
+    else initScrollBoxes();
+    if (!fresh) return;
+    document.documentElement.classList.add('course-js');
+    // Space is kept for the plots on screen now, and for the rest after the first paint: a plot
+    // in a block that is not rendered yet (course.css, content-visibility) costs a layout of
+    // that block to measure, about 2 ms each.
+    // A link to a figure (#fig-3:...) scrolls there at once: then every plot keeps its exact
+    // space first, or those above the figure would move the page when they are measured.
+    var fromHash = parseHash(location.hash);
+    var onScreen = fromHash.length ? plottable : plottable.filter(function (f) { return visibleNow(f.el); });
+    reserveSpace(onScreen);
+    var offScreen = plottable.filter(function (f) { return onScreen.indexOf(f) < 0; });
+    if (offScreen.length) afterFirstPaint(function () { reserveSpace(offScreen); });
+    if (fromHash.length) {
+      applyHash(false);
+      var first = figuresById[fromHash[0].id];
+      if (first) first.el.scrollIntoView({ block: 'start' });
+    }
+    schedulePlots(plottable);
+    initTabs();
+    if (!heatmaps) scheduleIdleParts();
+  }
+
+  // While the page is still being parsed, a figure is whole once the parser has gone past it:
+  // it, or a box around it, has a next sibling (the rest of it is set up at DOMContentLoaded).
+  function parsedWhole(node) {
+    if (document.readyState !== 'loading') return true;
+    for (; node && node !== document.body; node = node.parentNode) {
+      if (node.nextSibling) return true;
+    }
+    return false;
+  }
+
+  // A figure course.js could not set up keeps its tables (course.css shows a static view's).
+  function markStatic(fig) {
+    Array.prototype.forEach.call(fig.querySelectorAll('.course-view'), function (v) {
+      v.classList.add('course-view-static');
+      var box = v.querySelector(':scope > .course-table-wrap');
+      if (box && box.__courseToggle) box.__courseToggle.set(true);
+    });
+  }
+
+  function afterFirstPaint(fn) {
+    if (paintedAt !== null) fn();
+    else document.addEventListener('course:painted', function () { fn(); }, { once: true });
+  }
+
+  function reserveSpace(plottable) {
+    var views = [];
+    plottable.forEach(function (f) { views = views.concat(f.views || []); });
+    views.forEach(function (v) { v.measure(); }); // reads only: one layout
+    views.forEach(function (v) { v.reserve(); }); // writes only
+  }
+
+  window.addEventListener('hashchange', function () { applyHash(true); });
+
+  // mkdocs-material's palette toggle switches data-md-color-scheme: recolour text and masked cells.
+  function watchTheme() {
+    onSchemeChange(function () { redraw.forEach(function (r) { r.draw(); }); });  // chapters 1-2: the new text colour
+    onSchemeChange(function () {
+      figures.forEach(function (f) {
+        (f.views || []).forEach(function (v) {
+          if (!v.plotted) return;
+          v.readTheme();
+          v.redrawPlot();
+        });
+        if (f instanceof TrainingFigure && f.done) {
+          f.done.then(function (ok) { if (ok) f.retheme(); });
+        }
+      });
+    });
+  }
+
+  window.softmax = softmax;
+  window.courseReady = courseReady;
+  window.course = api;
+  window.traces = traces;
+  window.trace = undefined;
+
+  // This file runs right after the page's first heatmap (the course extension marks the place,
+  // overrides/main.html puts the scripts there; elsewhere they follow the article): the figures
+  // parsed so far start at once, so the first heatmap is drawn while the rest of the page is
+  // still being parsed, and the others at DOMContentLoaded. A link to a figure (#fig-3:...)
+  // waits for the whole page, since the figure it names may not be parsed yet.
+  if (document.readyState === 'loading') {
+    if (!parseHash(location.hash).length) init();
+    document.addEventListener('DOMContentLoaded', function () { init(); watchTheme(); });
+  } else {
+    init();
+    watchTheme();
+  }
+  // mkdocs-material's instant navigation swaps pages without a reload.
+  onMaterialPage(function () { init(); });
