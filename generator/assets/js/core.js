@@ -209,6 +209,13 @@
     }).observe(body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });
   }
 
+  // Colours from course.css, read when drawing, so the light and the slate palette each get their own.
+  function cssColour(node, name, fallback) {
+    var v = (getComputedStyle(node).getPropertyValue(name) || '').trim();
+    return v || fallback;
+  }
+  function textColour(node) { return getComputedStyle(node).color || '#222'; }
+
   function afterPaint() {
     return new Promise(function (resolve) {
       requestAnimationFrame(function () {
@@ -225,8 +232,8 @@
 
   function hasPlotly() { return typeof window.Plotly !== 'undefined' && window.Plotly.react; }
 
+  // Every plot's config: no mode bar, no zoom (a page scrolls, a plot does not move).
   var PLOT_CONFIG = {
     displayModeBar: false, responsive: true, scrollZoom: false, doubleClick: false,
     showTips: false, showLink: false, staticPlot: false
   };
-

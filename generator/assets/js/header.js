@@ -11,19 +11,19 @@
  * on-idle load of heavy parts (they still load on courseReady() or when a "Code" tab opens).
  *
  * One classic script (not an ES module: modules do not load from file://, and the one-file
- * chapters inline scripts as text), in sections, each opening with its named numbers:
- *   constants and helpers        number format (as Python's), cell colours (colorscale.js), tokens
- *   traces and heavy parts       the console's `traces`, parts loaded by <script>, schema-3 decoding
- *   "Show as a table"            the disclosure that keeps a plotted figure's table one click away
- *   one attention panel          AttentionView: table, summary, top-3; Plotly (HEATMAP); small multiples (MINIS)
- *   attention / compare figure   AttentionFigure: pickers, state, "All heads", the compare diff
- *   URL hash                     #fig-1:layer=3,head=3,token=6 (HASH_WRITE_DELAY)
- *   stepper, softmax widget, scoreboard, training curve (TRAINING, CHART_COLOURS)
- *   first paint, lazy plots      course:painted, which plot is drawn when (LAZY)
- *   content tabs, scroll boxes   print labels, Code tabs load parts; keyboard stops for wide boxes
- *   chapters 1 and 2             tokens, merges, embedding, layernorm, map: shown, hidden and plotted
- *   init                         one KINDS registry: every figure found and enhanced, the theme followed
- *
- * The source is kept in parts (generator/assets/js/, joined in the order ORDER lists by
- * generator/render/script.py into one closure): one set of helpers for every figure kind.
+ * chapters inline scripts as text), one closure. Its source is in parts, generator/assets/js/,
+ * joined in the order js/ORDER lists (generator/render/script.py); each opens with its named numbers:
+ *   core.js                      number format (as Python's), cell colours (colorscale.js), tokens, DOM, theme, page hooks
+ *   traces.js                    the console's `traces`, parts loaded by <script>, schema-3 decoding
+ *   table.js                     "Show as a table": the disclosure that keeps a plotted figure's table one click away
+ *   view.js, heatmap.js          one attention panel, AttentionView: table, summary, top-3; its Plotly heatmap (HEATMAP)
+ *   minis.js                     its small multiples (MINIS)
+ *   attention.js                 AttentionFigure: pickers, state, "All heads", the compare diff
+ *   hash.js                      #fig-1:layer=3,head=3,token=6 (HASH_WRITE_DELAY)
+ *   stepper.js, softmax.js, scoreboard.js, training.js (TRAINING, CHART_COLOURS)
+ *   schedule.js                  first paint (course:painted), which plot is drawn when (LAZY)
+ *   tabs.js, scroll-boxes.js     print labels, Code tabs load parts; keyboard stops for wide boxes
+ *   plots.js                     chapters 1 and 2: the layout their plots share
+ *   tokens.js, merges.js, embedding.js, layernorm.js, map.js (MAP)   one per chapter 1-2 kind
+ *   init.js                      KINDS (every data-kind and what sets it up), init, the theme followed
  */

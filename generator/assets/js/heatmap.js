@@ -1,4 +1,4 @@
-  // ---- Plotly
+  // ------------------------------------------------------------------ one attention panel: its heatmap (Plotly)
 
   // Heatmap layout, in CSS pixels. Cells share the width the box gives; a cell narrower than
   // cellMin makes the plot wider than its box (it then scrolls inside it, never the page). Rows
@@ -351,4 +351,3 @@
     }
     return Promise.resolve();
   };
-

@@ -1,24 +1,5 @@
   // ------------------------------------------------------------------ init
 
-  // Every figure kind (the data-kind a template writes) and what sets it up: an object course.js
-  // keeps (pickers, plots, state), or null for a figure drawn once and left alone (chapters 1
-  // and 2, which keep their tables as they are; chapterPlot redraws them on a new palette or
-  // width). A kind that is not here keeps its static view.
-  var KINDS = {
-    attention: function (fig) { return new AttentionFigure(fig, 'attention'); },
-    compare: function (fig) { return new AttentionFigure(fig, 'compare'); },
-    stepper: initStepper,
-    softmax: initSoftmax,
-    scoreboard: initScoreboard,
-    training: function (fig) { return new TrainingFigure(fig); },
-    tokens: chapterPlot(initTokens),
-    merges: chapterPlot(initMerges),
-    embedding: chapterPlot(initEmbedding),
-    layernorm: chapterPlot(initLayerNorm),
-    map: chapterPlot(initMap),
-    neighbours: chapterPlot(null)
-  };
-
   var api = {
     figures: figures,
     paintedAt: null,
@@ -29,21 +10,44 @@
     },
     fmt: fmt,
     cellColour: cellColour,
-    tableToggle: tableToggle,
-    onSchemeChange: onSchemeChange,
-    onMaterialPage: onMaterialPage,
+    tableToggle: tableToggle,  // "Show as a table" (CONTRACT.md, chapter 2's embedding)
+    onSchemeChange: onSchemeChange,  // a redraw in the other palette
+    onMaterialPage: onMaterialPage,  // Material's instant-navigation hook
     COLORSCALE: COLORSCALE
   };
 
+  // Every figure kind (data-kind) and what sets it up. `figure`: an object course.figures lists
+  // (setState, the URL hash), its plot drawn as it nears the screen (schedule.js). `now`: a
+  // chapter 1-2 figure, set up at once; it returns its plot's draw function if it has a plot,
+  // called at once and again in the other palette (the map: at a new width too). `now: null`:
+  // nothing to set up (neighbours: its tables are the figure). Any other kind stays as the HTML has it.
+  var KINDS = {
+    attention: { figure: function (fig) { return new AttentionFigure(fig, 'attention'); } },
+    compare: { figure: function (fig) { return new AttentionFigure(fig, 'compare'); } },
+    stepper: { figure: initStepper },
+    softmax: { figure: initSoftmax },
+    scoreboard: { figure: initScoreboard },
+    training: { figure: function (fig) { return new TrainingFigure(fig); } },
+    tokens: { now: initTokens },
+    merges: { now: initMerges },
+    embedding: { now: initEmbedding },
+    layernorm: { now: initLayerNorm },
+    map: { now: initMap },
+    neighbours: { now: null }
+  };
+
+  var drawn = [];  // the chapter 1-2 plots of the page shown now: {fig, draw, width}
+  var RESIZE_DELAY = 150;  // ms of quiet after the last resize event before the map is redrawn
+
   function init() {
     mark('course:init');
+    if (drawn.length && !drawn[0].fig.isConnected) drawn.length = 0;  // a new page (instant navigation)
     if (figures.length && !figures[0].el.isConnected) { // a new page (instant navigation)
       figures.length = 0;
       traces.length = 0;
       figuresById = {};
       paintedAt = null;
     }
-    if (redraw.length && !redraw[0].fig.isConnected) redraw = [];
     var found = document.querySelectorAll('figure.course-fig');
     var plottable = [];
     var fresh = false;
@@ -54,14 +58,19 @@
         return;
       }
       var kind = fig.getAttribute('data-kind');
+      var entry = Object.prototype.hasOwnProperty.call(KINDS, kind) ? KINDS[kind] : {};
+      if ('now' in entry) {
+        fig.__course = true;
+        setUpNow(fig, entry.now);
+        return;
+      }
       var f = null;
       try {
-        if (KINDS[kind]) f = KINDS[kind](fig);
+        if (entry.figure) f = entry.figure(fig);
       } catch (e) {
         console.warn('course.js: could not enhance #' + fig.id, e);
       }
       fig.__course = f || true;
-      if (f === DRAWN_ONCE) return;
       if (!f) {
         markStatic(fig);
         return;
@@ -99,6 +108,21 @@
     if (!heatmaps) scheduleIdleParts();
   }
 
+  // A chapter 1-2 figure: not one of course.figures, and its plot is drawn at once.
+  function setUpNow(fig, setUp) {
+    document.documentElement.classList.add('course-js');
+    if (!setUp) return;
+    try {
+      var draw = setUp(fig, ownData(fig) || {});
+      if (typeof draw === 'function') {
+        draw();
+        drawn.push({ fig: fig, draw: draw, width: fig.clientWidth });
+      }
+    } catch (e) {
+      console.warn('course.js: could not enhance #' + fig.id, e);
+    }
+  }
+
   // While the page is still being parsed, a figure is whole once the parser has gone past it:
   // it, or a box around it, has a next sibling (the rest of it is set up at DOMContentLoaded).
   function parsedWhole(node) {
@@ -132,9 +156,21 @@
 
   window.addEventListener('hashchange', function () { applyHash(true); });
 
-  // mkdocs-material's palette toggle switches data-md-color-scheme: recolour text and masked cells.
+  // A new width (a phone turned): the map's height and its label spots follow it.
+  var resizing = null;
+  window.addEventListener('resize', function () {
+    clearTimeout(resizing);
+    resizing = setTimeout(function () {
+      drawn.forEach(function (d) {
+        var width = d.fig.clientWidth;
+        if (d.fig.getAttribute('data-kind') === 'map' && width && width !== d.width) { d.width = width; d.draw(); }
+      });
+    }, RESIZE_DELAY);
+  });
+
+  // mkdocs-material's palette toggle switches data-md-color-scheme: recolour text and masked
+  // cells, and draw the chapter 1-2 plots again in the new text colour.
   function watchTheme() {
-    onSchemeChange(function () { redraw.forEach(function (r) { r.draw(); }); });  // chapters 1-2: the new text colour
     onSchemeChange(function () {
       figures.forEach(function (f) {
         (f.views || []).forEach(function (v) {
@@ -146,6 +182,7 @@
           f.done.then(function (ok) { if (ok) f.retheme(); });
         }
       });
+      drawn.forEach(function (d) { d.draw(); });
     });
   }
 

@@ -1,4 +1,6 @@
-  // ---- map: common tokens as grey dots, the lesson's words marked and named
+  // ------------------------------------------------------------------ map (chapter 2)
+
+  // Common tokens as grey dots, the lesson's words marked and named.
   // One unit is as long across as up, so distances on the map are the distances the table's
   // "closest on the map" measures, and the first direction's wider spread shows as width.
   var MAP = { margin: { l: 70, r: 20, t: 10, b: 50 }, narrowMargin: { l: 52, r: 6, t: 10, b: 46 }, narrow: 480,
@@ -7,7 +9,7 @@
   var LABEL_SPOTS = [['top center', 0, -1], ['bottom center', 0, 1], ['middle right', 1, 0], ['middle left', -1, 0],
     ['top right', 1, -1], ['top left', -1, -1], ['bottom right', 1, 1], ['bottom left', -1, 1]];
 
-  function span(values) {
+  function paddedRange(values) {
     var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values), pad = MAP.pad * (hi - lo || 1);
     return [lo - pad, hi + pad];
   }
@@ -50,7 +52,7 @@
   function initMap(fig, data) {
     return function () {
       var points = data.tokens.concat(data.marks);
-      var xr = span(points.map(function (t) { return t.x; })), yr = span(points.map(function (t) { return t.y; }));
+      var xr = paddedRange(points.map(function (t) { return t.x; })), yr = paddedRange(points.map(function (t) { return t.y; }));
       var host = fig.querySelector('.course-plot');
       var boxWidth = (host && host.clientWidth) || 640;
       var margin = boxWidth < MAP.narrow ? MAP.narrowMargin : MAP.margin;  // a phone: every pixel to the points
@@ -91,4 +93,3 @@
       });
     };
   }
-

@@ -1,4 +1,4 @@
-  // ---- small multiples
+  // ------------------------------------------------------------------ one attention panel: small multiples
 
   // Small grids, in CSS pixels: a cell of CELL_MIN..CELL_MAX, so that a layer's heads fit on one
   // row beside (or, below STACK_BELOW, under) the layer's label. Where two layers fit side by side
@@ -121,4 +121,3 @@
       if (!hasFocusInside) b.tabIndex = current ? 0 : -1;
     });
   };
-

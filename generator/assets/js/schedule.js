@@ -19,9 +19,9 @@
 
   function scheduleIdleParts() {
     if (config.idleParts === false) return;
-    var go = function () { courseReady().catch(function (e) { console.warn(e.message || e); }); };
-    if (window.requestIdleCallback) window.requestIdleCallback(go, { timeout: LAZY.partsIdleTimeout });
-    else setTimeout(go, LAZY.partsFallbackDelay);
+    var loadParts = function () { courseReady().catch(function (e) { console.warn(e.message || e); }); };
+    if (window.requestIdleCallback) window.requestIdleCallback(loadParts, { timeout: LAZY.partsIdleTimeout });
+    else setTimeout(loadParts, LAZY.partsFallbackDelay);
   }
 
   function visibleNow(node) {
@@ -75,4 +75,3 @@
     }
     chain.then(function () { whenIdle(step); });
   }
-

@@ -40,4 +40,3 @@
     });
     return { el: fig, id: fig.id };
   }
-

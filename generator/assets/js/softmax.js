@@ -49,4 +49,3 @@
     fig.addEventListener('change', function (ev) { if (ev.target.matches('input[data-score]')) update(); });
     return { el: fig, id: fig.id, update: update };
   }
-

@@ -30,7 +30,7 @@
     }
     status.setAttribute('aria-live', 'polite');
     var k = 0;
-    function show(i, announce) {
+    function showStep(i, announce) {
       k = Math.max(0, Math.min(total - 1, i));
       Array.prototype.forEach.call(steps, function (li, j) { li.classList.toggle('is-current', j === k); });
       status.textContent = 'Step ' + (k + 1) + ' of ' + total;
@@ -38,15 +38,14 @@
       next.setAttribute('aria-disabled', k === total - 1 ? 'true' : 'false');
       if (announce) fig.dispatchEvent(new CustomEvent('course:statechange', { detail: { step: k } }));
     }
-    back.addEventListener('click', function () { show(k - 1, true); });
-    next.addEventListener('click', function () { show(k + 1, true); });
+    back.addEventListener('click', function () { showStep(k - 1, true); });
+    next.addEventListener('click', function () { showStep(k + 1, true); });
     fig.addEventListener('keydown', function (ev) {
       if (ev.target.closest('input, select, textarea')) return;
-      if (ev.key === 'ArrowLeft') { ev.preventDefault(); show(k - 1, true); }
-      if (ev.key === 'ArrowRight') { ev.preventDefault(); show(k + 1, true); }
+      if (ev.key === 'ArrowLeft') { ev.preventDefault(); showStep(k - 1, true); }
+      if (ev.key === 'ArrowRight') { ev.preventDefault(); showStep(k + 1, true); }
     });
     fig.classList.add('course-stepping');
-    show(0, false);
-    return { el: fig, id: fig.id, show: show };
+    showStep(0, false);
+    return { el: fig, id: fig.id, show: showStep };
   }
-

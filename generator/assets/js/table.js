@@ -43,4 +43,3 @@
     box.__courseToggle = toggle;
     return toggle;
   }
-

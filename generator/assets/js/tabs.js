@@ -32,4 +32,3 @@
       courseReady().catch(function (e) { console.warn(e.message || e); });
     }
   });
-

@@ -143,4 +143,3 @@
   function courseReady() {
     return Promise.all(traces.map(loadTrace)).then(function () { return traces; });
   }
-

@@ -27,11 +27,6 @@
   };
   var KIND_COLOURS = { 'previous-token': '#0077bb', 'duplicate-token': '#aa3377', induction: '#cc3311', sink: '#117733' };
 
-  function cssColour(node, name, fallback) {
-    var v = (getComputedStyle(node).getPropertyValue(name) || '').trim();
-    return v || fallback;
-  }
-
   function TrainingFigure(fig) {
     var self = this;
     this.el = fig;
@@ -75,7 +70,7 @@
       xaxis: xaxis, yaxis: axis(yTitle),
       legend: TRAINING.legend, dragmode: false,
       paper_bgcolor: 'rgba(0,0,0,0)', plot_bgcolor: 'rgba(0,0,0,0)',
-      font: { family: 'inherit', color: getComputedStyle(this.el).color || '#222' }
+      font: { family: 'inherit', color: textColour(this.el) }
     };
     if (yRange) layout.yaxis.range = yRange;
     return layout;
@@ -183,4 +178,3 @@
     });
     return this.done;
   };
-

@@ -160,4 +160,3 @@
       if (b) b.setAttribute('aria-pressed', on ? 'true' : 'false');
     });
   };
-

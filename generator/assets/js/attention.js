@@ -89,8 +89,8 @@
         : v.weights.some(function (layer) { return layer.some(function (g) { return !Array.isArray(g); }); }));
     });
     if (!missing.length) return then();
-    var go = function () { return then(); };
-    return Promise.all(missing.map(function (v) { return loadTrace(v.trace); })).then(go, go);
+    var anyway = function () { return then(); };
+    return Promise.all(missing.map(function (v) { return loadTrace(v.trace); })).then(anyway, anyway);
   };
 
   AttentionFigure.prototype.toggleHeads = function (open, opts) {
@@ -190,4 +190,3 @@
       }
     });
   };
-
