@@ -1,5 +1,6 @@
-"""Real builds of a throwaway content folder: `mkdocs build --strict`, `python -m generator site`
-and `zensical build`, against synthetic traces. Each build is a subprocess of a couple of seconds."""
+"""Real builds of a throwaway content folder, `mkdocs build --strict` and `python -m generator site`,
+against synthetic traces. Each build is a subprocess of a couple of seconds. Every Zensical build,
+this folder's and the real course's, is in tests/browser/test_site_build.py."""
 
 from __future__ import annotations
 
@@ -308,35 +309,6 @@ def test_assets_step_rewrites_only_changed_files(tmp_path):
     (tmp_path / "content" / "lesson.md").write_text("# Empty\n")
     publish.write_assets(tmp_path / "content", tmp_path / "traces")
     assert not list((tmp_path / "content" / "assets" / "generated").rglob("traces/*/*"))
-
-
-def zensical_skip_reason() -> str | None:
-    if shutil.which("zensical") is None and not (Path(sys.executable).parent / "zensical").exists():
-        return "zensical is not installed (pip install -e '.[test]')"
-    return None
-
-
-@pytest.mark.skipif(zensical_skip_reason() is not None, reason=zensical_skip_reason() or "")
-def test_zensical_builds_the_same_config(tmp_path):
-    """Zensical reads mkdocs.yml and runs the Markdown extensions (not MkDocs plugins), with the
-    course's theme overrides (overrides/ uses only what both engines give templates). The real
-    course under Zensical: tests/browser/test_site_build.py."""
-    write_project(tmp_path, {"lesson.md": LESSON}, traces(), training_log_doc())
-    from generator.site import publish
-
-    publish.write_assets(tmp_path / "content", tmp_path / "traces")
-    exe = shutil.which("zensical") or str(Path(sys.executable).parent / "zensical")
-    proc = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    page = (tmp_path / "build" / "site" / "lesson.html").read_text(encoding="utf-8")
-    assert figure_count(page) == 6 and "course-fig" in page
-    assert "Intro: ·her gives Lily 0.66 in layer 3, head 3." in page
-    assert 'href="./downloads/lesson.html"' in page and "Made with" in page and "https://zensical.org/" in page  # overrides/
-    assert re.sub(r"<figure.*?</figure>", "", page, flags=re.S).count("<math") == 2  # the lesson's two formulas (the stepper writes e^score in MathML too)
-    # and a bad block fails it with the lesson's line
-    (tmp_path / "content" / "bad.md").write_text("# Bad\n\n```attention\nmodel: bert\nsentence: a\n```\n")
-    bad = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert bad.returncode != 0 and "content/bad.md:3: attention: unknown model 'bert'" in bad.stdout + bad.stderr
 
 
 def test_mkdocs_yml_wires_every_directive_and_no_cdn():

@@ -11,14 +11,14 @@ from . import causal_kinds
 from .directives import SPECS, Attention, Compare, Directive, Predictions, parse_directive
 from .errors import fail as _fail
 from .refs import iter_refs
-from .source import check_layout, decode, iter_fences, iter_markdown, shown_path, split_front_matter
+from .source import check_layout, decode, iter_fences, iter_markdown, read_source, shown_path, split_front_matter
 
 
 def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
     """Every course directive in one Markdown file, validated, after the file itself: UTF-8, its
     front matter, and where Markdown would read it otherwise (source.check_layout)."""
     shown = display_path or str(path)
-    text = decode(path.read_bytes(), shown).replace("\r\n", "\n").replace("\r", "\n")
+    text = decode(read_source(path, shown), shown).replace("\r\n", "\n").replace("\r", "\n")
     body, removed = split_front_matter(text, shown)
     check_layout(body.split("\n"), shown, 1 + removed, SPECS)
     found = []

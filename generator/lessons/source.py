@@ -195,6 +195,30 @@ def decode(data: bytes, shown: str) -> str:
 
 # ---------------------------------------------------------------- files
 
+MAX_SOURCE_BYTES = 32 * 2**20  # a lesson or the glossary; the largest lesson is about 60 kB
+
+
+def read_source(path: Path, shown: str, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of a lesson or glossary file, or a LessonError naming it: not a regular file (a
+    FIFO would hang the build, a device such as /dev/zero never ends), or over `limit` bytes. A
+    symlink is followed; at most limit + 1 bytes are read."""
+    import stat
+
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise LessonError(f"{shown}:1", f"cannot be read ({exc.strerror or exc})", "check that the file exists and is readable") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise LessonError(f"{shown}:1", "is not a regular file (a FIFO, a device or a folder)", "replace it with the Markdown or YAML file itself")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as exc:
+        raise LessonError(f"{shown}:1", f"cannot be read ({exc.strerror or exc})", "check that the file is readable") from None
+    if len(data) > limit:
+        raise LessonError(f"{shown}:1", f"is over {limit:,} bytes", "split it into smaller pages")
+    return data
+
 
 def iter_markdown(content_dir: Path) -> list[Path]:
     """The lesson files of a docs folder, sorted, without the generated assets."""
@@ -226,8 +250,8 @@ def read_text(path: Path) -> str | None:
     if hit and hit[0] == stamp:
         return hit[1]
     try:
-        text = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
-    except (OSError, UnicodeDecodeError):
+        text = read_source(path, str(path)).decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+    except (LessonError, UnicodeDecodeError):
         return None
     _TEXT_CACHE[path] = (stamp, text)
     return text

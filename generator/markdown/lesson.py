@@ -42,7 +42,7 @@ from markdown.util import AtomicString
 from ..lessons import refs
 from ..lessons.directives import SPECS
 from ..lessons.errors import LessonError
-from ..lessons.source import bad_char, check_front_matter, decode, find_source, read_text, shown_path, split_front_matter, walk_lines
+from ..lessons.source import bad_char, check_front_matter, decode, find_source, read_source, read_text, shown_path, split_front_matter, walk_lines
 from .build_errors import reraise
 from .math import MATH_INLINE_RE
 
@@ -178,7 +178,7 @@ def load_glossary(path: Path) -> list[Term]:
         raise LessonError(f"{shown}:1", "the glossary file is missing", "create it, or point the extension's `glossary` option at it") from None
     key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
     if key not in _GLOSSARY_CACHE:
-        _GLOSSARY_CACHE[key] = parse_glossary(decode(path.read_bytes(), shown).replace("\r\n", "\n"), shown)
+        _GLOSSARY_CACHE[key] = parse_glossary(decode(read_source(path, shown), shown).replace("\r\n", "\n"), shown)
     return _GLOSSARY_CACHE[key]
 
 

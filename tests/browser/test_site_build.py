@@ -1,8 +1,15 @@
 """course.js on a real `mkdocs build` (tests/conftest.py's synthetic traces, the renderer's HTML):
 the JavaScript must write exactly what the renderer writes for the same state, work from file://
-and from http://127.0.0.1, and never reach the network."""
+and from http://127.0.0.1, and never reach the network. And every Zensical build: a throwaway
+folder's (exact texts, a bad block failing with its line) and the real course's, in Chromium too."""
 
 from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -232,6 +239,38 @@ def test_palette_switch_recolours_the_plot(open_site, site):
 
 
 # ---------------------------------------------------------------- Zensical on the real course
+
+
+# ---------------------------------------------------------------- Zensical, Material's successor
+
+def zensical_skip_reason() -> str | None:
+    if shutil.which("zensical") is None and not (Path(sys.executable).parent / "zensical").exists():
+        return "zensical is not installed (pip install -e '.[test]')"
+    return None
+
+
+@pytest.mark.skipif(zensical_skip_reason() is not None, reason=zensical_skip_reason() or "")
+def test_zensical_builds_the_same_config(tmp_path):
+    """Zensical reads mkdocs.yml and runs the Markdown extensions (not MkDocs plugins), with the
+    course's theme overrides (overrides/ uses only what both engines give templates)."""
+    from test_build import LESSON, figure_count, traces
+
+    write_project(tmp_path, {"lesson.md": LESSON}, traces(), training_log_doc())
+    from generator.site import publish
+
+    publish.write_assets(tmp_path / "content", tmp_path / "traces")
+    exe = shutil.which("zensical") or str(Path(sys.executable).parent / "zensical")
+    proc = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = (tmp_path / "build" / "site" / "lesson.html").read_text(encoding="utf-8")
+    assert figure_count(page) == 6 and "course-fig" in page
+    assert "Intro: ·her gives Lily 0.66 in layer 3, head 3." in page
+    assert 'href="./downloads/lesson.html"' in page and "Made with" in page and "https://zensical.org/" in page  # overrides/
+    assert re.sub(r"<figure.*?</figure>", "", page, flags=re.S).count("<math") == 2  # the lesson's two formulas (the stepper writes e^score in MathML too)
+    # and a bad block fails it with the lesson's line
+    (tmp_path / "content" / "bad.md").write_text("# Bad\n\n```attention\nmodel: bert\nsentence: a\n```\n")
+    bad = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "content/bad.md:3: attention: unknown model 'bert'" in bad.stdout + bad.stderr
 
 
 @pytest.fixture(scope="module")
