@@ -334,3 +334,31 @@ def test_mkdocs_yml_wires_every_directive_and_no_cdn():
     assert all(not re.match(r"(https?:)?//", u) for u in scripts + cfg["extra_css"] + cfg["extra"]["polyfills"])
     assert scripts == ["assets/generated/plotly-cartesian.min.js", "assets/generated/colorscale.js", "assets/generated/course.js"]
     assert not cfg.get("extra_javascript")  # Material would write these after its bundle
+
+
+@pytest.mark.parametrize("url, ok", [
+    ("https://example.org/course/", True), ("http://127.0.0.1:8000/", True), ("https://a-b.example.org", True), (None, True),
+    ('https://example.org/"><script>alert(1)</script>', False), ("javascript:alert(1)", False), ("https://exa mple.org/", False),
+    ("ftp://example.org/", False), ("https://example.org/?q=<b>", False), ("//example.org/", False),
+])
+def test_site_url_must_be_a_well_formed_http_url(url, ok):
+    from generator.site import publish
+
+    problem = publish.site_url_problem(url)
+    assert (problem is None) == ok, problem
+    if not ok:
+        assert "\n" not in problem and "COURSE_SITE_URL" in problem and "Fix:" in problem
+
+
+def test_a_bad_site_url_stops_the_build_before_anything_is_written(tmp_path, monkeypatch, capsys):
+    from generator.site import publish
+
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "index.md").write_text("# Home\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\ndocs_dir: content\nsite_dir: out\nsite_url: !ENV [COURSE_SITE_URL, null]\n")
+    monkeypatch.setenv("COURSE_SITE_URL", 'https://example.org/"><script>window.__pwned=1</script>')
+    monkeypatch.chdir(tmp_path)
+    assert publish.build_site("mkdocs.yml", with_downloads=False) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len([e for e in err if e.startswith("error: ")]) == 1 and "not a well-formed http(s) URL" in err[-1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["content", "mkdocs.yml"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -82,6 +83,23 @@ def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "
 # ---------------------------------------------------------------- site
 
 
+SITE_URL_ENV = "COURSE_SITE_URL"
+# scheme, host (letters, digits, dots, hyphens), an optional port and a plain path: nothing a
+# template could be made to read as markup (Material writes site_url unescaped into 404.html)
+SITE_URL_RE = re.compile(r"^https?://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~%/-]*)?$")
+
+
+def site_url_problem(url) -> str | None:
+    """Why a site_url (mkdocs.yml's, usually from $COURSE_SITE_URL) cannot be used, or None."""
+    if url in (None, ""):
+        return None
+    if not isinstance(url, str) or not SITE_URL_RE.match(url):
+        shown = repr(url)[:80]
+        return (f"mkdocs.yml: site_url ({SITE_URL_ENV}) is {shown}, not a well-formed http(s) URL. "
+                f"Fix: set {SITE_URL_ENV} to an address like https://example.org/course/, or unset it")
+    return None
+
+
 def mdx_option(cfg, name: str, default: str) -> str:
     conf = (cfg.get("mdx_configs") or {}).get("generator.markdown.course") or {}
     return conf.get(name, default)
@@ -118,6 +136,10 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         cfg = load_config(config_file=config_file, strict=failing is not None)
     except (Abort, MkDocsException) as exc:  # MkDocs has logged what is wrong with the configuration
         print(f"error: {config_file}: {exc}", file=sys.stderr)
+        return 1
+    problem = site_url_problem(cfg.get("site_url"))
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 1
     final = Path(site_dir or cfg["site_dir"]).resolve()
     docs = Path(cfg["docs_dir"])

@@ -460,11 +460,21 @@ def main_serve(args) -> int:
     return serve(args.config_file, host=args.host, port=args.port, trace=not args.no_trace, models=models, threads=args.threads)
 
 
+def port_number(text: str) -> int:
+    """A TCP port, 1-65535, for argparse (so `PORT=abc` or `PORT=99999` is one usage line)."""
+    import argparse
+
+    if not text.strip().isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)")
+    return int(text)
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("serve", help="live preview on 127.0.0.1:8000 that traces new sentences on save")
     p.add_argument("-f", "--config-file", default="mkdocs.yml")
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
-    p.add_argument("--port", type=int, default=int(os.environ.get("PORT") or DEFAULT_PORT),
+    # $PORT is read as a string and checked only when serve runs: other commands never look at it
+    p.add_argument("--port", type=port_number, default=os.environ.get("PORT") or str(DEFAULT_PORT),
                    help=f"port (default {DEFAULT_PORT}, or $PORT; make serve PORT=8001)")
     p.add_argument("--models", default="tiny,gpt2", help="models traced on save (default tiny,gpt2; gpt2 where its weights are)")
     p.add_argument("--no-trace", action="store_true", help="never trace on save (the preview shows pending boxes)")

@@ -83,6 +83,10 @@ def build_zensical(config_file: str = "mkdocs.yml", strict: str | bool | None = 
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    problem = publish.site_url_problem(os.environ.get(publish.SITE_URL_ENV))
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     config = Path(config_file).resolve()
     root = config.parent
     final = (root / (site_dir or DEFAULT_SITE)).resolve()

@@ -251,3 +251,16 @@ def test_rebuilds_are_dirty_only_for_lesson_edits_and_this_processs_traces(tmp_p
     assert r.dirty([TraceRequest("tiny", "Lily wanted to play")], own)  # this process's own trace
     # the page using the new trace loses its HTML, so the dirty build rebuilds it; the other keeps it
     assert not (site / "l.html").exists() and (site / "other.html").read_text() == "built"
+
+
+@pytest.mark.parametrize("port", ["abc", "99999", "0", "-1", "80x"])
+def test_a_bad_port_is_one_usage_line_for_serve_and_ignored_by_other_commands(monkeypatch, capsys, port):
+    from generator import cli
+
+    monkeypatch.setenv("PORT", port)
+    assert cli.main(["reference", "--check"]) == 0  # PORT is only serve's business
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["serve"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert f"{port!r} is not a port number (1-65535)" in err[-1] and "Traceback" not in "\n".join(err)
