@@ -5,6 +5,7 @@ this folder's and the real course's, is in tests/browser/test_site_build.py."""
 from __future__ import annotations
 
 import gzip
+import os
 import json
 import html
 import re
@@ -362,3 +363,19 @@ def test_a_bad_site_url_stops_the_build_before_anything_is_written(tmp_path, mon
     err = capsys.readouterr().err.strip().splitlines()
     assert len([e for e in err if e.startswith("error: ")]) == 1 and "not a well-formed http(s) URL" in err[-1]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["content", "mkdocs.yml"]
+
+
+def test_a_killed_builds_folders_are_removed_by_the_next(tmp_path):
+    from generator.site import publish
+
+    final = tmp_path / "site"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    left = [tmp_path / f".site.{kind}-{dead}" for kind in ("building", "assets", "old")]
+    for p in left:
+        (p / "x").mkdir(parents=True)
+    alive = tmp_path / f".site.building-{os.getppid()}"  # a live process's build stays
+    alive.mkdir()
+    other = tmp_path / ".other.building-1"
+    other.mkdir()
+    assert sorted(publish.remove_leftovers(final)) == sorted(left)
+    assert alive.is_dir() and other.is_dir() and not any(p.exists() for p in left)

@@ -309,8 +309,7 @@ def main_traces(args) -> int:
     if items is None:
         return 2
     followed, pairs = pages.collect_causal(content)
-    with pinned_threads(args.threads):
-        store = TraceStore(traces_dir)
+    with pinned_threads(args.threads), TraceStore(traces_dir).writing(say=lambda line: print(line, file=sys.stderr)) as store:
         return run_traces(models, store, items, force=args.force, prune=args.prune, gpt2_path=args.gpt2_path,
                           stand_in=args.stand_in, followed=followed, pairs=pairs) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in)
 

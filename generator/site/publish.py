@@ -144,6 +144,7 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     final = Path(site_dir or cfg["site_dir"]).resolve()
     docs = Path(cfg["docs_dir"])
     traces_dir = mdx_option(cfg, "traces_dir", "traces")
+    remove_leftovers(final)
     tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
     stage = final.with_name(f".{final.name}.assets-{os.getpid()}")  # the assets, until the build succeeds
     for folder in (tmp, stage):
@@ -198,6 +199,28 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         shutil.rmtree(stage, ignore_errors=True)
     print(f"site written to {final}", file=sys.stderr)
     return 0
+
+
+def remove_leftovers(final: Path) -> list[Path]:
+    """The temporary folders of a killed build next to `final` (`.<name>.building-<pid>`,
+    `.assets-<pid>`, `.old-<pid>`), removed when that process is gone; a build still running
+    keeps its own."""
+    pattern = re.compile(rf"^\.{re.escape(final.name)}\.(?:building|assets|old)-(\d+)$")
+    removed = []
+    for p in sorted(final.parent.iterdir()) if final.parent.is_dir() else []:
+        m = pattern.match(p.name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # that build is still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # another user's live process
+        shutil.rmtree(p, ignore_errors=True)
+        removed.append(p)
+    return removed
 
 
 def sync_generated(stage: Path, generated: Path) -> None:

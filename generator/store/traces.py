@@ -22,6 +22,7 @@ import functools
 import hashlib
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,6 +122,42 @@ class TraceStore:
     def __init__(self, root: Path | str):
         self.root = Path(root)
         self._index_cache: dict[str, tuple[tuple[int, int], dict]] = {}
+
+    # ---- one writer at a time
+
+    @contextmanager
+    def writing(self, say=None):
+        """Hold the store's writer lock (an exclusive flock on the store's folder itself, so no
+        file is added to it) for the block. A second writer waits for the first, saying so once
+        through `say`, so two `make traces` at once never interleave their index updates. The
+        lock goes with the process, so a killed run never leaves it held. Once it is held, the
+        temp files a killed writer left are removed (no writer can be using them)."""
+        import fcntl
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root, os.O_RDONLY)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if say:
+                    say(f"{self.root}: another `make traces` is writing here; waiting for it to finish")
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            self.remove_stray_temp()
+            self._index_cache.clear()  # the other writer may have changed every index
+            yield self
+        finally:
+            os.close(fd)  # releases the lock
+
+    def remove_stray_temp(self) -> list[Path]:
+        """The `.<name>.tmp` files a killed writer left in the store's model folders."""
+        removed = []
+        for folder in sorted(p for p in self.root.iterdir() if p.is_dir()) if self.root.is_dir() else []:
+            for p in sorted(folder.glob(f".*{TMP_SUFFIX}")):
+                if p.is_file():
+                    p.unlink()
+                    removed.append(p)
+        return removed
 
     # ---- reading
 
