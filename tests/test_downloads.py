@@ -262,3 +262,20 @@ def test_missing_site_or_figure_data_is_one_line(tmp_path):
 
 def test_script_text_escapes_closing_tags_and_comment_openers():
     assert dl.script_text('a="</script><!--"; b="</SCRIPT>"') == 'a="<\\/script><\\!--"; b="<\\/SCRIPT>"'
+
+
+def test_two_pages_that_would_download_under_one_name_stop_the_build(tmp_path, monkeypatch, capsys):
+    from generator.site import downloads, publish
+
+    assert downloads.name_clash(["part-ch.html", "part/ch.html", "index.html"]) == (
+        "content/part-ch.md and content/part/ch.md would both download as downloads/part-ch.html. Fix: rename one of them")
+    assert downloads.name_clash(["part/ch.html", "part/ch2.html", "part-x.html"]) is None
+    (tmp_path / "content" / "part").mkdir(parents=True)
+    for name in ("index.md", "part-ch.md", "part/ch.md"):
+        (tmp_path / "content" / name).write_text("# A page\n")
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\ndocs_dir: content\nsite_dir: out\n")
+    monkeypatch.chdir(tmp_path)
+    assert publish.build_site("mkdocs.yml") == 1
+    err = capsys.readouterr().err
+    assert "error: content/part-ch.md and content/part/ch.md would both download as downloads/part-ch.html" in err
+    assert not (tmp_path / "out").exists()

@@ -362,6 +362,20 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
     )
 
 
+def name_clash(pages) -> str | None:
+    """Two pages whose one-file chapters would have the same name (part-ch.html from both
+    part-ch.md and part/ch.md), said in one line; None when every name is its own."""
+    seen: dict[str, str] = {}
+    for page in sorted(pages):
+        name = onefile_name(page)
+        if name in seen:
+            a, b = (str(Path(p).with_suffix(".md")) for p in (seen[name], page))
+            return (f"content/{a} and content/{b} would both download as {DOWNLOADS_DIR}/{name}. "
+                    f"Fix: rename one of them")
+        seen[name] = page
+    return None
+
+
 # ---------------------------------------------------------------- everything
 
 
@@ -374,10 +388,14 @@ def build_downloads(site_dir: Path = DEFAULT_SITE, out_dir: Path = DEFAULT_OUT, 
     site_dir, out_dir = Path(site_dir), Path(out_dir)
     if not (site_dir / "index.html").is_file():
         raise DownloadError(f"{site_dir}: no index.html; build the site first (make site)")
+    pages = chapter_pages(site_dir)
+    clash = name_clash(pages)
+    if clash:
+        raise DownloadError(clash)
     report = DownloadReport()
     dl = site_dir / DOWNLOADS_DIR
     dl.mkdir(exist_ok=True)
-    for page in chapter_pages(site_dir):
+    for page in pages:
         data = build_onefile(site_dir, page, warnings=report.warnings, site_url=site_url).encode("utf-8")
         target = dl / onefile_name(page)
         target.write_bytes(data)

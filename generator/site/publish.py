@@ -151,8 +151,11 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         shutil.rmtree(folder, ignore_errors=True)
     try:
         pages.check_lessons(docs)
+        clash = downloads.name_clash(p.relative_to(docs).with_suffix(".html").as_posix() for p in iter_markdown(docs)) if with_downloads else None
+        if clash:  # before anything is built: one of the two chapters would be lost
+            raise downloads.DownloadError(clash)
         write_assets(docs, traces_dir, generated=stage)
-    except (LessonError, StoreError, heads.StandInRefused) as exc:  # one line each, naming the file
+    except (LessonError, StoreError, heads.StandInRefused, downloads.DownloadError) as exc:  # one line each, naming the file
         shutil.rmtree(stage, ignore_errors=True)
         print(f"error: {exc}", file=sys.stderr)
         return 1
