@@ -34,6 +34,31 @@ class Token:
     display: str  # as the pages show it ("·her")
 
 
+MAX_TOKENIZER_BYTES = 64 * 2**20  # GPT-2's vocab.json and merges.txt are about 1 MB and 0.5 MB
+
+
+def shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(PACKAGE.parent).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def file_problem(path: Path) -> str | None:
+    """Why a tokenizer file cannot be read (missing, not a regular file, too large), or None."""
+    import stat
+
+    try:
+        st = path.stat()
+    except OSError:
+        return "is missing"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if st.st_size > MAX_TOKENIZER_BYTES:
+        return f"is {st.st_size:,} bytes, over the limit of {MAX_TOKENIZER_BYTES:,}"
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def tokenizer(model: str):
     """The `tokenizers.Tokenizer` of `model` (cached)."""
@@ -42,12 +67,17 @@ def tokenizer(model: str):
     files = TOKENIZER_FILES.get(model)
     if files is None:
         raise NoTokenizer(f"no committed tokenizer for model {model!r} (known: {', '.join(TOKENIZER_FILES)})")
-    missing = [f for f in files if not f.is_file()]
-    if missing:
-        raise NoTokenizer(f"{model}: {missing[0]} is missing")
-    if model == "tiny":
-        return Tokenizer.from_file(str(files[0]))
-    tok = Tokenizer(models.BPE.from_file(str(files[0]), str(files[1])))
+    for f in files:
+        problem = file_problem(f)
+        if problem:
+            raise NoTokenizer(f"{model}: {shown(f)} {problem}")
+    try:
+        if model == "tiny":
+            return Tokenizer.from_file(str(files[0]))
+        tok = Tokenizer(models.BPE.from_file(str(files[0]), str(files[1])))
+    except Exception as exc:  # tokenizers raises plain Exception for a file it cannot parse
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:120]
+        raise NoTokenizer(f"{model}: {' and '.join(shown(f) for f in files)} cannot be read as its tokenizer ({first})") from None
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     tok.add_special_tokens([EOT])  # already id 50256 in the vocabulary: this only marks it special

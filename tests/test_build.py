@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Built, LILY, lily_trace, run_build, synthetic_trace, training_log_doc, write_project, write_traces
+from conftest import REPO, Built, LILY, lily_trace, run_build, synthetic_trace, training_log_doc, write_project, write_traces
 
 LESSON = textwrap.dedent('''\
     ---
@@ -379,3 +379,23 @@ def test_a_killed_builds_folders_are_removed_by_the_next(tmp_path):
     other.mkdir()
     assert sorted(publish.remove_leftovers(final)) == sorted(left)
     assert alive.is_dir() and other.is_dir() and not any(p.exists() for p in left)
+
+
+def test_a_config_without_the_course_extensions_is_named_first(tmp_path, monkeypatch, capsys):
+    from generator.site import publish
+
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "index.md").write_text("# Home\n\nIt has {{ page.minutes }} minutes.\n")
+    repo_yml = (REPO / "mkdocs.yml").read_text(encoding="utf-8").replace("custom_dir: overrides", f"custom_dir: {REPO / 'overrides'}")
+    cases = {  # each extension left out with its options, or one figure's fence renamed
+        "generator.markdown.course": re.sub(r"  - generator\.markdown\.course:\n(?:      .*\n)*", "", repo_yml, count=1),
+        "pymdownx.tabbed": re.sub(r"  - pymdownx\.tabbed:\n(?:      .*\n)*", "", repo_yml, count=1),
+        "`ablation`": repo_yml.replace("        - name: ablation\n", "        - name: not-a-kind\n", 1),
+    }
+    monkeypatch.chdir(tmp_path)
+    for missing, text in cases.items():
+        assert text != repo_yml, missing
+        (tmp_path / "mkdocs.yml").write_text(text, encoding="utf-8")
+        assert publish.build_site("mkdocs.yml", with_downloads=False) == 1
+        err = [e for e in capsys.readouterr().err.splitlines() if e.startswith("error: ")]
+        assert len(err) == 1 and err[0].startswith("error: mkdocs.yml: ") and missing in err[0], err

@@ -90,6 +90,18 @@ def test_hub_reachable_is_bounded(monkeypatch):
     assert time.monotonic() - started < 3
 
 
+SMALL_GPT2 = {"n_layer": 2, "n_head": 2, "n_embd": 64, "n_positions": 64, "vocab_size": 50257, "n_inner": 256}
+
+
+@pytest.fixture
+def small_gpt2_allowed(monkeypatch):
+    """These tests are about the tokenizer route, on a small checkpoint: the shape check
+    (tests/test_checkpoint.py) is told to expect that small shape instead of GPT-2 small's."""
+    from generator.model import checkpoint
+
+    monkeypatch.setattr(checkpoint, "committed_shape", lambda name: dict(SMALL_GPT2))
+
+
 def save_small_gpt2(folder, tokenizer) -> None:
     """A small GPT-2-shaped checkpoint (2 layers, width 64, GPT-2's vocabulary) with `tokenizer`."""
     models.random_model(2, 2, 64, 64, 50257, seed=3).save_pretrained(folder)
@@ -102,7 +114,7 @@ def gpt2_tokenizer():
     return GPT2TokenizerFast.from_pretrained(str(tokens.PACKAGE / "gpt2"))
 
 
-def test_gpt2_from_local_folder_with_transformers_tokenizer(tmp_path):
+def test_gpt2_from_local_folder_with_transformers_tokenizer(tmp_path, small_gpt2_allowed):
     """The --gpt2-path route, on a small GPT-2-shaped checkpoint saved here with GPT-2's
     committed tokenizer: loads in eval mode with eager attention, and the transformers tokenizer
     gives the committed tokenizer's tokens."""
@@ -116,7 +128,7 @@ def test_gpt2_from_local_folder_with_transformers_tokenizer(tmp_path):
     assert tracing.trace(lm, SEED)["tokens"][-1]["display"] == "·her"
 
 
-def test_a_local_folder_with_another_tokenizer_is_refused_in_one_line(tmp_path):
+def test_a_local_folder_with_another_tokenizer_is_refused_in_one_line(tmp_path, small_gpt2_allowed):
     """A local copy whose tokenizer is not GPT-2's (here the tiny model's BPE) would fail on every
     sentence later with a misleading message: it is refused when loaded, naming the folder."""
     from transformers import PreTrainedTokenizerFast

@@ -87,3 +87,27 @@ def test_committed_gpt2_tokenizer_gives_the_hubs_ids():
     texts += [r.text for r in __import__("generator.heads", fromlist=["x"]).scoring_requests("gpt2", {}) if r.ids is None]
     for text in texts:
         assert [t.id for t in tokens.encode("gpt2", text)][1:] == hub.encode(text, add_special_tokens=False), text
+
+
+@pytest.mark.parametrize("damage, says", [
+    (lambda f: f.write_text(f.read_text(encoding="utf-8")[:5000], encoding="utf-8"), "cannot be read as its tokenizer (EOF while parsing"),
+    (lambda f: (f.unlink(), f.symlink_to("/dev/zero")), "is not a regular file"),
+    (lambda f: f.unlink(), "is missing"),
+])
+def test_a_damaged_tokenizer_file_is_one_line_naming_it(tmp_path, monkeypatch, damage, says):
+    import shutil
+
+    from generator import tokens as T
+
+    f = tmp_path / "tokenizer.json"
+    shutil.copyfile(T.TOKENIZER_FILES["tiny"][0], f)
+    damage(f)
+    monkeypatch.setitem(T.TOKENIZER_FILES, "tiny", (f,))
+    T.tokenizer.cache_clear()
+    try:
+        with pytest.raises(T.NoTokenizer) as err:
+            T.tokenizer("tiny")
+        assert str(err.value).startswith(f"tiny: {f} ") and says in str(err.value) and "\n" not in str(err.value)
+    finally:
+        monkeypatch.undo()
+        T.tokenizer.cache_clear()

@@ -155,3 +155,15 @@ def test_missing_content_folder_is_an_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"error: {tmp_path / 'contnet'}: no such folder of lessons. Fix: ") and err.count("\n") == 1
     assert not (tmp_path / "t").exists()
+
+
+def test_a_gpt2_folder_the_author_pointed_at_that_cannot_load_fails_the_run(tmp_path, tiny, monkeypatch):
+    """Without a GPT-2 checkpoint here, gpt2 missing is normal (exit 0 once tiny traced); with
+    --gpt2-path or COURSE_GPT2_PATH naming one that cannot be loaded, the run fails."""
+    monkeypatch.delenv(models.GPT2_PATH_ENV, raising=False)
+    its = items(("tiny", "Lily wanted to play"), ("gpt2", "Lily wanted to play"))
+    assert run(TraceStore(tmp_path / "a"), its, tiny)[0] == 0
+    code, _, err = run(TraceStore(tmp_path / "b"), its, tiny, gpt2_path=str(tmp_path / "not-a-model"))
+    assert code == 3 and "gpt2: 1 of 1 traces missing" in err
+    monkeypatch.setenv(models.GPT2_PATH_ENV, str(tmp_path / "not-a-model"))
+    assert run(TraceStore(tmp_path / "c"), its, tiny)[0] == 3

@@ -70,6 +70,7 @@ def parse_ref(body: str, where: str) -> Ref:
 def iter_refs(text: str, shown: str):
     """Every `{{ }}` reference of a page, in prose and in code, with its line number (the
     bodies of course directives hold YAML, not references)."""
+    check_braces(text, shown)
     code_refs: list = []
     for _i, line, role, _fence in walk_lines(annotate_source(text.split("\n"), shown, 1, code_refs)):
         if role == "prose":
@@ -80,6 +81,23 @@ def iter_refs(text: str, shown: str):
 
 
 CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
+# where a filled-in number would become part of an address: a Markdown link or image target, a
+# link definition, an HTML href/src
+URL_RE = re.compile(r"\]\((?P<a>[^)]*)\)|^\s{0,3}\[[^\]]+\]:\s*(?P<b>\S.*)$|\b(?:href|src)\s*=\s*[\"']?(?P<c>[^\"'>\s]*)")
+
+
+def check_braces(text: str, shown: str) -> None:
+    """Refuse, at its line, a `{{` left open in prose (the page would show the braces) and a
+    reference inside a link or image address (the number would become a path)."""
+    for i, line, role, _fence in walk_lines(text.split("\n")):
+        if role != "prose":
+            continue
+        prose = strip_code_spans(line)
+        if "{{" in REF_RE.sub("", prose):
+            _fail(f"{shown}:{i + 1}", "a `{{` is never closed on its line", "close the reference with `}}` on the same line, or write the braces in a code span")
+        for m in URL_RE.finditer(prose):
+            if "{{" in (m["a"] or m["b"] or m["c"] or ""):
+                _fail(f"{shown}:{i + 1}", "a reference inside a link or image address", "put the reference in the link's text, not in its address")
 
 
 def strip_code_spans(line: str) -> str:

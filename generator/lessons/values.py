@@ -193,6 +193,9 @@ def _pick_rule(value: Any, where: str, kind: str) -> Pick:
 SCIENTIFIC_RE = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+")
 
 
+MAX_MAGNITUDE = 1e6  # a worked example's numbers; past this, products and exponentials overflow
+
+
 def vector_option(value: Any, where: str, kind: str, name: str) -> tuple[float, ...]:
     if not isinstance(value, list) or not value:
         _fail(where, f"{kind}: '{name}' must be a list of numbers", f"write `{name}: [1, 0]`")
@@ -202,5 +205,7 @@ def vector_option(value: Any, where: str, kind: str, name: str) -> tuple[float, 
             x = float(x)
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
             _fail(where, f"{kind}: '{name}' holds {show(x)}, which is not a finite number", f"write `{name}` with numbers only")
+        if abs(x) > MAX_MAGNITUDE:
+            _fail(where, f"{kind}: '{name}' holds {x:g}, larger in size than {MAX_MAGNITUDE:,.0f}", f"write `{name}` with numbers between -{MAX_MAGNITUDE:,.0f} and {MAX_MAGNITUDE:,.0f}")
         out.append(float(x))
     return tuple(out)

@@ -63,6 +63,7 @@ from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
 from .. import render
+from ..tokens import NoTokenizer
 from ..render import assets
 from ..lessons.directives import SPECS, parse_directive
 from ..lessons import refs
@@ -334,6 +335,8 @@ def one_line_errors(where: str, internal: str, fix: str):
         reraise(exc)
     except StoreError as exc:
         store_failure(exc)
+    except NoTokenizer as exc:  # a committed tokenizer file missing or damaged: name it, not the lesson
+        raise CourseBuildError(where, f"{exc}", "restore the tokenizer files from git (generator/tiny_model/, generator/gpt2/)") from None
     except Exception as exc:
         raise CourseBuildError(where, f"{internal}: {exc!r}"[:300], fix) from exc
 

@@ -17,6 +17,7 @@ Exit status:
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
@@ -288,7 +289,10 @@ def run_traces(
         return 1
     if content_errors:
         return 2
-    if missing and not traced_any:
+    # a checkpoint the author pointed at (--gpt2-path, COURSE_GPT2_PATH) that could not be traced
+    # is a failure even when the other model traced: the author asked for it by name
+    pointed = {"gpt2"} if (gpt2_path or os.environ.get(models_mod.GPT2_PATH_ENV)) else set()
+    if missing and (not traced_any or pointed & set(missing)):
         return 3
     return 0
 

@@ -100,6 +100,31 @@ def site_url_problem(url) -> str | None:
     return None
 
 
+# What the lessons are written for: a figure is a SuperFences custom fence, references and the
+# glossary are the course's extensions, and pages use attribute lists, tabs and details boxes.
+REQUIRED_EXTENSIONS = ("attr_list", "pymdownx.details", "pymdownx.tabbed", "pymdownx.superfences",
+                       "generator.markdown.course", "generator.markdown.lesson")
+
+
+def extensions_problem(cfg, config_file: str) -> str | None:
+    """Why the configuration cannot build the lessons (an extension or a figure's fence left
+    out), said once and first, naming the file; None when it can."""
+    from ..lessons.directives import DIRECTIVE_KINDS
+
+    names = list(cfg.get("markdown_extensions") or [])
+    fix = "add it as the repository's mkdocs.yml does"
+    for ext in REQUIRED_EXTENSIONS:
+        if ext not in names:
+            return f"{config_file}: markdown_extensions lacks {ext}, which the lessons need. Fix: {fix}"
+    fences = ((cfg.get("mdx_configs") or {}).get("pymdownx.superfences") or {}).get("custom_fences") or []
+    wired = {f.get("name") for f in fences if isinstance(f, dict)}
+    for kind in DIRECTIVE_KINDS:
+        if kind not in wired:
+            return (f"{config_file}: pymdownx.superfences has no custom fence `{kind}`, so its figures would be "
+                    f"code blocks. Fix: {fix}")
+    return None
+
+
 def mdx_option(cfg, name: str, default: str) -> str:
     conf = (cfg.get("mdx_configs") or {}).get("generator.markdown.course") or {}
     return conf.get(name, default)
@@ -137,7 +162,7 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     except (Abort, MkDocsException) as exc:  # MkDocs has logged what is wrong with the configuration
         print(f"error: {config_file}: {exc}", file=sys.stderr)
         return 1
-    problem = site_url_problem(cfg.get("site_url"))
+    problem = site_url_problem(cfg.get("site_url")) or extensions_problem(cfg, config_file)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
