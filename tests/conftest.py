@@ -245,3 +245,15 @@ def training_log_doc() -> dict:
         "nParams": 812345, "steps": steps, "validation": validation, "headScores": head_scores, "headChance": HEAD_CHANCE,
         "heldOut": {"bitsPerChar": 1.2345, "natsPerToken": 1.61, "stories": 100}, "wallSeconds": 1800.0,
     }
+
+
+# The files that take longest start first, so that `make test`'s workers (xdist, one file each
+# at a time) do not end with one of them running alone: the GPT-2-shaped end-to-end run and the
+# whole-course builds. The order of the rest is kept.
+SLOW_FIRST = ("test_gpt2_e2e.py", "test_determinism.py", "test_site_build.py", "test_crash_safety.py",
+              "test_serve.py", "test_gpt2_chapter.py", "test_a11y.py", "test_reader_pages.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))  # sort is stable
