@@ -389,7 +389,6 @@ def test_a_config_without_the_course_extensions_is_named_first(tmp_path, monkeyp
     repo_yml = (REPO / "mkdocs.yml").read_text(encoding="utf-8").replace("custom_dir: overrides", f"custom_dir: {REPO / 'overrides'}")
     cases = {  # each extension left out with its options, or one figure's fence renamed
         "generator.markdown.course": re.sub(r"  - generator\.markdown\.course:\n(?:      .*\n)*", "", repo_yml, count=1),
-        "pymdownx.tabbed": re.sub(r"  - pymdownx\.tabbed:\n(?:      .*\n)*", "", repo_yml, count=1),
         "`ablation`": repo_yml.replace("        - name: ablation\n", "        - name: not-a-kind\n", 1),
     }
     monkeypatch.chdir(tmp_path)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPO
 from generator.site import downloads as dl
 
 PAGE = """<!doctype html>
@@ -273,7 +274,8 @@ def test_two_pages_that_would_download_under_one_name_stop_the_build(tmp_path, m
     (tmp_path / "content" / "part").mkdir(parents=True)
     for name in ("index.md", "part-ch.md", "part/ch.md"):
         (tmp_path / "content" / name).write_text("# A page\n")
-    (tmp_path / "mkdocs.yml").write_text("site_name: x\ndocs_dir: content\nsite_dir: out\n")
+    repo_yml = (REPO / "mkdocs.yml").read_text(encoding="utf-8").replace("custom_dir: overrides", f"custom_dir: {REPO / 'overrides'}")
+    (tmp_path / "mkdocs.yml").write_text(re.sub(r"(?m)^site_dir: .*$", "site_dir: out", repo_yml), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert publish.build_site("mkdocs.yml") == 1
     err = capsys.readouterr().err
