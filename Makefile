@@ -93,18 +93,18 @@ test: $(TEST_STAMP) $(AXE_STAMP)
 vendor: $(SITE_STAMP)
 	$(PY) tools/vendor_plotly.py
 
-## Figures, not tests: tracer overhead, load times, bytes per trace, then script bytes per page,
-## one-file chapter sizes and page timings in Chromium next to a blank page with the same Plotly,
-## and `make serve`'s time from saving a new sentence to its real heatmap.
 ## README.md's module table and authors' reference, generated from the code (the tests check them).
 reference: $(SITE_STAMP)
 	$(PY) -m generator reference
 
+## Figures, not tests: tracer overhead, load times, bytes per trace, then script bytes per page,
+## one-file chapter sizes and page timings in Chromium next to a blank page with the same Plotly,
+## and `make serve`'s time from saving a new sentence to its real heatmap.
 bench: $(TEST_STAMP)
 	$(PY) -m generator bench
 	$(PY) -m generator site --no-downloads
-	$(PY) -m generator.bench_browser --page build/site/attention.html
-	$(PY) -m generator.bench_serve
+	$(PY) -m generator.bench.browser --page build/site/attention.html
+	$(PY) -m generator.bench.preview
 
 clean:
 	rm -rf build content/assets/generated

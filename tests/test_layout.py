@@ -5,6 +5,7 @@ one meaning per file name; torch only under generator/model/, and never in the s
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +195,17 @@ def test_no_package_re_exports_private_names():
             if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("generator")):
                 bad += [f"{name}: {a.name}" for a in node.names if a.name.startswith("_") and a.name != "__version__"]
     assert not bad, f"private names imported from another module: {bad}"
+
+
+MAKE_MODULE = re.compile(r"-m\s+(generator(?:\.\w+)*)")
+
+
+def test_every_module_the_makefile_runs_exists():
+    """A package move must not leave `make bench` (or any target) naming a module that is gone."""
+    named = MAKE_MODULE.findall((REPO / "Makefile").read_text(encoding="utf-8"))
+    assert "generator.bench.browser" in named  # the pattern reads the Makefile at all
+    for module in named:
+        parts = module.split(".")
+        path = REPO.joinpath(*parts)
+        assert path.with_suffix(".py").is_file() or (path / "__main__.py").is_file(), (
+            f"Makefile runs `python -m {module}`, which does not exist")
