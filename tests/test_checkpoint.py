@@ -100,3 +100,48 @@ def test_a_gpt2_config_of_48_layers_is_refused(tmp_path):
     cfg["n_layer"] = 48
     (d / "config.json").write_text(json.dumps(cfg))
     assert "n_layer is 48, not 12" in checkpoint.checkpoint_problem("gpt2", d)
+
+
+def hf_cache(tmp_path: Path, tensors: dict | None = None) -> tuple[Path, Path]:
+    """An HF cache laid out as huggingface_hub writes it, holding GPT-2's pinned snapshot folder."""
+    from generator.registry import GPT2_HF_NAME, GPT2_REVISION
+
+    cache = tmp_path / "hub"
+    repo = cache / ("models--" + GPT2_HF_NAME.replace("/", "--"))
+    snapshot = repo / "snapshots" / GPT2_REVISION
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(GPT2_REVISION)
+    shutil.copyfile(GPT2_CONFIG, snapshot / "config.json")
+    if tensors is not None:
+        save_file(tensors, str(snapshot / "model.safetensors"))
+    return cache, snapshot
+
+
+def test_the_hf_cache_snapshot_is_found_without_the_network(tmp_path):
+    cache, snapshot = hf_cache(tmp_path, {"wte.weight": np.zeros((2, 2), np.float32)})
+    assert load.cached_gpt2_folder(cache) == snapshot
+    assert load.cached_gpt2_folder(tmp_path / "empty") is None
+
+
+@pytest.mark.parametrize("edit, expected", [
+    ("one tensor", "147 of the 148 tensors are missing"),
+    ("no weights", "model.safetensors: is missing"),
+    ("48 layers", "n_layer is 48, not 12"),
+])
+def test_a_damaged_hf_cache_copy_is_refused_before_it_is_loaded(tmp_path, monkeypatch, edit, expected):
+    cache, snapshot = hf_cache(tmp_path, None if edit == "no weights" else {"wte.weight": np.zeros((2, 2), np.float32)})
+    if edit == "48 layers":
+        cfg = json.loads((snapshot / "config.json").read_text())
+        (snapshot / "config.json").write_text(json.dumps(cfg | {"n_layer": 48}))
+    import transformers
+
+    def never(*a, **k):  # the check comes first: transformers must not be asked to load it
+        raise AssertionError("transformers was asked to load a damaged cache")
+
+    monkeypatch.setattr(transformers.GPT2LMHeadModel, "from_pretrained", never)
+    with pytest.raises(ModelUnavailable) as err:
+        load.load_gpt2(check_hub=lambda: False, cache_dir=cache)
+    msg = str(err.value)
+    assert "\n" not in msg and "HF cache's copy is damaged" in msg and expected in msg
+    assert str(snapshot) in msg and "Fix:" in msg

@@ -274,6 +274,7 @@ def load_gpt2(
     else:
         revision = GPT2_REVISION
         offline = _offline_env() or not check_hub()
+        check_cached_gpt2(cache_dir)  # a damaged cache is refused before it is loaded
         try:
             kw = dict(revision=GPT2_REVISION, local_files_only=offline, cache_dir=cache_dir)
             model = GPT2LMHeadModel.from_pretrained(GPT2_HF_NAME, attn_implementation="eager", **kw)
@@ -281,10 +282,36 @@ def load_gpt2(
         except OSError:  # transformers raises OSError (EnvironmentError) for missing files
             where = "not in the HF cache and the hub is unreachable" if offline else "could not be downloaded"
             raise ModelUnavailable(_gpt2_missing_message(where)) from None
+        check_cached_gpt2(cache_dir, required=True)  # what a download just put there, before any trace
     model = _eval(model)
     encode, token_text = wrap_transformers(tok)
     meta = build_meta(s, model, revision, f"{GPT2_HF_NAME} byte-level BPE, {len(tok)} tokens")
     return LoadedModel(s, model, encode, token_text, revision, meta, bos_id=int(tok.convert_tokens_to_ids(EOT)))
+
+
+def cached_gpt2_folder(cache_dir: str | Path | None = None) -> Path | None:
+    """The HF cache's snapshot folder of GPT-2 at the pinned revision, or None when it holds no
+    config.json there (nothing is downloaded: the cache is only looked at)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(GPT2_HF_NAME, "config.json", cache_dir=cache_dir, revision=GPT2_REVISION)
+    return Path(found).parent if isinstance(found, str) else None
+
+
+def check_cached_gpt2(cache_dir: str | Path | None = None, required: bool = False) -> None:
+    """Refuse, in one line, a cached GPT-2 snapshot with a missing, extra, mis-shaped or cut tensor
+    or a config of another size: transformers would fill the gaps with random numbers."""
+    folder = cached_gpt2_folder(cache_dir)
+    if folder is None:
+        if required:
+            raise ModelUnavailable(f"gpt2: loaded, but its snapshot {GPT2_REVISION[:12]} is not in the HF cache to be checked")
+        return
+    problem = checkpoint_problem("gpt2", folder)
+    if problem:
+        raise ModelUnavailable(
+            f"gpt2: the HF cache's copy is damaged: {problem}. Fix: delete {folder.parent.parent} "
+            f"and download it again (make traces), or point {GPT2_PATH_ENV} at a whole GPT-2 small folder"
+        )
 
 
 # A local copy's tokenizer must be GPT-2's: a folder saved with a broken tokenizer (in
