@@ -372,7 +372,7 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     try:
         config = get_config()
     except (Abort, MkDocsException) as exc:
-        print(f"error: {config_file}: {exc}", file=sys.stderr)
+        print(f"error: {config_file}: {one_line(exc)}", file=sys.stderr)
         shutil.rmtree(site_dir, ignore_errors=True)
         return 1
     docs = Path(config["docs_dir"]).resolve()
@@ -402,7 +402,12 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
             publish.write_assets(docs, traces_dir)
         except (LessonError, StoreError) as exc:  # the build below names it on its page
             log.debug(f"assets: {exc}")
-        cfg = cfg or get_config()
+        try:
+            cfg = cfg or get_config()
+        except (Abort, MkDocsException) as exc:  # mkdocs.yml saved broken: the server lives on
+            log.error(f"{config_file}: {one_line(exc)}. Fix: mend {config_file}; the preview keeps "
+                      "the last good pages and rebuilds when it is saved again")
+            return
         cfg.site_url = serve_url
         with build_log.grouped_warnings() as held, (dirty_build(Path(site_dir)) if dirty else contextlib.nullcontext()):
             build(cfg, serve_url=serve_url, dirty=dirty)
@@ -453,6 +458,11 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         config.plugins.on_shutdown()
         shutil.rmtree(site_dir, ignore_errors=True)
     return 0
+
+
+def one_line(exc: Exception) -> str:
+    """An exception's message (a YAML error spans several lines, with its marks) as one line."""
+    return " ".join(str(exc).split()).rstrip(".!") or type(exc).__name__
 
 
 def main_serve(args) -> int:
