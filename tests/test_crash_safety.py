@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from course_builds import REPO, env, run, traces_command
+from course_builds import REPO, env, run, traces_command, tree_digest
 
 from generator.store import TraceStore
 
@@ -81,3 +81,35 @@ def test_a_killed_trace_run_leaves_a_loadable_store_and_a_rerun_completes_it(tmp
     pruned = run(traces_command(*args, "--prune"))
     assert pruned.returncode == 0, pruned.stderr
     assert not temp_files(traces / "tiny"), "--prune left stray temp files"
+
+
+def test_two_trace_runs_at_once_end_as_one_run_would(tmp_path):
+    """Two `make traces` started together over the same store (with overlapping sentence sets):
+    the second waits for the first's lock and says so, both exit 0, and the store is complete
+    and byte for byte what one run of all the sentences writes."""
+    content = tmp_path / "content"
+    content.mkdir()
+
+    def args(traces: Path, sentences: list[str]) -> list[str]:
+        out = ["--traces-dir", str(traces), "--content", str(content)]
+        for s in sentences:
+            out += ["--sentence", s]
+        return out
+
+    shared = tmp_path / "shared"
+    first, second = SENTENCES[:3], SENTENCES[2:]
+    procs = [subprocess.Popen(traces_command(*args(shared, part)), cwd=REPO, env=env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for part in (first, second)]
+    outputs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert sum("another `make traces` is writing here; waiting for it to finish" in o for o in outputs) == 1, outputs
+    store = TraceStore(shared)
+    assert set(SENTENCES) <= {e["text"] for e in store.entries("tiny")}  # with the head-score set
+    for s in SENTENCES:
+        assert store.load("tiny", s)["text"] == s
+    assert not temp_files(shared / "tiny")
+
+    alone = tmp_path / "alone"
+    once = run(traces_command(*args(alone, SENTENCES)), timeout=600)
+    assert once.returncode == 0, once.stderr
+    assert tree_digest(shared) == tree_digest(alone)
