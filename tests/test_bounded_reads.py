@@ -44,7 +44,7 @@ def test_a_lesson_or_glossary_linked_to_dev_zero_is_refused(tmp_path, name):
 def test_a_source_over_the_limit_is_refused(tmp_path):
     big = tmp_path / "big.md"
     big.write_bytes(b"x" * 101)
-    with pytest.raises(LessonError, match="is over 100 bytes"):
+    with pytest.raises(LessonError, match="is 101 bytes, over the limit of 100"):
         read_source(big, "content/big.md", limit=100)
     assert read_source(big, "content/big.md", limit=101) == b"x" * 101
 

@@ -145,3 +145,34 @@ def test_a_damaged_hf_cache_copy_is_refused_before_it_is_loaded(tmp_path, monkey
     msg = str(err.value)
     assert "\n" not in msg and "HF cache's copy is damaged" in msg and expected in msg
     assert str(snapshot) in msg and "Fix:" in msg
+
+
+@pytest.mark.parametrize("damage", ["cut in half", "cut to 100 bytes", "one tensor gone"])
+def test_make_traces_with_a_damaged_committed_tiny_checkpoint_is_one_line_and_writes_nothing(tmp_path, damage):
+    """The reviewer's case as a user meets it: a checkout whose generator/tiny_model/model.safetensors
+    is damaged. `python -m generator traces` exits non-zero with one line naming the file and a
+    Fix, no traceback, and the store is not created."""
+    import os
+    import subprocess
+    import sys
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(TINY.parent, checkout / "generator", ignore=shutil.ignore_patterns("__pycache__"))
+    weights = checkout / "generator" / "tiny_model" / "model.safetensors"
+    data = weights.read_bytes()
+    if damage == "one tensor gone":
+        tensors = load_file(str(weights))
+        tensors.pop(next(iter(tensors)))
+        save_file(tensors, str(weights))
+    else:
+        weights.write_bytes(data[: len(data) // 2] if damage == "cut in half" else data[:100])
+    (tmp_path / "content").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(checkout), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "generator", "traces", "--models", "tiny", "--sentence", "Lily wanted to play",
+                           "--traces-dir", str(tmp_path / "traces"), "--content", str(tmp_path / "content")],
+                          cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and "Traceback" not in out, out
+    [line] = [x for x in out.splitlines() if "model.safetensors" in x]
+    assert str(weights) in line and "Fix:" in line, line
+    assert not (tmp_path / "traces" / "tiny").exists() or not any((tmp_path / "traces" / "tiny").glob("*.json")), "a trace was written"

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import yaml
 
+from ..store.files import DamagedFile, read_bytes
 from .errors import LessonError
+
+SOURCE_FIX = "replace it with the Markdown or YAML file itself, readable and under the size limit (split a longer page)"
 
 GENERATED = Path("assets") / "generated"  # under the docs folder; written by the build, not lessons
 
@@ -199,25 +202,13 @@ MAX_SOURCE_BYTES = 32 * 2**20  # a lesson or the glossary; the largest lesson is
 
 
 def read_source(path: Path, shown: str, limit: int = MAX_SOURCE_BYTES) -> bytes:
-    """The bytes of a lesson or glossary file, or a LessonError naming it: not a regular file (a
-    FIFO would hang the build, a device such as /dev/zero never ends), or over `limit` bytes. A
-    symlink is followed; at most limit + 1 bytes are read."""
-    import stat
-
+    """The bytes of a lesson or glossary file, or a LessonError at its line 1: the store's bounded
+    read (a regular file only, since a FIFO would hang the build and /dev/zero never ends; a symlink
+    is followed; at most limit + 1 bytes are read)."""
     try:
-        st = path.stat()
-    except OSError as exc:
-        raise LessonError(f"{shown}:1", f"cannot be read ({exc.strerror or exc})", "check that the file exists and is readable") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise LessonError(f"{shown}:1", "is not a regular file (a FIFO, a device or a folder)", "replace it with the Markdown or YAML file itself")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError as exc:
-        raise LessonError(f"{shown}:1", f"cannot be read ({exc.strerror or exc})", "check that the file is readable") from None
-    if len(data) > limit:
-        raise LessonError(f"{shown}:1", f"is over {limit:,} bytes", "split it into smaller pages")
-    return data
+        return read_bytes(path, limit, SOURCE_FIX)
+    except DamagedFile as exc:
+        raise LessonError(f"{shown}:1", exc.problem, exc.fix) from None
 
 
 def iter_markdown(content_dir: Path) -> list[Path]:

@@ -11,6 +11,7 @@ safetensors header is JSON after an 8-byte length, read here without torch. A pi
 from __future__ import annotations
 
 import json
+import os
 import re
 import struct
 from pathlib import Path
@@ -89,6 +90,8 @@ def header(path: Path) -> tuple[dict, int]:
 def weights_problem(name: str, folder: Path) -> str | None:
     """Why folder/model.safetensors is not a whole checkpoint of the committed shape, or None."""
     path = folder / "model.safetensors"
+    if os.path.lexists(path) and not path.is_file():  # a FIFO, a device, a folder, a dangling link
+        return f"{path}: is not a regular file (a device, FIFO, folder or broken link)"
     if not path.is_file():
         if (folder / "pytorch_model.bin").is_file():
             return (f"{folder / 'pytorch_model.bin'}: a pickle checkpoint is not read (unpickling can run code); "
