@@ -176,3 +176,53 @@ def test_make_traces_with_a_damaged_committed_tiny_checkpoint_is_one_line_and_wr
     [line] = [x for x in out.splitlines() if "model.safetensors" in x]
     assert str(weights) in line and "Fix:" in line, line
     assert not (tmp_path / "traces" / "tiny").exists() or not any((tmp_path / "traces" / "tiny").glob("*.json")), "a trace was written"
+
+
+def sparse_safetensors(path: Path, shapes: dict[str, tuple[int, ...]]) -> None:
+    """A float32 safetensors file of these tensors whose data is a hole (a sparse file): GPT-2
+    small's 500 MB take no disk and no time, and the header is what the check reads."""
+    import struct
+
+    header, offset = {}, 0
+    for name, shape in shapes.items():
+        n = 4 * int(np.prod(shape))
+        header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [offset, offset + n]}
+        offset += n
+    raw = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw)
+        f.truncate(8 + len(raw) + offset)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    ("none", None),
+    ("remove", "1 of the 148 tensors are missing (first: h.7.attn.c_proj.bias)"),
+    ("add", "1 unexpected tensor(s) (first: h.12.ln_1.weight)"),
+    ("reshape", "tensor h.3.mlp.c_fc.weight is [768, 3072, 1], not [768, 3072]"),
+])
+def test_a_gpt2_shaped_checkpoint_with_one_tensor_removed_added_or_reshaped_is_refused(tmp_path, monkeypatch, edit, expected):
+    shapes = {f"transformer.{k}": v for k, v in checkpoint.expected_tensors(checkpoint.committed_shape("gpt2")).items()}
+    if edit == "remove":
+        shapes.pop("transformer.h.7.attn.c_proj.bias")
+    elif edit == "add":
+        shapes["transformer.h.12.ln_1.weight"] = (768,)
+    elif edit == "reshape":
+        shapes["transformer.h.3.mlp.c_fc.weight"] = (768, 3072, 1)
+    d = tmp_path / "gpt2"
+    d.mkdir()
+    shutil.copyfile(GPT2_CONFIG, d / "config.json")
+    sparse_safetensors(d / "model.safetensors", shapes)
+    problem = checkpoint.checkpoint_problem("gpt2", d)
+    if expected is None:
+        assert problem is None
+        return
+    assert problem == f"{d / 'model.safetensors'}: {expected}"
+    import transformers
+
+    def never(*a, **k):
+        raise AssertionError("transformers was asked to load a damaged checkpoint")
+
+    monkeypatch.setattr(transformers.GPT2LMHeadModel, "from_pretrained", never)
+    with pytest.raises(ModelUnavailable) as err:
+        load.load_gpt2(path=d)
+    assert "\n" not in str(err.value) and expected in str(err.value)
