@@ -94,3 +94,34 @@ def test_some_head_links_her_to_lily():
     assert texts == ["<|endoftext|>", "Lily", " wanted", " to", " play", " with", " her"]  # position 0: <|endoftext|>
     best = max(decode(head["weights"])[6][1] for layer in doc["layers"] for head in layer["heads"])
     assert best >= 0.5
+
+
+def test_make_traces_on_a_checkout_rewrites_none_of_the_committed_traces(tmp_path):
+    """`make traces` over the committed store, with the committed lessons, changes no byte: every
+    trace is kept, and so is every patching pair (recomputed on another CPU, a pair's numbers can
+    differ in the 5th digit). A stored pair's numbers are what is kept, unless --force asks."""
+    import json
+    import shutil
+
+    from course_builds import REPO, run, traces_command, tree_digest
+
+    pytest.importorskip("torch")
+    store = tmp_path / "traces"
+    shutil.copytree(REPO / "traces", store)
+    before = tree_digest(store)
+    done = run(traces_command("--traces-dir", str(store), real=True), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    after = tree_digest(store)
+    assert sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)) == []
+
+    patching = store / "tiny" / "patching.json"
+    doc = json.loads(patching.read_text(encoding="utf-8"))
+    cell = doc["pairs"][0]["patched"][0][0][0]
+    cell[0] = planted = round(cell[0] + 0.5, 4)  # still a valid number: kept, not recomputed
+    patching.write_text(json.dumps(doc), encoding="utf-8")
+    again = run(traces_command("--traces-dir", str(store), real=True), timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads(patching.read_text(encoding="utf-8"))["pairs"][0]["patched"][0][0][0][0] == planted
+    forced = run(traces_command("--traces-dir", str(store), "--force", real=True), timeout=900)
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+    assert json.loads(patching.read_text(encoding="utf-8"))["pairs"][0]["patched"][0][0][0][0] != planted

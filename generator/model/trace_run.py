@@ -114,7 +114,7 @@ def plan(lm, store: TraceStore, by_req: dict[TraceRequest, str], force: bool = F
     return todo, errors
 
 
-def write_causal_files(lm, store: TraceStore, pairs: list, out, err) -> list[str]:
+def write_causal_files(lm, store: TraceStore, pairs: list, out, err, force: bool = False) -> list[str]:
     """circuits.json (when missing or from another revision) and patching.json (every lesson
     pair of this model) for the loaded model; returns error lines."""
     from . import causal, circuits, tracing
@@ -147,10 +147,25 @@ def write_causal_files(lm, store: TraceStore, pairs: list, out, err) -> list[str
         except (tokens.UnknownToken, tracing.TraceError) as e:
             errors.append(f"{source}: patching: {e}. Fix: change the sentence or the targets")
             continue
-        entries.append({"a": a, "b": b, **causal.patching(lm, ia, ib, ids_t)})
+        entries.append((None if force else kept_pair(store, lm, a, b, ids_t, len(ia))) or {"a": a, "b": b, **causal.patching(lm, ia, ib, ids_t)})
     if entries or circuits_file.path_of(store.root, lm.name, circuits_file.PATCHING_FILE).is_file():
         circuits_file.write_patching(store, lm.name, revision, entries)
     return errors
+
+
+def kept_pair(store: TraceStore, lm, a: str, b: str, targets: list[int], n_tokens: int) -> dict | None:
+    """The stored patching entry of (a, b, targets), checked, when it is this model revision's:
+    kept as it is, so that `make traces` on a checkout rewrites none of its committed numbers (a
+    recomputation on another CPU can differ in the 5th digit)."""
+    from ..store import circuits_file
+
+    try:
+        doc = circuits_file.load_patching_doc(store, lm.name)
+        if doc is None or doc.get("revision") != lm.revision:
+            return None
+        return circuits_file.find_pair(store, lm.name, a, b, targets, n_tokens, int(lm.meta["nLayer"]), int(lm.meta["nHead"]))
+    except DamagedFile:  # recomputed, and the file rewritten whole
+        return None
 
 
 @contextmanager
@@ -257,7 +272,7 @@ def run_traces(
             except Exception as e:  # a missing scoring trace, say: report it in one line
                 check_errors.append(f"heads.write_scores({name}): {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         if not check_errors:
-            content_errors += write_causal_files(lm, store, list(pairs), out, err)
+            content_errors += write_causal_files(lm, store, list(pairs), out, err, force=force)
         unused = store.unused(name, by_req)
         pruned = (store.forget(name, unused) + store.prune(name)) if prune else []
         print(
