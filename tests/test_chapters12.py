@@ -263,6 +263,34 @@ def test_the_committed_vectors_are_what_the_model_gives_and_the_same_twice(tmp_p
     assert a == vectors_file.path(REPO / "traces", "tiny").read_bytes(), "traces/tiny/vectors.json is stale: run `make traces`"
 
 
+def test_stored_vectors_of_this_revision_and_these_words_are_kept(tmp_path, capsys):
+    """`make traces` keeps a vectors.json that is this model revision's and covers exactly the
+    lessons' sentences and words (recomputed on another machine, its last digits can move);
+    --force, another revision or a damaged file writes it again."""
+    pytest.importorskip("torch")
+    import json
+    import shutil
+
+    from generator.model import vectors
+
+    store = tmp_path / "traces"
+    shutil.copytree(REPO / "traces" / "tiny", store / "tiny")
+    p = vectors_file.path(store, "tiny")
+    doc = json.loads(p.read_text(encoding="utf-8"))
+    doc["words"][0]["norm"] = planted = doc["words"][0]["norm"] + 0.25
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    assert vectors.write_for_lessons(["tiny"], store, REPO / "content") == 0
+    assert "kept (written already)" in capsys.readouterr().out
+    assert json.loads(p.read_text(encoding="utf-8"))["words"][0]["norm"] == planted
+    assert vectors.write_for_lessons(["tiny"], store, REPO / "content", force=True) == 0
+    assert json.loads(p.read_text(encoding="utf-8"))["words"][0]["norm"] != planted
+    doc["revision"] = "another"
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    assert vectors.write_for_lessons(["tiny"], store, REPO / "content") == 0
+    again = json.loads(p.read_text(encoding="utf-8"))
+    assert again["revision"] != "another" and again["words"][0]["norm"] != planted
+
+
 def test_the_map_bears_out_what_chapter_2_says_of_it():
     """content/vectors.md, "A map of the vectors": the first direction puts pieces of words far left
     of the whole words they begin; the marked words are all to the right; on the second direction

@@ -330,7 +330,7 @@ def main_traces(args) -> int:
     followed, pairs = pages.collect_causal(content)
     with pinned_threads(args.threads), TraceStore(traces_dir).writing(say=lambda line: print(line, file=sys.stderr)) as store:
         return run_traces(models, store, items, force=args.force, prune=args.prune, gpt2_path=args.gpt2_path,
-                          stand_in=args.stand_in, followed=followed, pairs=pairs) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in)
+                          stand_in=args.stand_in, followed=followed, pairs=pairs) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, force=args.force)
 
 
 def add_parser(sub) -> None:

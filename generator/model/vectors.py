@@ -137,7 +137,8 @@ def lesson_needs(content_dir: Path) -> tuple[list[str], list[tuple[str, int]]]:
     return [s for s, _ in sentences], resolved
 
 
-def write_for_lessons(models: list[str], traces_dir: Path | str, content_dir: Path | str, stand_in: bool = False, out=None, err=None) -> int:
+def write_for_lessons(models: list[str], traces_dir: Path | str, content_dir: Path | str, stand_in: bool = False, out=None, err=None,
+                      force: bool = False) -> int:
     """The `make traces` hook: rewrite traces/tiny/vectors.json. 0 on success (or when the tiny
     model is not selected), 2 for a lesson mistake (one line), 1 when the model is missing."""
     out, err = out or sys.stdout, err or sys.stderr
@@ -155,6 +156,25 @@ def write_for_lessons(models: list[str], traces_dir: Path | str, content_dir: Pa
     except models_mod.ModelUnavailable as e:
         print(str(e), file=err)
         return 1
+    if not force and covers(traces_dir, lm.revision, sentences, words):
+        print(f"tiny: vectors of {len(sentences)} sentences and {len(words)} words kept (written already)", file=out)
+        return 0
     p = vectors_file.write(traces_dir, "tiny", build(lm, sentences, words))
     print(f"tiny: vectors of {len(sentences)} sentences and {len(words)} words -> {p}", file=out)
     return 0
+
+
+def covers(traces_dir: Path | str, revision: str, sentences: list[str], words: list[tuple[str, int]]) -> bool:
+    """Whether the stored vectors.json (checked as it is read) is this revision's, for exactly these
+    sentences and words: then it is kept, so that `make traces` on a checkout rewrites none of its
+    bytes (its map's SVD or a norm can differ in the last digits on another machine)."""
+    from ..store import StoreError
+
+    try:
+        have = vectors_file.read(traces_dir, "tiny")
+    except StoreError:  # damaged: written again
+        return False
+    if have is None or have.revision != revision:
+        return False
+    return ([s["text"] for s in have.doc["sentences"]] == list(sentences)
+            and [(w["word"], w["token"]["id"]) for w in have.doc["words"]] == [(w, int(i)) for w, i in words])
