@@ -399,3 +399,25 @@ def test_cache_checker_follows_the_revision_in_models_py(tmp_path):
     models = tmp_path / "registry.py"
     models.write_text(f'GPT2_REVISION = "{"1" * 40}"\n', encoding="utf-8")
     assert any("pinned GPT-2 revision" in p for p in wiring_problems(WORKFLOW, models=models))
+
+
+DEPENDABOT = REPO / ".github" / "dependabot.yml"
+
+
+def dependabot_problems(path: Path) -> list[str]:
+    r = subprocess.run([tool("check-jsonschema"), "--builtin-schema", "vendor.dependabot", str(path)],
+                       capture_output=True, text=True, timeout=120)
+    return [] if r.returncode == 0 else [f"check-jsonschema ({r.returncode}): {r.stdout}{r.stderr}"]
+
+
+def test_dependabot_keeps_the_action_and_pip_pins_current(tmp_path):
+    """.github/dependabot.yml is valid against Dependabot's schema and proposes updates for the
+    workflow's actions and for pyproject.toml's pins; a broken copy is rejected."""
+    assert dependabot_problems(DEPENDABOT) == []
+    doc = yaml.safe_load(DEPENDABOT.read_text(encoding="utf-8"))
+    ecosystems = {u["package-ecosystem"]: u for u in doc["updates"]}
+    assert set(ecosystems) == {"github-actions", "pip"}
+    assert all(u["directory"] == "/" and u["schedule"]["interval"] for u in doc["updates"])
+    broken = tmp_path / "dependabot.yml"
+    broken.write_text(DEPENDABOT.read_text(encoding="utf-8").replace("interval: weekly", "interval: hourly", 1), encoding="utf-8")
+    assert dependabot_problems(broken)
