@@ -311,3 +311,46 @@ def test_print_shows_every_tab_and_the_tables_not_the_plots(course, server, open
     assert tables and all(tables), "a table heatmap is hidden in print"
     plots = page.evaluate("""() => [...document.querySelectorAll('.course-plot')].map(p => getComputedStyle(p).display === 'none' || p.getBoundingClientRect().height === 0)""")
     assert plots and all(plots), "a Plotly plot shows in print"
+
+
+# The printable width of a page box in CSS pixels (96 per inch): Letter 8.5 in and A4 210 mm, less
+# Chromium's default margins (0.4 in a side), and Letter with 1-inch margins.
+PAPER = {"Letter": round(8.5 * 96 - 0.8 * 96), "A4": round(210 / 25.4 * 96 - 0.8 * 96), "Letter, 1 in margins": round(6.5 * 96)}
+
+BOXES_IN_PRINT = """(width) => {
+  const shown = el => { const b = el.getBoundingClientRect(); return b.width > 0 && b.height > 0 && getComputedStyle(el).visibility !== 'hidden'; };
+  const wide = [], overlaps = [];
+  for (const fig of document.querySelectorAll('.md-typeset .course-fig, .md-typeset > table, .md-typeset > pre')) {
+    let right = fig.getBoundingClientRect().right;
+    for (const el of fig.querySelectorAll('*')) if (shown(el)) right = Math.max(right, el.getBoundingClientRect().right);
+    if (right > width + 0.5) wide.push(`${fig.id || fig.tagName}: right edge at ${Math.round(right)} px`);
+    const blocks = [...fig.querySelectorAll('table, .course-panel, .course-view-side > *')].filter(shown);
+    for (let i = 0; i < blocks.length; i++) for (let j = i + 1; j < blocks.length; j++) {
+      const x = blocks[i], y = blocks[j];
+      if (x.contains(y) || y.contains(x)) continue;
+      const a = x.getBoundingClientRect(), b = y.getBoundingClientRect();
+      if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1)
+        overlaps.push(`${fig.id}: ${x.tagName}.${x.className} and ${y.tagName}.${y.className}`);
+    }
+  }
+  return {wide, overlaps};
+}"""
+
+
+def test_printed_pages_fit_the_paper_with_no_overlapping_boxes(course, server, open_site):
+    """attention, heads and vectors in print media at the printable width of Letter and A4: no
+    figure (nor any box inside it) reaches past the page box, and no two of a figure's tables or
+    panels overlap (a 15-token grid, two sentences side by side, a 21-token grid)."""
+    w = open_site()
+    page = w.page
+    problems = []
+    for paper, width in PAPER.items():
+        page.set_viewport_size({"width": width, "height": 1100})
+        for name in ("attention.html", "heads.html", "vectors.html"):
+            page.emulate_media(media="screen")
+            page.goto(f"{server.base}/{name}")
+            settle(page)
+            page.emulate_media(media="print")
+            found = page.evaluate(BOXES_IN_PRINT, width)
+            problems += [f"{paper} ({width} px) {name}: {p}" for p in found["wide"] + found["overlaps"]]
+    assert not problems, "\n".join(problems)
