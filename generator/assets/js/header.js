@@ -23,6 +23,7 @@
  *   stepper.js, softmax.js, scoreboard.js, training.js (TRAINING, CHART_COLOURS)
  *   schedule.js                  first paint (course:painted), which plot is drawn when (LAZY)
  *   tabs.js, scroll-boxes.js     print labels, Code tabs load parts; keyboard stops for wide boxes
+ *   sizes.js                     every off-screen block rendered once after the first paint: one page height
  *   plots.js                     chapters 1 and 2: the layout their plots share
  *   tokens.js, merges.js, embedding.js, layernorm.js, map.js (MAP)   one per chapter 1-2 kind
  *   init.js                      KINDS (every data-kind and what sets it up), init, the theme followed

@@ -3,6 +3,7 @@
   var api = {
     figures: figures,
     paintedAt: null,
+    sizesRemembered: false,  // every off-screen block rendered once (sizes.js)
     setState: function (id, state) {
       var f = figuresById[id];
       if (!f || !f.setState) return Promise.reject(new Error('course.js: no attention figure ' + id));
@@ -86,6 +87,11 @@
     // Scroll boxes measure every box on the page: after the first heatmap is on screen.
     if (heatmaps) afterFirstPaint(initScrollBoxes);
     else initScrollBoxes();
+    // once the whole page is parsed, and after the first heatmap where there is one
+    if (document.readyState !== 'loading') {
+      if (figures.some(function (f) { return f instanceof AttentionFigure; })) afterFirstPaint(rememberSizes);
+      else whenIdle(rememberSizes);
+    }
     if (!fresh) return;
     document.documentElement.classList.add('course-js');
     // Space is kept for the plots on screen now, and for the rest after the first paint: a plot
