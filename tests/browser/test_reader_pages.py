@@ -206,3 +206,39 @@ def test_a_glossary_terms_tooltip_reads_at_body_size(course, server, open_site):
     assert style["text"] and style["size"] >= 13 and style["size"] >= 0.85 * style["body"], style
     assert int(style["weight"]) <= 500, style
     assert w.errors == []
+
+
+FOCUS = """() => { const a = document.activeElement; const b = a.getBoundingClientRect();
+  return {inScoreboard: !!a.closest('.course-fig[data-kind=scoreboard]'), cls: a.className || '', tag: a.tagName,
+          id: a.id || '', visible: b.width > 0 && b.height > 0 && b.left >= 0 && b.top >= 0 && b.bottom <= innerHeight}; }"""
+
+
+def test_the_scoreboard_is_skipped_in_one_key_press_and_shows_its_sort_state(course, server, open_site):
+    """heads.html by keyboard: the scoreboard (4 patterns x 2 tables, 3 sort buttons and 16 links
+    each, 80 Tab presses) starts with a skip link, seen when it has the focus; Enter on it and one
+    Tab reach the first stop after the scoreboard. Every sort button shows its state: the sorted
+    column its arrow, the others that they can be sorted; a click on Score turns it over."""
+    w = open_site()
+    page = w.page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{server.base}/heads.html")
+    settle(page)
+    for presses in range(1, 200):
+        page.keyboard.press("Tab")
+        focus = page.evaluate(FOCUS)
+        if focus["inScoreboard"]:
+            break
+    assert "course-skip" in focus["cls"] and focus["visible"], focus
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    after = page.evaluate(FOCUS)
+    assert not after["inScoreboard"], f"one Tab after the skip link is still in the scoreboard: {after}"
+    marks = page.evaluate("""() => [...document.querySelector('.course-fig[data-kind=scoreboard] table.course-sortable').tHead.querySelectorAll('button[data-sort]')]
+        .map(b => [b.dataset.sort, getComputedStyle(b, '::after').content])""")
+    assert dict(marks)["score"].startswith('" ▼"') and all(m not in ("none", "normal", '""') for _, m in marks), marks
+    table = page.locator(".course-fig[data-kind=scoreboard] table.course-sortable").first
+    scores = lambda: [float(x) for x in table.locator("tbody tr td:nth-child(3)").all_inner_texts()]
+    assert scores() == sorted(scores(), reverse=True)
+    table.locator("button[data-sort=score]").click()
+    assert scores() == sorted(scores()) and scores() != sorted(scores(), reverse=True)
+    assert page.evaluate("getComputedStyle(document.querySelector('.course-fig[data-kind=scoreboard] table.course-sortable button[data-sort=score]'), '::after').content").startswith('" ▲"')
