@@ -65,7 +65,7 @@ from markdown.preprocessors import Preprocessor
 from .. import render
 from ..tokens import NoTokenizer
 from ..render import assets
-from ..lessons.directives import SPECS, parse_directive
+from ..lessons.directives import SPECS, check_code_fence, parse_directive
 from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
@@ -290,7 +290,7 @@ class SourcePreprocessor(Preprocessor):
         if found is None:
             self.ext.state = self.ext.new_state("<page>", None, 1)
             try:
-                check_layout(lines, "<page>", 1, SPECS)
+                check_layout(lines, "<page>", 1, SPECS, check_code_fence)
                 self.ext.state.marks = needs_traces.check_marks(lines, "<page>", 1)
                 return refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs)
             except LessonError as exc:
@@ -306,7 +306,7 @@ class SourcePreprocessor(Preprocessor):
         shown = shown_path(path)
         self.ext.state = self.ext.new_state(shown, rel, first)
         try:
-            check_layout(lines, shown, first, SPECS)
+            check_layout(lines, shown, first, SPECS, check_code_fence)
             self.ext.state.marks = needs_traces.check_marks(lines, shown, first)
             return refs.annotate_source(lines, shown, first, self.ext.state.code_refs)
         except LessonError as exc:
