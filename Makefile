@@ -22,7 +22,7 @@ MODELS_STAMP := $(VENV)/.deps-models
 TEST_STAMP   := $(VENV)/.deps-test
 ZENSICAL_STAMP := $(VENV)/.deps-zensical
 
-.PHONY: site serve traces tiny-model evaluate-tiny test bench clean assets vendor reference
+.PHONY: site serve traces tiny-model evaluate-tiny test bench clean assets vendor reference check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -105,6 +105,12 @@ bench: $(TEST_STAMP)
 	$(PY) -m generator site --no-downloads
 	$(PY) -m generator.bench.browser --page build/site/attention.html
 	$(PY) -m generator.bench.preview
+
+## Check every lesson, fence, reference and glossary term against the tokenizers and traces without
+## building the site: the one-line errors, exit status 1 on any (editors, .pre-commit-hooks.yaml).
+## STRICT=tiny / STRICT=1: a pending figure counts too.
+check: $(SITE_STAMP)
+	$(PY) -m generator check $(if $(STRICT),--strict=$(STRICT))
 
 clean:
 	rm -rf build content/assets/generated
