@@ -100,10 +100,13 @@ reference: $(SITE_STAMP)
 ## Figures, not tests: tracer overhead, load times, bytes per trace, then script bytes per page,
 ## one-file chapter sizes and page timings in Chromium next to a blank page with the same Plotly,
 ## and `make serve`'s time from saving a new sentence to its real heatmap.
+## The pages are built into their own folder (build/bench-site), so build/site and its downloads
+## stay as `make site` left them.
+BENCH_SITE := build/bench-site
 bench: $(TEST_STAMP)
 	$(PY) -m generator bench
-	$(PY) -m generator site --no-downloads
-	$(PY) -m generator.bench.browser --page build/site/attention.html
+	$(PY) -m generator site --no-downloads -d $(BENCH_SITE)
+	$(PY) -m generator.bench.browser --site $(BENCH_SITE) --page $(BENCH_SITE)/attention.html
 	$(PY) -m generator.bench.preview
 
 ## Check every lesson, fence, reference and glossary term against the tokenizers and traces without

@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from . import met
+
 REPO = Path(__file__).resolve().parents[2]
 COURSE_PARTS = ("content", "traces", "mkdocs.yml", "overrides")
 LESSON = """# A new lesson
@@ -44,6 +46,7 @@ SENTENCES = [
     "Mia and her dog ran to the lake to see the ducks",
 ]
 START_S = 60.0  # the first build, on two shared cores
+FIRST_SAVE_TARGET_S, NEXT_SAVE_TARGET_S = 5.0, 3.0  # save -> real heatmap, torch imported or not
 
 
 def copy_course(dest: Path) -> Path:
@@ -162,10 +165,12 @@ def report(r: dict) -> str:
     warm = r["warm"]
     load = os.getloadavg()[0]
     return "\n".join([
-        "make serve, save -> real heatmap in Chromium (tiny; goal < 5 s, torch import excluded on the first save):",
-        f"  first save: {r['first']:.2f} s in all; of which importing torch and transformers {r['torch_s']:.2f} s and loading the "
-        f"model {r['load_s']:.2f} s, so {r['first'] - r['torch_s']:.2f} s without the imports",
-        f"  next saves (model loaded): median {statistics.median(warm):.2f} s, max {max(warm):.2f} s over {len(warm)}",
+        f"make serve, save -> real heatmap in Chromium (tiny; targets: first save <= {FIRST_SAVE_TARGET_S:.0f} s, next saves <= {NEXT_SAVE_TARGET_S:.0f} s):",
+        f"  first save: {r['first']:.2f} s in all [target <= {FIRST_SAVE_TARGET_S:.0f} s: {met(r['first'] <= FIRST_SAVE_TARGET_S)}]; "
+        f"of which importing torch and transformers {r['torch_s']:.2f} s and loading the model {r['load_s']:.2f} s, "
+        f"so {r['first'] - r['torch_s']:.2f} s without the imports",
+        f"  next saves (model loaded): median {statistics.median(warm):.2f} s, max {max(warm):.2f} s over {len(warm)}"
+        f" [target <= {NEXT_SAVE_TARGET_S:.0f} s: {met(statistics.median(warm) <= NEXT_SAVE_TARGET_S)} (median)]",
         f"  (load average {load:.1f} on {os.cpu_count()} cores when it ended: other jobs slow every figure above)",
     ])
 
