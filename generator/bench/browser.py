@@ -46,7 +46,6 @@ import tempfile
 from pathlib import Path
 
 from . import met
-
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -122,8 +121,7 @@ TYPE_RE = re.compile(r"\btype=\"([^\"]+)\"")
 PARTS_RE = re.compile(r"\sdata-parts=\"([^\"]+)\"")
 INLINE_PART_RE = re.compile(r"<script>window\.courseTraceParts = .*?</script>", re.S)
 JS_TYPES = ("", "text/javascript", "module", "application/javascript")
-SCRIPT_TARGET, ONEFILE_TARGET, RATIO_TARGET = 1.8e6, 2.5e6, 1.3
-PAINT_TARGET_MS, SWITCH_TARGET_MS = 300, 50  # first heatmap painted; a head switch to its next frame
+SCRIPT_TARGET, ONEFILE_TARGET, RATIO_TARGET, PAINT_TARGET_MS, SWITCH_TARGET_MS = 1.8e6, 2.5e6, 1.3, 300, 50
 
 
 def _local(page: Path, url: str) -> Path | None:
