@@ -22,7 +22,7 @@ MODELS_STAMP := $(VENV)/.deps-models
 TEST_STAMP   := $(VENV)/.deps-test
 ZENSICAL_STAMP := $(VENV)/.deps-zensical
 
-.PHONY: site serve traces tiny-model evaluate-tiny test bench clean assets vendor reference check
+.PHONY: site serve traces tiny-model evaluate-tiny test bench clean assets vendor reference check lesson
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -114,6 +114,12 @@ bench: $(TEST_STAMP)
 ## STRICT=tiny / STRICT=1: a pending figure counts too.
 check: $(SITE_STAMP)
 	$(PY) -m generator check $(if $(STRICT),--strict=$(STRICT))
+
+## A new lesson: content/$(NAME).md from generator/assets/lesson-template.md (one figure of each
+## common kind, each with a reference), added to mkdocs.yml's nav before the glossary, and traced
+## when the models extra is installed (make serve and make traces install it).
+lesson: $(SITE_STAMP)
+	$(PY) -m generator lesson "$(NAME)"
 
 clean:
 	rm -rf build content/assets/generated

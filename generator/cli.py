@@ -117,5 +117,9 @@ def main(argv: list[str] | None = None) -> int:
 
     check.add_parser(sub)  # check (make check): every lesson checked, nothing built
 
+    from .site import scaffold
+
+    scaffold.add_parser(sub)  # lesson (make lesson NAME=...): a new lesson from the template
+
     args = parser.parse_args(argv)
     return args.func(args)
