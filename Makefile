@@ -53,9 +53,11 @@ site: $(SITE_STAMP) $(if $(filter zensical,$(ENGINE)),$(ZENSICAL_STAMP))
 	$(PY) -m generator site $(if $(STRICT),--strict=$(STRICT)) $(if $(filter-out mkdocs,$(ENGINE)),--engine=$(ENGINE))
 
 ## Live preview on 127.0.0.1:$(PORT) for authors: a saved sentence is traced in the background
-## (tiny here; GPT-2 where its weights are) and the page reloads with its figure.
-serve: $(SITE_STAMP)
-	$(PY) -m generator serve --port $(PORT)
+## (tiny here; GPT-2 where its weights are) and the page reloads with its figure. It installs the
+## models extra (torch CPU, transformers) for that; TRACE=0 serves without it, and without tracing.
+TRACE ?= 1
+serve: $(SITE_STAMP) $(if $(filter 0,$(TRACE)),,$(MODELS_STAMP))
+	$(PY) -m generator serve --port $(PORT) $(if $(filter 0,$(TRACE)),--no-trace)
 
 ## Trace every (model, sentence) the lessons use that is not in traces/ yet.
 traces: $(MODELS_STAMP)
