@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import build_log, publish
+from .build_overlay import BuildOverlay
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown
@@ -123,7 +124,7 @@ def dirty_build(site_dir: Path):
         shutil.rmtree(keep, ignore_errors=True)
 
 
-def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool]):
+def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool], overlay=None):
     """MkDocs's LiveReloadServer whose watches skip the paths `ignore` accepts (watch() is the
     same as MkDocs 1.6's, with that one test added)."""
     import watchdog.events
@@ -141,6 +142,11 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
                 start_response("404 Not Found", [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(note)))])
                 return [note]
             return super().serve_request(environ, start_response)
+
+        def _inject_js_into_html(self, content, epoch):
+            """MkDocs's reload script, and the overlay while the latest build failed."""
+            content = super()._inject_js_into_html(content, epoch)
+            return overlay.inject(content) if overlay is not None else content
 
         def watch(self, path: str, func=None, *, recursive: bool = True) -> None:
             path = os.path.abspath(path)
@@ -200,7 +206,23 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     serve_url = _serve_url(host, port, mount_path)
     config.plugins.on_startup(command="serve", dirty=False)
 
+    overlay = BuildOverlay()
+
     def builder(cfg=None):
+        """One build; a failure is said in one line and shown over the last good page (the server
+        then reloads the browsers, as after a good build, so the page gets the overlay)."""
+        from mkdocs.exceptions import Abort, MkDocsException
+
+        try:
+            build_once(cfg)
+        except (Abort, MkDocsException, LessonError, StoreError) as exc:
+            line = overlay.failed(exc)
+            if not isinstance(exc, Abort):  # MkDocs has logged an Abort's reason itself
+                log.error(line)
+            return
+        overlay.cleared()
+
+    def build_once(cfg=None):
         if tracer is not None:
             needed = tracer.missing()
             if needed:
@@ -218,6 +240,7 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
             log.debug(f"assets: {exc}")
         cfg = cfg or get_config()
         cfg.site_url = serve_url
+        publish.check_glossary(cfg)  # a glossary mistake names glossary.yml, not the first page
         # sentences being traced: their figures say "tracing…", and a reference to them is no error
         in_flight = sorted(tracer.tracing_now()) if tracer is not None else []
         cfg["mdx_configs"].setdefault("generator.markdown.course", {})["tracing"] = "\n".join(f"{m}\t{t}" for m, t in in_flight)
@@ -236,11 +259,11 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         rebuilds.note(path)
         return False
 
-    server = make_server(builder, host, port, site_dir, mount_path, ignore)
+    server = make_server(builder, host, port, site_dir, mount_path, ignore, overlay)
 
     def error_handler(code):
         page = Path(site_dir) / f"{code}.html"
-        return page.read_bytes() if code in (404, 500) and page.is_file() else None
+        return overlay.inject(page.read_bytes()) if code in (404, 500) and page.is_file() else None
 
     server.error_handler = error_handler
     try:
