@@ -80,3 +80,44 @@ def test_a_failed_build_shows_over_the_last_good_page_and_goes_on_the_next_good_
         page.wait_for_function("() => !document.querySelector('#course-build-error') && document.body.textContent.includes('again')", timeout=90000)
         page.wait_for_function(figure_shows("her"))
         assert w.errors == []
+
+
+NEW = "A small bird sang on the roof of the red barn"
+
+
+def test_a_new_author_s_path_make_lesson_serve_a_save_a_typo_and_its_fix(tmp_path, open_served):
+    """The scripted new-author run on a copy of the course: `make lesson` (python -m generator
+    lesson), then the server alone; the new page shows real figures at once; a save with a new
+    sentence becomes its real heatmap with nothing else run; a typo shows the overlay and its fix
+    clears it."""
+    from course_builds import run
+    import sys
+
+    from generator.store import TraceStore
+
+    root = project(tmp_path / "course")
+    (root / "mkdocs.yml").write_text((root / "mkdocs.yml").read_text(encoding="utf-8") + "\nnav:\n  - Home: index.md\n  - Glossary: glossary.md\n", encoding="utf-8")
+    assert not TraceStore(root / "traces").has("tiny", NEW)
+    made = run([sys.executable, "-m", "generator", "lesson", "my-lesson"], cwd=root, timeout=300)
+    assert made.returncode == 0, made.stderr
+    lesson = root / "content" / "my-lesson.md"
+    with serving(root) as server:
+        w = open_served(server)()
+        page = w.goto(f"{server.url}/my-lesson.html")
+        page.wait_for_function(figure_shows("her").replace("#fig-1", "#fig-2"), timeout=90000)  # fig-1: the tokens figure
+        text = lesson.read_text(encoding="utf-8")
+        assert 'sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her' in text
+        lesson.write_text(text.replace('sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her', f'sentence: "{NEW}"\nlayer: 3\nhead: 3\ntoken: barn')
+                          .replace("·her gives {{ look.weight(her, Lily) }} of its\nattention to Lily.", "·barn looks at ·bird with {{ look.weight(barn, bird) }}."), encoding="utf-8")
+        page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=180000)
+        assert TraceStore(root / "traces").has("tiny", NEW)
+        assert "has no number" not in server.log()
+        good = lesson.read_text(encoding="utf-8")
+        lesson.write_text(good.replace("{{ look.weight(barn, bird) }}", "{{ look.weight(barn, brid) }}"), encoding="utf-8")
+        page.wait_for_selector("#course-build-error", timeout=90000)
+        assert "content/my-lesson.md:" in page.inner_text("#course-build-error .course-build-error-where")
+        assert "'brid'" in page.inner_text("#course-build-error .course-build-error-line")
+        lesson.write_text(good, encoding="utf-8")
+        page.wait_for_function("() => !document.querySelector('#course-build-error')", timeout=90000)
+        page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=90000)
+        assert w.errors == []
