@@ -22,7 +22,7 @@ MODELS_STAMP := $(VENV)/.deps-models
 TEST_STAMP   := $(VENV)/.deps-test
 ZENSICAL_STAMP := $(VENV)/.deps-zensical
 
-.PHONY: site serve traces tiny-model evaluate-tiny test bench clean assets vendor reference
+.PHONY: site serve traces tiny-model evaluate-tiny test bench clean assets vendor reference check lesson
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,9 +53,11 @@ site: $(SITE_STAMP) $(if $(filter zensical,$(ENGINE)),$(ZENSICAL_STAMP))
 	$(PY) -m generator site $(if $(STRICT),--strict=$(STRICT)) $(if $(filter-out mkdocs,$(ENGINE)),--engine=$(ENGINE))
 
 ## Live preview on 127.0.0.1:$(PORT) for authors: a saved sentence is traced in the background
-## (tiny here; GPT-2 where its weights are) and the page reloads with its figure.
-serve: $(SITE_STAMP)
-	$(PY) -m generator serve --port $(PORT)
+## (tiny here; GPT-2 where its weights are) and the page reloads with its figure. It installs the
+## models extra (torch CPU, transformers) for that; TRACE=0 serves without it, and without tracing.
+TRACE ?= 1
+serve: $(SITE_STAMP) $(if $(filter 0,$(TRACE)),,$(MODELS_STAMP))
+	$(PY) -m generator serve --port $(PORT) $(if $(filter 0,$(TRACE)),--no-trace)
 
 ## Trace every (model, sentence) the lessons use that is not in traces/ yet.
 traces: $(MODELS_STAMP)
@@ -100,11 +102,26 @@ reference: $(SITE_STAMP)
 ## Figures, not tests: tracer overhead, load times, bytes per trace, then script bytes per page,
 ## one-file chapter sizes and page timings in Chromium next to a blank page with the same Plotly,
 ## and `make serve`'s time from saving a new sentence to its real heatmap.
+## The pages are built into their own folder (build/bench-site), so build/site and its downloads
+## stay as `make site` left them.
+BENCH_SITE := build/bench-site
 bench: $(TEST_STAMP)
 	$(PY) -m generator bench
-	$(PY) -m generator site --no-downloads
-	$(PY) -m generator.bench.browser --page build/site/attention.html
+	$(PY) -m generator site --no-downloads -d $(BENCH_SITE)
+	$(PY) -m generator.bench.browser --site $(BENCH_SITE) --page $(BENCH_SITE)/attention.html
 	$(PY) -m generator.bench.preview
+
+## Check every lesson, fence, reference and glossary term against the tokenizers and traces without
+## building the site: the one-line errors, exit status 1 on any (editors, .pre-commit-hooks.yaml).
+## STRICT=tiny / STRICT=1: a pending figure counts too.
+check: $(SITE_STAMP)
+	$(PY) -m generator check $(if $(STRICT),--strict=$(STRICT))
+
+## A new lesson: content/$(NAME).md from generator/assets/lesson-template.md (one figure of each
+## common kind, each with a reference), added to mkdocs.yml's nav before the glossary, and traced
+## when the models extra is installed (make serve and make traces install it).
+lesson: $(SITE_STAMP)
+	$(PY) -m generator lesson "$(NAME)"
 
 clean:
 	rm -rf build content/assets/generated

@@ -63,6 +63,13 @@ def cmd_evaluate_tiny(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m generator")
     sub = parser.add_subparsers(dest="command", required=True)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["check"]:  # editors and pre-commit call it often: skip the other commands' imports
+        from .site import check
+
+        check.add_parser(sub)
+        args = parser.parse_args(argv)
+        return args.func(args)
 
     p = sub.add_parser("train-tiny", help="train the tiny model and its tokenizer")
     from .model.training import DEDUP_NGRAM, DEFAULT_RUN_DIR, PACKAGE_MODEL_DIR
@@ -105,6 +112,14 @@ def main(argv: list[str] | None = None) -> int:
     from .site import reference
 
     reference.add_parser(sub)  # reference: README.md's generated sections
+
+    from .site import check
+
+    check.add_parser(sub)  # check (make check): every lesson checked, nothing built
+
+    from .site import scaffold
+
+    scaffold.add_parser(sub)  # lesson (make lesson NAME=...): a new lesson from the template
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -134,12 +134,13 @@ class Case:
     files: dict | None = None  # other files to write (path relative to the project -> text, or bytes)
     command: str = "site"  # site | strict | traces
     traces_exit: int = 2
+    line_offset: int = 0  # the error names the line this far from `at`'s
 
     def line(self) -> str:
         text = self.files[self.file] if self.files and self.file in self.files else self.lesson
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
-        where = f"{self.file}:{line_of(text, self.at, self.nth)}" if self.at is not None else self.file
+        where = f"{self.file}:{line_of(text, self.at, self.nth) + self.line_offset}" if self.at is not None else self.file
         if "{where}" in self.expected:  # a line that names the place inside it
             return self.expected.replace("{where}", where)
         return f"{where}: {self.expected}"
@@ -304,6 +305,29 @@ CASES = [
          at=FENCE_STEPPER),
     Case("fence-never-closed", UNCLOSED,
          "the ```stepper fence opened here is never closed. Fix: end it with a line ```", at=FENCE_STEPPER),
+    # a figure kind misspelled, or a figure's options under no kind, is not silently code
+    Case("fence-kind-misspelled", bad("```attention\n", "```atention\n"),
+         "unknown figure kind 'atention': did you mean attention? Fix: write ```attention, or, if it is code, give the fence a language such as ```yaml or ```text",
+         at="```atention"),
+    Case("fence-kind-misspelled-with-a-reference-to-it", bad("```softmax\n", "```sotfmax\n"),
+         "unknown figure kind 'sotfmax': did you mean softmax? Fix: write ```softmax, or, if it is code, give the fence a language such as ```yaml or ```text",
+         at="```sotfmax"),
+    Case("fence-kind-capitalised", bad("```stepper\n", "```Stepper\n"),
+         "unknown figure kind 'Stepper': did you mean stepper? Fix: write ```stepper, or, if it is code, give the fence a language such as ```yaml or ```text",
+         at="```Stepper"),
+    Case("fence-without-a-kind-holds-options", bad("```softmax\n", "```\n"),
+         "a fence with no figure kind holds the options of a softmax figure. Fix: write ```softmax, or, if it is code, give the fence a language such as ```yaml or ```text",
+         at="scores: [2, 1, 0]", nth=1, line_offset=-1),
+    Case("fence-unknown-kind-holds-options", bad("```attention\n", "```heatmap\n"),
+         "unknown figure kind 'heatmap' holds the options of an attention figure. Fix: write ```attention, or, if it is code, give the fence a language such as ```yaml or ```text",
+         at="```heatmap"),
+    # a fence left open in the middle of the page: at its own line, not as YAML or a reference
+    Case("fence-never-closed-before-prose", bad("id: lily\n```\n", "id: lily\n"),
+         "the ```attention fence opened here is never closed. Fix: end it with a line ```", at="```attention"),
+    Case("fence-never-closed-before-the-next-figure", bad("id: sm\n```\n\nThe weight of Lily is {{ sm.weight(Lily) }}.\n\n", "id: sm\n"),
+         "the ```softmax fence opened here is never closed. Fix: end it with a line ```", at="```softmax"),
+    Case("fence-code-never-closed-before-a-figure", bad("```softmax\n", "```text\nsome code\n\n```softmax\n"),
+         "the ```text fence opened here is never closed. Fix: end it with a line ```", at="```text"),
     Case("fence-in-a-blockquote", QUOTED,
          "the ```softmax fence is inside a blockquote, where the course does not read figures. Fix: move the figure out of the blockquote (a `!!! note` admonition with the fence indented by 4 spaces works)",
          at="> ```softmax"),

@@ -4,3 +4,8 @@
     browser  course.js in Chromium from file://
     preview  the author's loop: `make serve`, a save, the page again
 """
+
+
+def met(ok: bool) -> str:
+    """The word every figure of `make bench` ends its target with."""
+    return "met" if ok else "missed"

@@ -6,8 +6,9 @@ On a throwaway copy of the course (content/, traces/, mkdocs.yml, overrides/) it
 `python -m generator serve` on a free port, opens a lesson in Chromium, and rewrites the lesson's
 sentence with one no trace has; the clock runs from the file's write to the moment the page, reloaded
 by the server, shows a painted heatmap of the new sentence. The first save loads torch and the
-tiny model (their seconds are read from the server's log and printed apart); the next saves find
-the model loaded. Goal: under 5 s, torch import excluded on the first save.
+tiny model as the server starts, in the background (their seconds are read from the server's log
+and printed apart); every save finds the model loading or loaded. Targets: the first save <= 5 s,
+the next ones <= 3 s (median).
 
 Needs Debian's Chromium (/usr/bin/chromium) and playwright (the test extras).
 """
@@ -24,6 +25,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from . import met
 
 REPO = Path(__file__).resolve().parents[2]
 COURSE_PARTS = ("content", "traces", "mkdocs.yml", "overrides")
@@ -44,6 +47,7 @@ SENTENCES = [
     "Mia and her dog ran to the lake to see the ducks",
 ]
 START_S = 60.0  # the first build, on two shared cores
+FIRST_SAVE_TARGET_S, NEXT_SAVE_TARGET_S = 5.0, 3.0  # save -> real heatmap, torch imported or not
 
 
 def copy_course(dest: Path) -> Path:
@@ -162,10 +166,12 @@ def report(r: dict) -> str:
     warm = r["warm"]
     load = os.getloadavg()[0]
     return "\n".join([
-        "make serve, save -> real heatmap in Chromium (tiny; goal < 5 s, torch import excluded on the first save):",
-        f"  first save: {r['first']:.2f} s in all; of which importing torch and transformers {r['torch_s']:.2f} s and loading the "
-        f"model {r['load_s']:.2f} s, so {r['first'] - r['torch_s']:.2f} s without the imports",
-        f"  next saves (model loaded): median {statistics.median(warm):.2f} s, max {max(warm):.2f} s over {len(warm)}",
+        f"make serve, save -> real heatmap in Chromium (tiny; targets: first save <= {FIRST_SAVE_TARGET_S:.0f} s, next saves <= {NEXT_SAVE_TARGET_S:.0f} s):",
+        f"  first save: {r['first']:.2f} s in all [target <= {FIRST_SAVE_TARGET_S:.0f} s: {met(r['first'] <= FIRST_SAVE_TARGET_S)}]; "
+        f"(torch and transformers were imported in {r['torch_s']:.2f} s and the model loaded in {r['load_s']:.2f} s in the background "
+        f"as the server started, overlapping the first page load)",
+        f"  next saves (model loaded): median {statistics.median(warm):.2f} s, max {max(warm):.2f} s over {len(warm)}"
+        f" [target <= {NEXT_SAVE_TARGET_S:.0f} s: {met(statistics.median(warm) <= NEXT_SAVE_TARGET_S)} (median)]",
         f"  (load average {load:.1f} on {os.cpu_count()} cores when it ended: other jobs slow every figure above)",
     ])
 

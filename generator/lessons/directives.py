@@ -32,7 +32,7 @@ from .values import (
 __all__ = [  # what other modules read from here, the shared names included
     "MAX_BODY_CHARS", "MAX_DEPTH", "MAX_SENTENCE_CHARS", "ID_RE", "RESERVED_IDS", "PICK_RULES",
     "SCIENTIFIC_RE", "Directive", "Pick", "TokenRef", "load_body", "parse_token_ref",
-    "SPECS", "DIRECTIVE_KINDS", "parse_directive",
+    "SPECS", "DIRECTIVE_KINDS", "parse_directive", "check_code_fence",
 ]
 
 
@@ -230,3 +230,68 @@ def _focus(data: dict, tokens: list[str], where: str) -> int:
     if len(hits) > 1:
         _fail(where, f"stepper: focus {show(focus)} is tokens {' and '.join(str(i + 1) for i in hits)}", f"give its position instead, like `focus: {hits[-1] + 1}`")
     return hits[0]
+
+
+# ---------------------------------------------------------------- fences that are not figures
+
+NEAR_MISS = 2  # an info string this many edits from a figure kind is a misspelled figure
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions), casefolded."""
+    a, b = a.casefold(), b.casefold()
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def is_code_language(name: str) -> bool:
+    """Whether a fence's info string names a language the highlighter knows (yaml, text, js ...):
+    such a fence is code, whatever it holds. Pygments comes with mkdocs-material."""
+    from pygments.lexers import find_lexer_class_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        find_lexer_class_by_name(name)
+        return True
+    except ClassNotFound:
+        return False
+
+
+def figure_options_kind(body: str) -> str | None:
+    """The figure kind whose options a fence body is (two options or more, all its required ones,
+    none it does not take), or None. The body is read as _BodyLoader reads a figure's."""
+    if not body.strip() or len(body) > MAX_BODY_CHARS:
+        return None
+    try:
+        data = load_body(body, "", "")
+    except Exception:  # not YAML a figure could hold: plain code
+        return None
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        return None
+    keys = set(data)
+    if len(keys) < 2:  # `model: tiny` alone is as likely a note about a model as a figure
+        return None
+    fits = [k for k, (allowed, required) in SPECS.items() if required and required <= keys <= allowed]
+    return max(fits, key=lambda k: (len(SPECS[k][1]), -len(SPECS[k][0])), default=None)
+
+
+def check_code_fence(kind: str, body: str, where: str) -> None:
+    """A fence that is not a figure, refused when it looks like one: its info string is a figure
+    kind misspelled (within NEAR_MISS edits), or its body is a figure's options under no language
+    the highlighter knows. Code says so with a language (```yaml, ```text)."""
+    if kind in SPECS or (kind and is_code_language(kind)):
+        return
+    fix_code = "or, if it is code, give the fence a language such as ```yaml or ```text"
+    if kind:
+        near = sorted((edit_distance(kind, k), k) for k in DIRECTIVE_KINDS)[0]
+        if near[0] <= NEAR_MISS:
+            _fail(where, f"unknown figure kind '{kind}': did you mean {near[1]}?", f"write ```{near[1]}, {fix_code}")
+    options_of = figure_options_kind(body)
+    if options_of:
+        what = f"unknown figure kind '{kind}'" if kind else "a fence with no figure kind"
+        article = "an" if options_of[0] in "aeiou" else "a"
+        _fail(where, f"{what} holds the options of {article} {options_of} figure", f"write ```{options_of}, {fix_code}")

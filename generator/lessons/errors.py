@@ -7,7 +7,8 @@ from __future__ import annotations
 class LessonError(ValueError):
     def __init__(self, where: str, problem: str, fix: str):
         self.where, self.problem, self.fix = where, problem, fix
-        super().__init__(f"{where}: {problem}. Fix: {fix}")
+        stop = "" if problem.endswith("?") else "."  # "did you mean attention? Fix: ..."
+        super().__init__(f"{where}: {problem}{stop} Fix: {fix}")
 
 
 def fail(where: str, problem: str, fix: str):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..store import TraceRequest
 from . import causal_kinds
-from .directives import SPECS, Attention, Compare, Directive, Predictions, parse_directive
+from .directives import SPECS, Attention, Compare, Directive, Predictions, check_code_fence, parse_directive
 from .errors import fail as _fail
 from .refs import iter_refs
 from .source import check_layout, decode, iter_fences, iter_markdown, read_source, shown_path, split_front_matter
@@ -20,7 +20,7 @@ def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
     shown = display_path or str(path)
     text = decode(read_source(path, shown), shown).replace("\r\n", "\n").replace("\r", "\n")
     body, removed = split_front_matter(text, shown)
-    check_layout(body.split("\n"), shown, 1 + removed, SPECS)
+    check_layout(body.split("\n"), shown, 1 + removed, SPECS, check_code_fence)
     found = []
     for block in iter_fences(text):
         if block.kind in SPECS:

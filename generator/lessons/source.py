@@ -136,14 +136,17 @@ def _html_spans(line: str, in_comment: bool) -> tuple[list[tuple[int, int, str]]
         i = m.end() if j >= len(line) else j + 1
 
 
-def check_layout(lines: list[str], shown: str, first_line: int = 1, kinds=()) -> None:
+def check_layout(lines: list[str], shown: str, first_line: int = 1, kinds=(), fence_check=None) -> None:
     """Refuse, with its line, what Markdown would not read the way the course does: a character a
-    lesson may not hold (bad_char), a fence never closed, a figure fence (`kinds`) that Markdown
-    reads as code (indented at the top level) or that sits in a blockquote, and a `{{ }}`
-    reference inside an HTML tag or comment, where it cannot be filled in."""
+    lesson may not hold (bad_char), a fence never closed (at the end, or in the middle of the page:
+    see _left_open), a figure fence (`kinds`) that Markdown reads as code (indented at the top
+    level) or that sits in a blockquote, and a `{{ }}` reference inside an HTML tag or comment,
+    where it cannot be filled in. `fence_check(kind, body, "path:line")` is called for every
+    closed fence that is not one of `kinds` (directives.check_code_fence)."""
     open_at = None
     in_comment = False
     earlier: list[tuple[int, str]] = []  # (width, line) of the non-blank lines so far
+    body: list[str] = []
     for i, line, role, fence in walk_lines(lines):
         lineno = first_line + i
         where = f"{shown}:{lineno}"
@@ -151,12 +154,20 @@ def check_layout(lines: list[str], shown: str, first_line: int = 1, kinds=()) ->
         if bad:
             raise LessonError(where, f"the line holds {bad[1]} at column {bad[0] + 1}", "remove it; a lesson is plain, printable text")
         if role == "open":
-            open_at = (lineno, fence)
+            open_at, body = (lineno, fence), []
             lang = fence["lang"] or ""
             w = width(fence["indent"])
             if lang in kinds and w >= 4 and not _in_container(earlier, w):
                 raise LessonError(where, f"the ```{lang} fence is indented, so Markdown reads it as code", "start the fence at the left margin (indent it by 4 spaces only inside a content tab, an admonition or a list item)")
+        elif role == "body":
+            if _left_open(fence, line, body, kinds):
+                _never_closed(shown, *open_at)
+            indent = fence["indent"]
+            body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
         elif role == "close":
+            lang = fence["lang"] or ""
+            if fence_check is not None and lang not in kinds:
+                fence_check(lang, "\n".join(body), f"{shown}:{open_at[0]}")
             open_at = None
         elif role == "prose":
             quoted = QUOTED_FENCE_RE.match(line)
@@ -172,9 +183,35 @@ def check_layout(lines: list[str], shown: str, first_line: int = 1, kinds=()) ->
         if line.strip():
             earlier.append((width(line[: len(line) - len(line.lstrip())]), line))
     if open_at is not None:
-        lineno, fence = open_at
-        lang = fence["lang"] or ""
-        raise LessonError(f"{shown}:{lineno}", f"the {fence['fence']}{lang} fence opened here is never closed", f"end it with a line {fence['fence']}")
+        _never_closed(shown, *open_at)
+
+
+def _never_closed(shown: str, lineno: int, fence) -> None:
+    lang = fence["lang"] or ""
+    raise LessonError(f"{shown}:{lineno}", f"the {fence['fence']}{lang} fence opened here is never closed", f"end it with a line {fence['fence']}")
+
+
+# In a figure's YAML body, after a blank line: what YAML could still go on with (a comment, a
+# `key:`, a list item, an indented or flow continuation). Anything else is the page's prose,
+# swallowed because the figure's closing fence is missing.
+YAML_GOES_ON_RE = re.compile(r"^(?:[ \t]|#|-(?:[ \t]|$)|[\[{\]}]|[\w\"'-][^:]*:(?:[ \t]|$))")
+
+
+def _left_open(fence, line: str, body: list[str], kinds) -> bool:
+    """Whether a body line shows that the fence around it was never closed: a line that opens a
+    fence with an info string, inside a figure (YAML has no use for one) or naming a figure kind
+    (a code fence left open runs into the next figure), or prose after a blank line in a figure."""
+    outer = fence["lang"] or ""
+    inner = FENCE_OPEN.match(line)
+    if inner and inner["lang"]:
+        if outer in kinds:
+            return True
+        if inner["lang"] in kinds and inner["fence"][0] == fence["fence"][0] and len(inner["fence"]) >= len(fence["fence"]):
+            return True
+    if outer in kinds and body and not body[-1].strip() and line.strip():
+        text = line[len(fence["indent"]):] if line.startswith(fence["indent"]) else line.lstrip()
+        return not YAML_GOES_ON_RE.match(text)
+    return False
 
 
 def _in_container(earlier: list[tuple[int, str]], w: int) -> bool:

@@ -65,13 +65,13 @@ from markdown.preprocessors import Preprocessor
 from .. import render
 from ..tokens import NoTokenizer
 from ..render import assets
-from ..lessons.directives import SPECS, parse_directive
+from ..lessons.directives import SPECS, check_code_fence, parse_directive
 from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
 from ..render import training_figure as training
 from ..render.context import Ctx, Missing
-from ..render.ref_common import PENDING_REF
+from ..render.ref_common import PENDING_REF, TRACING_REF
 from ..store import DamagedFile, StoreError, TraceStore
 from . import math, needs_traces
 from .build_errors import CourseBuildError, reraise
@@ -119,7 +119,8 @@ def pending_ref(ref, ctx: Ctx) -> needs_traces.PendingRef:
         what = "head scores" if fig.kind == "scoreboard" else "traces"
         reason = f"the {fig.kind} figure '{ref.target}' ({fig.directive.where}) has no {what} of model {model} here"
     remedy = Missing(model, Missing.TRACE).remedy()
-    return needs_traces.PendingRef(ref.where, shown, model, reason, remedy[0].lower() + remedy[1:].rstrip("."))
+    tracing = ref.target != "model" and bool(ctx.figures[ref.target].numbers.get("tracing"))
+    return needs_traces.PendingRef(ref.where, shown, model, reason, remedy[0].lower() + remedy[1:].rstrip("."), tracing)
 
 
 _STORES: dict[Path, TraceStore] = {}
@@ -142,6 +143,7 @@ class CourseExtension(Extension):
             "training_log": ["", "the tiny model's training_log.json (default: generator/tiny_model/training_log.json)"],
             "directory_urls": [False, "MkDocs' use_directory_urls (for the relative asset links)"],
             "assets_dir": ["", "where a missing trace asset is written (default: docs_dir/assets/generated; `python -m generator site` points it at its temporary folder)"],
+            "tracing": ["", "sentences `make serve` is tracing now, one `model<TAB>sentence` per line: their figures say tracing… and references to them are no error"],
         }
         super().__init__(**kwargs)
         self.state = PageState()
@@ -194,6 +196,7 @@ class CourseExtension(Extension):
             training_log=read_training_log(log_path),
             training_log_path=shown_path(log_path),
             on_trace=self.ensure_trace_assets,
+            tracing=frozenset(tuple(line.split("\t", 1)) for line in str(self.getConfig("tracing") or "").split("\n") if "\t" in line),
         )
         return PageState(shown, rel, first_line, ctx)
 
@@ -290,7 +293,7 @@ class SourcePreprocessor(Preprocessor):
         if found is None:
             self.ext.state = self.ext.new_state("<page>", None, 1)
             try:
-                check_layout(lines, "<page>", 1, SPECS)
+                check_layout(lines, "<page>", 1, SPECS, check_code_fence)
                 self.ext.state.marks = needs_traces.check_marks(lines, "<page>", 1)
                 return refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs)
             except LessonError as exc:
@@ -306,7 +309,7 @@ class SourcePreprocessor(Preprocessor):
         shown = shown_path(path)
         self.ext.state = self.ext.new_state(shown, rel, first)
         try:
-            check_layout(lines, shown, first, SPECS)
+            check_layout(lines, shown, first, SPECS, check_code_fence)
             self.ext.state.marks = needs_traces.check_marks(lines, shown, first)
             return refs.annotate_source(lines, shown, first, self.ext.state.code_refs)
         except LessonError as exc:
@@ -378,11 +381,12 @@ class RefProcessor(InlineProcessor):
         with one_line_errors(where, f"internal error while filling in {{{{ {shown} }}}}", "report it with this reference"):
             ref = refs.parse_ref(m.group(1), state.shown)
             out = render.render_ref(ref, state.ctx)
-            placeholder = self.md.htmlStash.store(out)
+            hit = pending_ref(ref, state.ctx) if out == PENDING_REF else None
+            placeholder = self.md.htmlStash.store(TRACING_REF if hit and hit.tracing else out)
             if ref.target != "model" or ".training." in f".{ref.name}.":
                 state.trace_refs.add(placeholder)
-            if out == PENDING_REF:  # needs_traces replaces its passage, or refuses the page
-                state.pending[placeholder] = pending_ref(ref, state.ctx)
+            if hit and not hit.tracing:  # needs_traces replaces its passage, or refuses the page
+                state.pending[placeholder] = hit
         return placeholder, m.start(0), m.end(0)
 
 

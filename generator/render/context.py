@@ -101,6 +101,7 @@ class Ctx:
     tokens_listed: dict = field(default_factory=dict)  # (model, sentence) -> the pending figure that lists its tokens
     job_heads: list = field(default_factory=list)  # (where, kind, "L2H3"): heads a figure names for a job
     causal_heads: set = field(default_factory=set)  # "L2H3": heads a causal number on the page is about
+    tracing: frozenset = frozenset()  # (model, sentence) `make serve` is tracing now: "tracing…", not an error
 
     def standin_ok(self) -> bool:
         if self.allow_standin is not None:

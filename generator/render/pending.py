@@ -77,8 +77,12 @@ def traces_pending(d: Directive, ctx: Ctx, model: str, texts: list[str]) -> str:
     sentences = [known_tokens(model, t) for t in every]
     check_tokens(d, model, sentences, every)
     n = ctx.next_number()
-    ctx.register(d, Figure(d.kind, n, d, pending=True, numbers={"tokens": sentences}))
+    tracing = any((model, t) in ctx.tracing for t in texts)  # `make serve` is tracing them: the page reloads soon
+    ctx.register(d, Figure(d.kind, n, d, pending=True, numbers={"tokens": sentences, "tracing": tracing}))
     facts = config_facts(model)
+    if tracing:
+        return templating.render("tracing.html", n=n, kind=d.kind, model=model, reader_name=reader_name(model),
+                                 sentences=[t for t in every if t in texts])
     shown = [{"text": t, "tokens": [x["display"] for x in toks] if toks else None} for t, toks in zip(every, sentences) if t in texts]
     for s in shown:  # a sentence's tokens are listed once a page: a later box links to that one
         if s["tokens"]:

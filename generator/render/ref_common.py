@@ -15,6 +15,7 @@ from .context import Panel
 from .token_names import resolve_token
 
 PENDING_REF = Markup('<span class="course-pending-ref">pending</span>')
+TRACING_REF = Markup('<span class="course-pending-ref course-tracing">tracing…</span>')  # make serve is tracing its figure
 
 
 def ref_fail(ref: Ref, problem: str, fix: str):

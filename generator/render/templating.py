@@ -9,6 +9,7 @@ sentence on one line: a line break is not a space.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -40,8 +41,15 @@ ENV = Environment(
 ENV.globals.update({name: getattr(fmt, name) for name in ("tok", "f2", "f3", "diff2", "vec2", "whole", "cell_style", "script_json", "caption_name")})
 
 
+# `make check` reads every figure's numbers and references but needs none of their HTML: while
+# this is True, render() writes nothing (about a third of a page's time is templates).
+NO_HTML: ContextVar[bool] = ContextVar("NO_HTML", default=False)
+
+
 def render(name: str, **values) -> str:
-    """The HTML of template `name` with `values`."""
+    """The HTML of template `name` with `values` ("" while NO_HTML is set)."""
+    if NO_HTML.get():
+        return ""
     return ENV.get_template(name).render(**values)
 
 

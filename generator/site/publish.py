@@ -124,6 +124,17 @@ def extensions_problem(cfg, config_file: str) -> str | None:
     return None
 
 
+def check_glossary(cfg) -> None:
+    """The glossary the lesson extension reads, checked before MkDocs runs, so that a mistake in
+    it names glossary.yml alone (inside MkDocs it would surface under the first page built)."""
+    if "generator.markdown.lesson" not in list(cfg.get("markdown_extensions") or []):
+        return
+    from ..markdown.lesson import DEFAULT_CONTENT_DIR, load_glossary
+
+    conf = (cfg.get("mdx_configs") or {}).get("generator.markdown.lesson") or {}
+    load_glossary(Path(conf.get("glossary") or DEFAULT_CONTENT_DIR / "glossary.yml"))
+
+
 def mdx_option(cfg, name: str, default: str) -> str:
     conf = (cfg.get("mdx_configs") or {}).get("generator.markdown.course") or {}
     return conf.get(name, default)
@@ -175,6 +186,7 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         shutil.rmtree(folder, ignore_errors=True)
     try:
         pages.check_lessons(docs)
+        check_glossary(cfg)
         clash = downloads.name_clash(p.relative_to(docs).with_suffix(".html").as_posix() for p in iter_markdown(docs)) if with_downloads else None
         if clash:  # before anything is built: one of the two chapters would be lost
             raise downloads.DownloadError(clash)

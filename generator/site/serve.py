@@ -16,8 +16,11 @@ changes, read off MkDocs 1.6's source:
 * downloads/ is made by `make site` only: a link to it in the preview opens a page that says
   where the downloads are (generator/assets/serve-downloads.html), not a bare 404.
 
-torch is imported only when a trace is needed, by the Tracer's thread. Without the models extra
-(or without a model, GPT-2 here), the figures stay pending boxes and the reason is said once.
+torch is imported only by the Tracer's thread (generator/site/save_tracer.py), which loads the
+tiny model as the server starts, so the first save is as quick as the next. While a sentence is
+being traced its figure says "tracing…" and references to it are no error. Without the models
+extra, with TRACE=0 (--no-trace), or without a model (GPT-2 here), the figures stay pending boxes
+and the reason, with how to turn tracing on, is said once.
 """
 
 from __future__ import annotations
@@ -25,222 +28,29 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import queue
 import shutil
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import build_log, publish
-from ..model import trace_run
+from .build_overlay import BuildOverlay
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown
-from ..store import INDEX_NAME, StoreError, TraceRequest, TraceStore
+from ..store import StoreError, TraceRequest
+from .save_tracer import (  # noqa: F401 (the serve API)
+    MODELS_EXTRA_HINT, TRACE_OFF_HINT, WATCHED_STORE_FILES, Job, Tracer, cannot_load, models_extra_problem, store_stamp,
+)
 
 log = logging.getLogger("mkdocs.course.serve")
 
 DEFAULT_HOST = "127.0.0.1"  # MkDocs's default dev_addr
 DEFAULT_PORT = 8000
 WARM_WAIT_S = 10.0  # how long a build waits for a loaded model to trace what the page needs
-WATCHED_STORE_FILES = (INDEX_NAME, "heads.json")  # what makes a new trace visible to the build
-MODELS_EXTRA_HINT = (
-    "tracing on save is off: the models extra is not installed ({problem}). Turn it on with "
-    "`make traces` once (it installs .[models]) or `.venv/bin/pip install -e '.[models]'`, then restart `make serve`"
-)
-
-
-@dataclass
-class Job:
-    """Requests (-> "path:line") handed to the Tracer; `done` is set once they are written."""
-
-    requests: dict[TraceRequest, str]
-    done: threading.Event = field(default_factory=threading.Event)
-    timings: list[tuple[TraceRequest, float]] = field(default_factory=list)  # seconds per written trace
-
-
-class Tracer:
-    """Traces missing sentences in one background thread, with each model loaded once.
-
-    `loader(name)` returns a models.LoadedModel or raises models.ModelUnavailable; the default
-    imports generator.model.load (and so torch) on the first trace only."""
-
-    def __init__(self, traces_dir: Path, content_dir: Path, models: tuple[str, ...] = ("tiny", "gpt2"),
-                 threads: int = 1, loader: Callable | None = None, say: Callable[[str], None] | None = None):
-        self.store = TraceStore(traces_dir)
-        self.content_dir = Path(content_dir)
-        self.models = models
-        self.threads = threads
-        self.loader = loader
-        self.say = say if say is not None else (lambda line: log.info(line))
-        self.loaded: dict[str, object] = {}
-        self.unavailable: dict[str, str] = {}  # model -> why, said once
-        self.refused: set[TraceRequest] = set()  # untraceable sentences, said once (the page says where)
-        self.queued: set[TraceRequest] = set()
-        self.written: list[TraceRequest] = []  # written since the last build took them (take_written)
-        self.own_stamp: tuple | None = None  # store_stamp right after this tracer's last write
-        self._jobs: queue.Queue[Job | None] = queue.Queue()
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, name="course-tracer", daemon=True)
-        self._thread.start()
-
-    # ---- the build thread's side
-
-    def missing(self) -> dict[TraceRequest, str]:
-        """Sentences the lessons use whose trace is not in the store, and not already queued,
-        refused, or of a model that cannot be loaded here."""
-        try:
-            items = pages.collect(self.content_dir)
-        except (LessonError, OSError, UnicodeDecodeError):  # the build reports the mistake with its line
-            return {}
-        found: dict[TraceRequest, str] = {}
-        for name in {it.request.model for it in items} & set(self.models):
-            why = None if self.loader or name in self.unavailable or name in self.loaded else cannot_load(name)
-            if why:  # said once, before anything is queued for it (and without torch)
-                self.unavailable[name] = why
-                self.say(f"{why}; its figures stay pending boxes while `make serve` runs")
-        with self._lock:
-            for it in items:
-                r = it.request
-                if r.model not in self.models or r.model in self.unavailable or r in self.refused or r in self.queued:
-                    continue
-                try:
-                    if self.store.has(r.model, r.text, r.ids):
-                        continue
-                except StoreError:  # a damaged index: the build names it
-                    continue
-                found.setdefault(r, it.source)
-            self.queued.update(found)
-        return found
-
-    def warm(self, requests) -> bool:
-        """Whether every model these requests need is loaded already (so tracing is quick)."""
-        return all(r.model in self.loaded for r in requests)
-
-    def busy_models(self) -> set[str]:
-        """Models with sentences queued or being traced."""
-        with self._lock:
-            return {r.model for r in self.queued}
-
-    def submit(self, requests: dict[TraceRequest, str]) -> Job:
-        job = Job(dict(requests))
-        self._jobs.put(job)
-        return job
-
-    def take_written(self) -> tuple[list[TraceRequest], tuple | None]:
-        """What this tracer wrote since the last call, and the store's stamp after its last write."""
-        with self._lock:
-            written, self.written = self.written, []
-            return written, self.own_stamp
-
-    def close(self) -> None:
-        self._jobs.put(None)
-
-    # ---- the tracer thread
-
-    def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            try:
-                self._trace_job(job)
-            except Exception as exc:  # a bug must not kill the preview: say it in one line
-                self.say(f"tracing on save failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-            finally:
-                with self._lock:
-                    self.queued.difference_update(job.requests)
-                job.done.set()
-
-    def _model(self, name: str):
-        if name in self.loaded or name in self.unavailable:
-            return self.loaded.get(name)
-        t = time.perf_counter()
-        try:
-            from ..model import load as models
-
-            models.import_libraries()
-        except ImportError as exc:
-            why = MODELS_EXTRA_HINT.format(problem=exc)
-            for m in self.models:
-                self.unavailable[m] = why
-            self.say(why)
-            return None
-        torch_s, t = time.perf_counter() - t, time.perf_counter()
-        try:
-            lm = (self.loader or models.load)(name)
-        except models.ModelUnavailable as exc:
-            self.unavailable[name] = str(exc)
-            self.say(f"{exc}; its figures stay pending boxes while `make serve` runs")
-            return None
-        self.loaded[name] = lm
-        self.say(f"{name}: torch and transformers imported in {torch_s:.2f} s, model loaded in {time.perf_counter() - t:.2f} s "
-                 f"(kept loaded for tracing on save)")
-        return lm
-
-    def _trace_job(self, job: Job) -> None:
-        from collections import defaultdict
-
-        by_model: dict[str, dict[TraceRequest, str]] = defaultdict(dict)
-        for r, src in job.requests.items():
-            by_model[r.model][r] = src
-        for name, by_req in by_model.items():
-            lm = self._model(name)
-            if lm is None:
-                continue
-            from ..model import tracing
-
-            with trace_run.pinned_threads(self.threads):
-                todo, errors = trace_run.plan(lm, self.store, by_req)
-                for line in errors:
-                    self.say(line)
-                self.refused.update(r for r in by_req if r not in todo and not self.store.has(name, r.text, r.ids))
-                for req in todo:
-                    t = time.perf_counter()
-                    try:
-                        path = self.store.write(tracing.trace(lm, req.text, req.ids))
-                    except tracing.TraceCheckError as exc:
-                        self.refused.add(req)
-                        self.say(f"{by_req[req]}: {exc}")
-                        continue
-                    took = time.perf_counter() - t
-                    job.timings.append((req, took))
-                    with self._lock:
-                        self.written.append(req)
-                        self.own_stamp = store_stamp(self.store.root)
-                    self.say(f"traced {req.text[:70]!r} ({by_req[req]}) in {took:.2f} s -> {path}")
-
-
-def cannot_load(name: str) -> str | None:
-    """Why `name` cannot be loaded here, when that is known without torch (GPT-2 with no local
-    copy, no cached snapshot of the pinned revision and no hub), else None."""
-    from ..model import load as models  # no torch at import
-
-    if name != "gpt2" or os.environ.get(models.GPT2_PATH_ENV):
-        return None
-    hub_cache = Path(os.environ.get("HF_HUB_CACHE") or Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface") / "hub")
-    snapshot = hub_cache / f"models--{models.GPT2_HF_NAME.replace('/', '--')}" / "snapshots" / models.GPT2_REVISION
-    if snapshot.is_dir() or (not models._offline_env() and models.hub_reachable()):
-        return None
-    return models._gpt2_missing_message("not in the HF cache and the hub is unreachable")
-
-
 # ---------------------------------------------------------------- the server
-
-
-def store_stamp(traces_dir: Path) -> tuple:
-    """What the build has seen of the store: (path, mtime, size) of each model's index and heads."""
-    found = []
-    if traces_dir.is_dir():
-        for model_dir in sorted(p for p in traces_dir.iterdir() if p.is_dir()):
-            for name in WATCHED_STORE_FILES:
-                try:
-                    st = (model_dir / name).stat()
-                except FileNotFoundError:
-                    continue
-                found.append((model_dir.name, name, st.st_mtime_ns, st.st_size))
-    return tuple(found)
 
 
 DIRTY_WARNING = "A 'dirty' build is being performed"  # MkDocs's warning on every dirty build
@@ -314,7 +124,7 @@ def dirty_build(site_dir: Path):
         shutil.rmtree(keep, ignore_errors=True)
 
 
-def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool]):
+def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool], overlay=None):
     """MkDocs's LiveReloadServer whose watches skip the paths `ignore` accepts (watch() is the
     same as MkDocs 1.6's, with that one test added)."""
     import watchdog.events
@@ -332,6 +142,11 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
                 start_response("404 Not Found", [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(note)))])
                 return [note]
             return super().serve_request(environ, start_response)
+
+        def _inject_js_into_html(self, content, epoch):
+            """MkDocs's reload script, and the overlay while the latest build failed."""
+            content = super()._inject_js_into_html(content, epoch)
+            return overlay.inject(content) if overlay is not None else content
 
         def watch(self, path: str, func=None, *, recursive: bool = True) -> None:
             path = os.path.abspath(path)
@@ -378,7 +193,12 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     docs = Path(config["docs_dir"]).resolve()
     traces_dir = Path(publish.mdx_option(config, "traces_dir", "traces")).resolve()
     generated = docs / GENERATED
-    tracer = Tracer(traces_dir, docs, models=models, threads=threads) if trace else None
+    tracer = None
+    problem = models_extra_problem() if trace else None
+    if not trace or problem:  # said once; nothing below says that a trace started
+        log.info(TRACE_OFF_HINT if not trace else MODELS_EXTRA_HINT.format(problem=problem))
+    else:  # torch and the tiny model load in the tracer's thread now, so the first save is quick
+        tracer = Tracer(traces_dir, docs, models=models, threads=threads, preload=("tiny",))
     built = {"stamp": None}
     rebuilds = Rebuilds(docs, traces_dir, Path(site_dir))
     said: set[str] = set()  # build-log lines said already (a pending GPT-2 figure is said once)
@@ -386,7 +206,23 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     serve_url = _serve_url(host, port, mount_path)
     config.plugins.on_startup(command="serve", dirty=False)
 
+    overlay = BuildOverlay()
+
     def builder(cfg=None):
+        """One build; a failure is said in one line and shown over the last good page (the server
+        then reloads the browsers, as after a good build, so the page gets the overlay)."""
+        from mkdocs.exceptions import Abort, MkDocsException
+
+        try:
+            build_once(cfg)
+        except (Abort, MkDocsException, LessonError, StoreError) as exc:
+            line = overlay.failed(exc)
+            if not isinstance(exc, Abort):  # MkDocs has logged an Abort's reason itself
+                log.error(line)
+            return
+        overlay.cleared()
+
+    def build_once(cfg=None):
         if tracer is not None:
             needed = tracer.missing()
             if needed:
@@ -409,6 +245,10 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
                       "the last good pages and rebuilds when it is saved again")
             return
         cfg.site_url = serve_url
+        publish.check_glossary(cfg)  # a glossary mistake names glossary.yml, not the first page
+        # sentences being traced: their figures say "tracing…", and a reference to them is no error
+        in_flight = sorted(tracer.tracing_now()) if tracer is not None else []
+        cfg["mdx_configs"].setdefault("generator.markdown.course", {})["tracing"] = "\n".join(f"{m}\t{t}" for m, t in in_flight)
         with build_log.grouped_warnings() as held, (dirty_build(Path(site_dir)) if dirty else contextlib.nullcontext()):
             build(cfg, serve_url=serve_url, dirty=dirty)
         tracing = tracer.busy_models() if tracer is not None else set()
@@ -424,11 +264,11 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         rebuilds.note(path)
         return False
 
-    server = make_server(builder, host, port, site_dir, mount_path, ignore)
+    server = make_server(builder, host, port, site_dir, mount_path, ignore, overlay)
 
     def error_handler(code):
         page = Path(site_dir) / f"{code}.html"
-        return page.read_bytes() if code in (404, 500) and page.is_file() else None
+        return overlay.inject(page.read_bytes()) if code in (404, 500) and page.is_file() else None
 
     server.error_handler = error_handler
     try:

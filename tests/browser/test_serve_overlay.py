@@ -1,0 +1,123 @@
+"""`make serve` shows a failed build over the page, in Chromium: the terminal's one line, its file
+and line, and its Fix, over the last good page; the next good build takes it away. On a small
+copy of the course (the repository's mkdocs.yml and theme, committed traces), tracing off."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.bench.preview import figure_shows, serving
+
+from catalogue import GLOSSARY, mkdocs_yml
+from course_builds import REPO
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+GOOD = """# Lily
+
+```attention
+model: tiny
+sentence: "Lily wanted to play with her"
+layer: 3
+head: 3
+id: lily
+```
+
+·her gives {{ lily.weight(her, Lily) }} to Lily.
+"""
+TYPO = GOOD.replace("{{ lily.weight(her, Lily) }}", "{{ lily.weight(her, Bob) }}")
+LINE = ("content/lily.md:11: reference {{ lily.weight(her, Bob) }}: to: no token 'Bob' in the sentence; its tokens are "
+        "#0 '<|endoftext|>', #1 'Lily', #2 '·wanted', #3 '·to', #4 '·play', #5 '·with', #6 '·her'. Fix: name one of these tokens, or give its position like #6")
+
+
+def project(root: Path) -> Path:
+    (root / "content").mkdir(parents=True)
+    (root / "content" / "index.md").write_text("# Home\n\nA course about attention.\n", encoding="utf-8")
+    (root / "content" / "glossary.md").write_text("# Glossary\n\n[[glossary]]\n", encoding="utf-8")
+    (root / "content" / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
+    (root / "content" / "lily.md").write_text(GOOD, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(mkdocs_yml(), encoding="utf-8")
+    shutil.copytree(REPO / "traces", root / "traces")
+    return root
+
+
+@pytest.fixture
+def open_served(browser):
+    from .conftest import page_opener
+
+    opened = []
+
+    def open_(server):
+        cm = page_opener(browser, {f"127.0.0.1:{server.port}"})
+        opened.append(cm)
+        return cm.__enter__()
+
+    yield open_
+    for cm in opened:
+        cm.__exit__(None, None, None)
+
+
+def test_a_failed_build_shows_over_the_last_good_page_and_goes_on_the_next_good_one(tmp_path, open_served):
+    root = project(tmp_path / "course")
+    lesson = root / "content" / "lily.md"
+    with serving(root, ("--no-trace",)) as server:
+        w = open_served(server)()
+        page = w.goto(f"{server.url}/lily.html")
+        page.wait_for_function(figure_shows("her"))
+        assert page.locator("#course-build-error").count() == 0
+        lesson.write_text(TYPO, encoding="utf-8")  # the author saves a typo
+        box = page.wait_for_selector("#course-build-error", timeout=90000)
+        assert box.is_visible()
+        assert page.inner_text("#course-build-error .course-build-error-line") == LINE
+        assert page.inner_text("#course-build-error .course-build-error-where") == "content/lily.md:11"
+        assert page.inner_text("#course-build-error .course-build-error-fix") == "name one of these tokens, or give its position like #6"
+        assert page.locator("#fig-1 .js-plotly-plot").count() == 1, "the last good page stays behind the box"
+        assert server.log().count(LINE) == 1, server.log()  # the terminal says the same line, once
+        lesson.write_text(GOOD.replace("to Lily.", "to Lily, again."), encoding="utf-8")  # fixed
+        page.wait_for_function("() => !document.querySelector('#course-build-error') && document.body.textContent.includes('again')", timeout=90000)
+        page.wait_for_function(figure_shows("her"))
+        assert w.errors == []
+
+
+NEW = "A small bird sang on the roof of the red barn"
+
+
+def test_a_new_author_s_path_make_lesson_serve_a_save_a_typo_and_its_fix(tmp_path, open_served):
+    """The scripted new-author run on a copy of the course: `make lesson` (python -m generator
+    lesson), then the server alone; the new page shows real figures at once; a save with a new
+    sentence becomes its real heatmap with nothing else run; a typo shows the overlay and its fix
+    clears it."""
+    from course_builds import run
+    import sys
+
+    from generator.store import TraceStore
+
+    root = project(tmp_path / "course")
+    (root / "mkdocs.yml").write_text((root / "mkdocs.yml").read_text(encoding="utf-8") + "\nnav:\n  - Home: index.md\n  - Glossary: glossary.md\n", encoding="utf-8")
+    assert not TraceStore(root / "traces").has("tiny", NEW)
+    made = run([sys.executable, "-m", "generator", "lesson", "my-lesson"], cwd=root, timeout=300)
+    assert made.returncode == 0, made.stderr
+    lesson = root / "content" / "my-lesson.md"
+    with serving(root) as server:
+        w = open_served(server)()
+        page = w.goto(f"{server.url}/my-lesson.html")
+        page.wait_for_function(figure_shows("her").replace("#fig-1", "#fig-2"), timeout=90000)  # fig-1: the tokens figure
+        text = lesson.read_text(encoding="utf-8")
+        assert 'sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her' in text
+        lesson.write_text(text.replace('sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her', f'sentence: "{NEW}"\nlayer: 3\nhead: 3\ntoken: barn')
+                          .replace("·her gives {{ look.weight(her, Lily) }} of its\nattention to Lily.", "·barn looks at ·bird with {{ look.weight(barn, bird) }}."), encoding="utf-8")
+        page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=180000)
+        assert TraceStore(root / "traces").has("tiny", NEW)
+        assert "has no number" not in server.log()
+        good = lesson.read_text(encoding="utf-8")
+        lesson.write_text(good.replace("{{ look.weight(barn, bird) }}", "{{ look.weight(barn, brid) }}"), encoding="utf-8")
+        page.wait_for_selector("#course-build-error", timeout=90000)
+        assert "content/my-lesson.md:" in page.inner_text("#course-build-error .course-build-error-where")
+        assert "'brid'" in page.inner_text("#course-build-error .course-build-error-line")
+        lesson.write_text(good, encoding="utf-8")
+        page.wait_for_function("() => !document.querySelector('#course-build-error')", timeout=90000)
+        page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=90000)
+        assert w.errors == []

@@ -1,0 +1,153 @@
+"""`make serve` and tracing on save: a sentence being traced is "tracing…" in its figure and in
+the references to it, never a "has no number" error; with tracing off (TRACE=0, or no models
+extra) the server says so once, with how to turn it on, and never that a trace started; with it
+on, torch and the tiny model load as the server starts. On small course copies (the repository's
+mkdocs.yml, theme and committed traces)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import urllib.request
+from pathlib import Path
+
+import markdown
+import pytest
+
+from catalogue import GLOSSARY, mkdocs_yml
+from course_builds import REPO
+from generator.bench.preview import serving
+from generator.lessons.errors import LessonError
+from generator.site import check, save_tracer
+from generator.store import TraceStore
+
+pytestmark = pytest.mark.slow
+
+NEW = "The little fox found a shiny key under the old bridge"
+LESSON = f"""# Fox
+
+```attention
+model: tiny
+sentence: "{NEW}"
+layer: 1
+head: 1
+id: fox
+```
+
+·key gives ·fox {{{{ fox.weight(key, fox) }}}} here.
+"""
+
+
+def project(root: Path, lesson: str = LESSON) -> Path:
+    (root / "content").mkdir(parents=True)
+    (root / "content" / "index.md").write_text("# Home\n\nA course about attention.\n", encoding="utf-8")
+    (root / "content" / "glossary.md").write_text("# Glossary\n\n[[glossary]]\n", encoding="utf-8")
+    (root / "content" / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
+    (root / "content" / "fox.md").write_text(lesson, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(mkdocs_yml(), encoding="utf-8")
+    shutil.copytree(REPO / "traces", root / "traces")
+    assert not TraceStore(root / "traces").has("tiny", NEW)
+    return root
+
+
+def convert(root: Path, tracing: str = "") -> str:
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        cfg = check.read_config("mkdocs.yml")
+        configs = {k: dict(v) for k, v in cfg["mdx_configs"].items()}
+        configs["generator.markdown.course"].update(assets_dir=str(root / "scratch"), tracing=tracing)
+        md = markdown.Markdown(extensions=cfg["markdown_extensions"], extension_configs=configs)
+        return md.convert((root / "content" / "fox.md").read_text(encoding="utf-8"))
+    finally:
+        os.chdir(cwd)
+
+
+def test_a_sentence_being_traced_is_tracing_not_an_error(tmp_path):
+    root = project(tmp_path / "course")
+    with pytest.raises(LessonError, match=r"fox\.md:11: reference \{\{ fox\.weight\(key, fox\) \}\} has no number in this build"):
+        convert(root)  # not being traced: the author must mark the passage or trace it
+    html = convert(root, tracing=f"tiny\t{NEW}")
+    assert 'data-pending="true"' in html and html.count("tracing…") == 2  # the figure and the reference
+    assert "Not traced in this copy" not in html
+    with pytest.raises(LessonError, match="has no number"):  # another sentence being traced changes nothing
+        convert(root, tracing="tiny\tanother sentence")
+
+
+def test_the_models_extra_is_found_without_importing_torch():
+    import subprocess
+    import sys
+
+    code = "import sys; from generator.site import save_tracer as s; print(s.models_extra_problem(), 'torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["None", "False"], out.stderr
+
+
+def sitecustomize_without_models(folder: Path) -> Path:
+    """A sitecustomize that makes torch and transformers unimportable, as without the models extra."""
+    folder.mkdir(parents=True)
+    (folder / ("sitecustomize" + ".py")).write_text(  # Python imports it at start (site)
+        "import sys\n"
+        "class _NoModels:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('torch', 'transformers'):\n"
+        "            raise ModuleNotFoundError(f\"No module named '{name}'\")\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, _NoModels())\n", encoding="utf-8")
+    return folder
+
+
+def wait_for(predicate, timeout: float, what: str):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise TimeoutError(what)
+
+
+@pytest.mark.parametrize("how", ["TRACE=0", "no models extra"])
+def test_with_tracing_off_it_says_so_once_and_never_that_a_trace_started(how, tmp_path, monkeypatch):
+    root = project(tmp_path / "course", LESSON.replace("·key gives ·fox {{ fox.weight(key, fox) }} here.\n", ""))
+    args: tuple[str, ...] = ()
+    if how == "TRACE=0":
+        args = ("--no-trace",)
+    else:
+        monkeypatch.setenv("PYTHONPATH", str(sitecustomize_without_models(tmp_path / "site-hook")))
+    with serving(root, args) as server:
+        (root / "content" / "fox.md").write_text(LESSON.replace("·key gives ·fox {{ fox.weight(key, fox) }} here.\n", "Saved again.\n"), encoding="utf-8")
+        wait_for(lambda: server.log().count("Documentation built") >= 2 or server.log().count("Building documentation") >= 2, 90, "no rebuild")
+        time.sleep(1)
+        log = server.log()
+    hint = save_tracer.TRACE_OFF_HINT if how == "TRACE=0" else "tracing on save is off: the models extra is not installed (No module named 'torch')"
+    assert log.count(hint) == 1, log
+    assert "Turn it on with `make serve`" in log.split(hint, 1)[1].split("\n")[0] + hint
+    assert "in the background" not in log and "traced " not in log and "torch and transformers imported" not in log, log
+    assert "Traceback" not in log
+    assert not TraceStore(root / "traces").has("tiny", NEW)
+
+
+def test_with_tracing_on_torch_loads_at_start_and_the_page_says_tracing_then_shows_the_figure(tmp_path):
+    root = project(tmp_path / "course")
+    with serving(root) as server:
+        page = lambda: urllib.request.urlopen(f"{server.url}/fox.html", timeout=30).read().decode("utf-8")  # noqa: E731
+        first = page()
+        log = server.log()
+        assert "has no number" not in log and "ERROR" not in log, log
+        assert "tracing…" in first or 'data-pending="true"' not in first, "the figure is tracing, or traced already"
+        wait_for(lambda: 'data-pending="true"' not in page(), 180, "the traced figure never came")
+        wait_for(lambda: "torch and transformers imported" in server.log(), 60, "torch was not loaded")
+        log = server.log()
+    assert "has no number" not in log and "Traceback" not in log, log
+    assert log.index("torch and transformers imported") < log.index(f"traced {NEW!r}"), "loaded before it was needed"
+    assert TraceStore(root / "traces").has("tiny", NEW)
+
+
+def test_make_serve_installs_the_models_extra_unless_trace_is_0():
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    rule = next(line for line in makefile.splitlines() if line.startswith("serve: "))
+    assert "$(SITE_STAMP)" in rule and "$(if $(filter 0,$(TRACE)),,$(MODELS_STAMP))" in rule
+    recipe = makefile.split(rule, 1)[1].split("\n\n", 1)[0]
+    assert "$(if $(filter 0,$(TRACE)),--no-trace)" in recipe
