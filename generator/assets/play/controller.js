@@ -1,0 +1,202 @@
+  // ------------------------------------------------------------------ the page's state
+
+  // What the reader's text becomes before the model sees it: [ids, notes]. `notes` say what was
+  // changed (control characters dropped, a long paste cut, the context cut at 256 tokens); a
+  // text with nothing to show gives ids null and one note that says why.
+  function prepare(tok, nCtx, raw) {
+    var notes = [], text = String(raw);
+    if (text.length > MAX_CHARS) {
+      notes.push('Only the first ' + MAX_CHARS.toLocaleString('en') + ' of your ' + text.length.toLocaleString('en') + ' characters are read.');
+      text = text.slice(0, MAX_CHARS);
+      if (/[\ud800-\udbff]$/.test(text)) text = text.slice(0, -1);
+    }
+    var controls = (text.match(CONTROL) || []).length;
+    if (controls) {
+      text = text.replace(CONTROL, '');
+      notes.push('Left out ' + controls + ' control character' + (controls > 1 ? 's' : '') + ' (only tabs and newlines are kept).');
+    }
+    if (LONE.test(text)) {
+      text = text.replace(/[\ud800-\udfff]/g, function (c, i, s) {
+        var hi = c.charCodeAt(0) < 0xdc00;
+        var pair = hi ? /[\udc00-\udfff]/.test(s.charAt(i + 1)) : /[\ud800-\udbff]/.test(s.charAt(i - 1));
+        return pair ? c : '\ufffd';
+      });
+      notes.push('A broken character was read as \ufffd.');
+    }
+    if (!text.trim()) return { ids: null, text: text, notes: ['Type a sentence to see what the tiny model does with it.'] };
+    var ids = [tok.eotId].concat(tok.encode(text));
+    if (ids.every(function (id) { return id === tok.eotId; })) {
+      return { ids: null, text: text, notes: ['Your text is only ' + EOT_SHOWN + ', the token that already starts every sentence here: type some words.'] };
+    }
+    if (ids.length > nCtx) {
+      notes.push('The tiny model reads at most ' + nCtx + ' tokens: your text has ' + ids.length + ' (with ' + EOT_SHOWN + '), so only the first ' + nCtx + ' are shown.');
+      ids = ids.slice(0, nCtx);
+    }
+    return { ids: ids, text: text, notes: notes };
+  }
+
+  function startPage() {
+    var root = document.getElementById('course-play');
+    if (!root) return;
+    var input = root.querySelector('textarea');
+    var status = root.querySelector('.course-play-status');
+    var tokBox = root.querySelector('.course-play-tokens');
+    var figBox = root.querySelector('.course-play-figure');
+    var predBox = root.querySelector('.course-play-predictions');
+    var tok = null, model = null, timer = null, shown = null, want = readHash(location.hash);
+    var api = root.coursePlay = { runs: 0, lastMs: null, decodeMs: null, trace: null, error: null };
+
+    if (want.s != null) {
+      try { input.value = decodeSentence(want.s); } catch (e) { want.bad = true; }
+    }
+
+    function say(lines) {
+      clear(status);
+      lines.forEach(function (line) { status.appendChild(make('p', null, line)); });
+    }
+    function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+
+    function writeHash(text, st) {
+      var h = '#s=' + encodeSentence(text) + (st ? '&layer=' + (st.layer + 1) + '&head=' + (st.head + 1) + '&token=' + (st.token + 1) : '');
+      if (location.hash === h) return;
+      try { history.replaceState(history.state, '', location.href.replace(/#.*$/, '') + h); } catch (e) { /* some file:// setups */ }
+    }
+
+    function update() {
+      timer = null;
+      var t0 = performance.now();
+      var prep = prepare(tok, model.nCtx, input.value);
+      if (!prep.ids) {
+        say(prep.notes);
+        clear(tokBox); clear(figBox); clear(predBox);
+        shown = null;
+        api.trace = null;
+        root.setAttribute('data-state', 'empty');
+        return;
+      }
+      var run = model.run(prep.ids);
+      var tokens = pageTokens(tok, prep.ids);
+      var trace = pageTrace(prep.text, prep.ids, tokens, run);
+      var old = shown && shown.state;
+      var st = { layer: 0, head: 0, token: tokens.length - 1 };
+      if (want) { ['layer', 'head', 'token'].forEach(function (k) { if (want[k] != null) st[k] = want[k]; }); want = null; }
+      else if (old) st = { layer: old.layer, head: old.head, token: tokens.length - 1 };
+      st = {
+        layer: Math.max(0, Math.min(st.layer, model.nLayer - 1)), head: Math.max(0, Math.min(st.head, model.nHead - 1)),
+        token: Math.max(0, Math.min(st.token, tokens.length - 1))
+      };
+      drawTokens(tokens);
+      drawFigure(trace, st);
+      drawPredictions(tokens, run.predictions);
+      say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
+      writeHash(input.value, shown && shown.state);
+      api.trace = trace;
+      api.runs++;
+      api.lastMs = performance.now() - t0;
+      root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
+      root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: api.runs } }));
+    }
+
+    function drawTokens(tokens) {
+      clear(tokBox);
+      tokBox.appendChild(make('span', 'course-play-count', tokens.length + ' tokens: '));
+      tokens.forEach(function (t) { tokBox.appendChild(tokSpan(t)); tokBox.appendChild(document.createTextNode(' ')); });
+    }
+
+    function drawFigure(trace, st) {
+      var data = {
+        key: 'play', model: 'tiny', text: trace.text, meta: { model: 'tiny', nLayer: model.nLayer, nHead: model.nHead, headDim: model.headDim },
+        tokens: trace.tokens, weights: trace.layers.map(function (l) { return l.heads.map(function (h) { return h.weights; }); })
+      };
+      var fig = figureMarkup(data, st, model.nLayer, model.nHead);
+      clear(figBox);
+      figBox.appendChild(fig);
+      window.course.enhance();
+      var f = (window.course.figures || []).filter(function (x) { return x.el === fig; })[0];
+      if (!f) return;
+      // this page writes its own hash (the sentence with the state), not course.js's #fig-1:…
+      Object.defineProperty(f, 'inHash', { get: function () { return false; }, set: function () {} });
+      f.views.forEach(function (v) { v.renderDom(null); });
+      shown = f;
+      fig.addEventListener('course:statechange', function () { writeHash(input.value, f.state); });
+    }
+
+    function drawPredictions(tokens, preds) {
+      clear(predBox);
+      var wrap = make('div', 'course-table-wrap'), table = make('table', 'course-play-guesses');
+      table.appendChild(make('caption', null, 'What the model guesses next after each token: its top 5, with their probabilities.'));
+      var hr = make('tr');
+      ['After', '1st', '2nd', '3rd', '4th', '5th'].forEach(function (h) { var th = make('th', null, h); th.setAttribute('scope', 'col'); hr.appendChild(th); });
+      var thead = make('thead');
+      thead.appendChild(hr);
+      table.appendChild(thead);
+      var tbody = make('tbody');
+      tokens.forEach(function (t, i) {
+        var tr = make('tr'), th = make('th');
+        th.setAttribute('scope', 'row');
+        th.appendChild(tokSpan(t));
+        tr.appendChild(th);
+        preds[i].forEach(function (g) {
+          var td = make('td');
+          td.appendChild(tokSpan(pageTokens(tok, [g.id])[0]));
+          td.appendChild(document.createTextNode(' ' + window.course.fmt(g.prob, 2)));
+          tr.appendChild(td);
+        });
+        tbody.appendChild(tr);
+      });
+      table.appendChild(tbody);
+      wrap.appendChild(table);
+      predBox.appendChild(wrap);
+    }
+
+    function schedule() {
+      if (!model) return;
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(safeUpdate, TYPING_DELAY);
+    }
+    function safeUpdate() {
+      try { update(); } catch (e) {
+        api.error = String(e && e.message || e);
+        say(['Something went wrong computing this sentence: ' + api.error]);
+        root.setAttribute('data-state', 'error');
+      }
+    }
+    input.addEventListener('input', schedule);
+    window.addEventListener('hashchange', function () {
+      var h = readHash(location.hash);
+      if (h.s == null) return;
+      var text;
+      try { text = decodeSentence(h.s); } catch (e) { say(['This link\u2019s sentence could not be read.']); return; }
+      if (text === input.value && shown) { shown.setState(h, {}); return; }
+      input.value = text;
+      want = h;
+      schedule();
+    });
+
+    function loaded() {
+      var doc = window.coursePlayModel;
+      if (!doc) { say(['The tiny model\u2019s weights did not load (' + root.getAttribute('data-model') + ').']); return; }
+      var t0 = performance.now();
+      tok = new Tokenizer(doc);
+      model = new Model(doc);
+      api.decodeMs = performance.now() - t0;
+      window.coursePlayModel = null; // the decoded copy is the one kept
+      api.model = model;
+      api.tokenizer = tok;
+      input.disabled = false;
+      if (want && want.bad) say(['This link\u2019s sentence could not be read: type your own.']);
+      safeUpdate();
+    }
+
+    // The weights (5.4 MB as float32) load after the first paint, from a classic script (file://).
+    say(['Loading the tiny model\u2019s weights\u2026']);
+    requestAnimationFrame(function () {
+      setTimeout(function () {
+        var s = document.createElement('script');
+        s.src = new URL(root.getAttribute('data-model'), document.baseURI).href;
+        s.onload = loaded;
+        s.onerror = function () { say(['The tiny model\u2019s weights did not load (' + root.getAttribute('data-model') + ').']); };
+        document.head.appendChild(s);
+      }, 0);
+    });
+  }
