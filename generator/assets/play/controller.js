@@ -44,7 +44,14 @@
     var figBox = root.querySelector('.course-play-figure');
     var predBox = root.querySelector('.course-play-predictions');
     var tok = null, model = null, timer = null, shown = null, want = readHash(location.hash);
-    var api = root.coursePlay = { runs: 0, lastMs: null, decodeMs: null, trace: null, error: null };
+    var last = null; // the sentence shown now: {text, ids, tokens, run}
+    var api = root.coursePlay = { runs: 0, lastMs: null, decodeMs: null, error: null };
+    // The numbers shown now as a trace file has them (nested arrays), made when asked for
+    // (the tests read it; the console too: document.getElementById('course-play').coursePlay.trace).
+    Object.defineProperty(api, 'trace', {
+      get: function () { return last && pageTrace(last.text, last.ids, last.tokens, last.run); }
+    });
+    api.runIds = function (ids) { return pageTrace('', ids, pageTokens(tok, ids), model.run(ids)); };
 
     if (want.s != null) {
       try { input.value = decodeSentence(want.s); } catch (e) { want.bad = true; }
@@ -70,13 +77,12 @@
         say(prep.notes);
         clear(tokBox); clear(figBox); clear(predBox);
         shown = null;
-        api.trace = null;
+        last = null;
         root.setAttribute('data-state', 'empty');
         return;
       }
       var run = model.run(prep.ids);
       var tokens = pageTokens(tok, prep.ids);
-      var trace = pageTrace(prep.text, prep.ids, tokens, run);
       var old = shown && shown.state;
       var st = { layer: 0, head: 0, token: tokens.length - 1 };
       if (want) { ['layer', 'head', 'token'].forEach(function (k) { if (want[k] != null) st[k] = want[k]; }); want = null; }
@@ -86,11 +92,11 @@
         token: Math.max(0, Math.min(st.token, tokens.length - 1))
       };
       drawTokens(tokens);
-      drawFigure(trace, st);
+      drawFigure(prep.text, tokens, run, st);
       drawPredictions(tokens, run.predictions);
       say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
       writeHash(input.value, shown && shown.state);
-      api.trace = trace;
+      last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run };
       api.runs++;
       api.lastMs = performance.now() - t0;
       root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
@@ -103,10 +109,19 @@
       tokens.forEach(function (t) { tokBox.appendChild(tokSpan(t)); tokBox.appendChild(document.createTextNode(' ')); });
     }
 
-    function drawFigure(trace, st) {
+    // As a frozen figure: the page's data holds only the shown head's weights, the rest wait in
+    // a heavy part (courseTraceParts), which course.js merges in when the reader picks another
+    // head or opens "All heads".
+    function drawFigure(text, tokens, run, st) {
+      var T = run.n, key = 'play-' + (api.runs + 1);
+      var all = run.layers.map(function (l) { return l.heads.map(function (h) { return nested(h.weights, T, T); }); });
+      var light = all.map(function (l, li) { return l.map(function (g, hi) { return li === st.layer && hi === st.head ? g : null; }); });
+      var parts = window.courseTraceParts = window.courseTraceParts || {};
+      Object.keys(parts).forEach(function (k) { if (/^play-/.test(k)) delete parts[k]; });
+      parts[key] = { layers: all.map(function (l) { return { heads: l.map(function (g) { return { weights: g }; }) }; }) };
       var data = {
-        key: 'play', model: 'tiny', text: trace.text, meta: { model: 'tiny', nLayer: model.nLayer, nHead: model.nHead, headDim: model.headDim },
-        tokens: trace.tokens, weights: trace.layers.map(function (l) { return l.heads.map(function (h) { return h.weights; }); })
+        key: key, model: 'tiny', text: text, meta: { model: 'tiny', nLayer: model.nLayer, nHead: model.nHead, headDim: model.headDim },
+        tokens: tokens, weights: light
       };
       var fig = figureMarkup(data, st, model.nLayer, model.nHead);
       clear(figBox);
