@@ -95,7 +95,7 @@
       drawFigure(prep.text, tokens, run, st);
       drawPredictions(tokens, run.predictions);
       say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
-      writeHash(input.value, shown && shown.state);
+      writeHash(prep.text, shown && shown.state); // what was read: a pasted megabyte is not put in the address
       last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run };
       api.runs++;
       api.lastMs = performance.now() - t0;
@@ -133,7 +133,7 @@
       Object.defineProperty(f, 'inHash', { get: function () { return false; }, set: function () {} });
       f.views.forEach(function (v) { v.renderDom(null); });
       shown = f;
-      fig.addEventListener('course:statechange', function () { writeHash(input.value, f.state); });
+      fig.addEventListener('course:statechange', function () { writeHash(text, f.state); });
     }
 
     function drawPredictions(tokens, preds) {
@@ -182,7 +182,7 @@
       if (h.s == null) return;
       var text;
       try { text = decodeSentence(h.s); } catch (e) { say(['This link\u2019s sentence could not be read.']); return; }
-      if (text === input.value && shown) { shown.setState(h, {}); return; }
+      if (shown && last && text === last.text) { shown.setState(h, {}); return; }
       input.value = text;
       want = h;
       schedule();
