@@ -104,6 +104,7 @@ bench: $(TEST_STAMP)
 	$(PY) -m generator bench
 	$(PY) -m generator site --no-downloads
 	$(PY) -m generator.bench.browser --page build/site/attention.html
+	$(PY) -m generator.bench.play
 	$(PY) -m generator.bench.preview
 
 clean:

@@ -85,6 +85,8 @@ def test_the_playground(browser, course, play_url):
         page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
         page.locator("#fig-1 .course-plot .main-svg").first.wait_for(state="attached")
         assert "read 7 tokens" in status(page)
+        page.wait_for_function("document.querySelectorAll('.course-play-guesses tbody tr').length === 7")
+        assert page.inner_text(".course-play-guesses tbody tr:last-child th") == "·her"
         assert page.inner_text(".course-play-tokens").startswith("7 tokens: <|endoftext|> Lily ·wanted")
 
         # -- exactness: every committed tiny trace, computed by the page from its token ids

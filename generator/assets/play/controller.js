@@ -81,7 +81,7 @@
         root.setAttribute('data-state', 'empty');
         return;
       }
-      var run = model.run(prep.ids);
+      var run = model.run(prep.ids, { predictions: false }); // the guesses follow the figure (below)
       var tokens = pageTokens(tok, prep.ids);
       var old = shown && shown.state;
       var st = { layer: 0, head: 0, token: tokens.length - 1 };
@@ -93,7 +93,8 @@
       };
       drawTokens(tokens);
       drawFigure(prep.text, tokens, run, st);
-      drawPredictions(tokens, run.predictions);
+      clear(predBox);
+      predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
       say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
       writeHash(prep.text, shown && shown.state); // what was read: a pasted megabyte is not put in the address
       last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run };
@@ -101,6 +102,16 @@
       api.lastMs = performance.now() - t0;
       root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
       root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: api.runs } }));
+      // The top-5 guesses (a third of the work at 256 tokens) once the figure is on screen; a
+      // newer sentence drops them.
+      var mine = last;
+      setTimeout(function () {
+        if (last !== mine) return;
+        run.predictions = model.predict(run.final, run.n);
+        if (last !== mine) return;
+        drawPredictions(tokens, run.predictions);
+        root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: api.runs } }));
+      }, 0);
     }
 
     function drawTokens(tokens) {

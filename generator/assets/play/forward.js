@@ -37,16 +37,30 @@
     return y;
   }
 
-  // x (token, nIn) times a Conv1D weight (nIn, nOut) plus bias: (token, nOut).
+  // x (token, nIn) times a Conv1D weight (nIn, nOut) plus bias: (token, nOut). Four tokens at a
+  // time, so each weight row is read once per four tokens, not once per token.
   function linear(x, T, nIn, wt, bias, nOut) {
     var y = new Float64Array(T * nOut);
-    for (var t = 0; t < T; t++) {
-      var yo = t * nOut, xo = t * nIn;
-      for (var o = 0; o < nOut; o++) y[yo + o] = bias[o];
+    for (var t = 0; t < T; t++) y.set(bias, t * nOut);
+    for (var t0 = 0; t0 < T; t0 += 4) {
+      var n = Math.min(4, T - t0);
+      var y0 = t0 * nOut, y1 = y0 + nOut, y2 = y1 + nOut, y3 = y2 + nOut;
       for (var i = 0; i < nIn; i++) {
-        var xi = x[xo + i], wo = i * nOut;
-        if (xi === 0) continue;
-        for (var o2 = 0; o2 < nOut; o2++) y[yo + o2] += xi * wt[wo + o2];
+        var wo = i * nOut, x0 = x[t0 * nIn + i];
+        var x1 = n > 1 ? x[(t0 + 1) * nIn + i] : 0, x2 = n > 2 ? x[(t0 + 2) * nIn + i] : 0, x3 = n > 3 ? x[(t0 + 3) * nIn + i] : 0;
+        if (n === 4) {
+          for (var o = 0; o < nOut; o++) {
+            var wv = wt[wo + o];
+            y[y0 + o] += x0 * wv; y[y1 + o] += x1 * wv; y[y2 + o] += x2 * wv; y[y3 + o] += x3 * wv;
+          }
+        } else {
+          for (var o2 = 0; o2 < nOut; o2++) {
+            var wv2 = wt[wo + o2];
+            y[y0 + o2] += x0 * wv2;
+            if (n > 1) y[y1 + o2] += x1 * wv2;
+            if (n > 2) y[y2 + o2] += x2 * wv2;
+          }
+        }
       }
     }
     return y;
@@ -115,33 +129,37 @@
       var mo = linear(m, T, 4 * W, w[p + 'mlp.c_proj.weight'], w[p + 'mlp.c_proj.bias'], W);
       for (var i5 = 0; i5 < x.length; i5++) x[i5] += mo[i5];
     }
-    var result = { n: T, headDim: d, layers: layers };
-    if (!opts || opts.predictions !== false) result.predictions = this.predict(layerNorm(x, T, W, w['ln_f.weight'], w['ln_f.bias'], this.eps), T);
+    // final: the last layer norm's output, from which predict() reads the guesses (later, if asked)
+    var result = { n: T, headDim: d, layers: layers, final: layerNorm(x, T, W, w['ln_f.weight'], w['ln_f.bias'], this.eps) };
+    if (!opts || opts.predictions !== false) result.predictions = this.predict(result.final, T);
     return result;
   };
 
   // The top 5 next tokens after every position: logits against the tied embedding, softmax.
+  // The embedding (2 MB) is read once, every position's logit of a token from its one row.
   Model.prototype.predict = function (hf, T) {
     var W = this.width, V = this.nVocab, E = this.w['wte.weight'], top = [];
-    var logits = new Float64Array(V);
-    for (var t = 0; t < T; t++) {
-      var max = -Infinity;
-      for (var id = 0; id < V; id++) {
-        var s = 0, eo = id * W, ho = t * W;
+    var logits = new Float64Array(T * V);
+    for (var id = 0; id < V; id++) {
+      var eo = id * W;
+      for (var t = 0; t < T; t++) {
+        var s = 0, ho = t * W;
         for (var i = 0; i < W; i++) s += hf[ho + i] * E[eo + i];
-        logits[id] = s;
-        if (s > max) max = s;
+        logits[t * V + id] = s;
       }
-      var sum = 0, best = [];
+    }
+    for (var t2 = 0; t2 < T; t2++) {
+      var row = logits.subarray(t2 * V, (t2 + 1) * V), max = -Infinity, sum = 0, best = [];
+      for (var j = 0; j < V; j++) if (row[j] > max) max = row[j];
       for (var id2 = 0; id2 < V; id2++) {
-        sum += Math.exp(logits[id2] - max);
-        if (best.length < 5 || logits[id2] > logits[best[best.length - 1]]) {
+        sum += Math.exp(row[id2] - max);
+        if (best.length < 5 || row[id2] > row[best[best.length - 1]]) {
           best.push(id2);
-          best.sort(function (a, b) { return logits[b] - logits[a] || a - b; });
+          best.sort(function (a, b) { return row[b] - row[a] || a - b; });
           if (best.length > 5) best.pop();
         }
       }
-      top.push(best.map(function (id3) { return { id: id3, prob: Math.exp(logits[id3] - max) / sum }; }));
+      top.push(best.map(function (id3) { return { id: id3, prob: Math.exp(row[id3] - max) / sum }; }));
     }
     return top;
   };
