@@ -117,6 +117,9 @@ def test_the_playground(browser, course, play_url):
         other.goto((course / "build" / "site" / "attention.html").as_uri())
         other.wait_for_function("window.course && window.course.paintedAt !== null")
         frozen = other.evaluate("document.querySelector('#fig-1').dataset")
+        link = other.get_attribute("#fig-1 a.course-play-link", "href")  # "Try it with your own sentence"
+        assert link == "play.html#s=" + enc("Lily wanted to play with her") + "&layer={}&head={}&token={}".format(
+            *(int(frozen[k]) + 1 for k in ("layer", "head", "token")))
         page.evaluate("([s]) => window.course.setState('fig-1', s)",
                       [{k: int(frozen[k]) for k in ("layer", "head", "token")}])
         page.wait_for_timeout(300)
