@@ -111,6 +111,24 @@ def test_the_playground(browser, course, play_url):
                 assert [g["id"] for g in mine] == [g["id"] for g in want], f"{name}: top 5 after token {t}"
                 assert np.allclose([g["prob"] for g in mine], [g["prob"] for g in want], rtol=1e-4, atol=1e-5), name
 
+        # -- head-type scores on one sentence, as generator/heads.py scores it
+        from generator import heads
+
+        traces = committed_traces()
+        for trace in (next(t for t in traces if t["text"].startswith("Tom had")), next(t for t in traces if t.get("ids"))):
+            ids = [t["id"] for t in trace["tokens"]]
+            got = page.evaluate("([ids]) => document.getElementById('course-play').coursePlay.scoresFor(ids)", [ids])
+            weights = np.array([[h["weights"] for h in layer["heads"]] for layer in trace["layers"]])  # (layer, head, q, k)
+            for kind in heads.KINDS:
+                try:
+                    want = heads.score(kind, [(weights, ids)])
+                except ValueError:  # no row has the pattern
+                    assert got["scores"][kind] is None, kind
+                    continue
+                assert np.abs(np.array(got["scores"][kind]) - want).max() <= 1e-4, (trace["text"], kind)
+                assert abs(got["chance"][kind] - heads.chance(kind, [ids])) <= 1e-12, kind
+        assert page.locator(".course-play-scoretable tbody tr").count() == 17
+
         # -- the figure is course.js's own: its markup as the frozen chapter 3 figure has it
         typed(page, "Lily wanted to play with her")
         other = w.context.new_page()

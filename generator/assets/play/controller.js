@@ -43,6 +43,7 @@
     var tokBox = root.querySelector('.course-play-tokens');
     var figBox = root.querySelector('.course-play-figure');
     var predBox = root.querySelector('.course-play-predictions');
+    var scoreBox = root.querySelector('.course-play-scores');
     var tok = null, model = null, timer = null, shown = null, want = readHash(location.hash);
     var last = null; // the sentence shown now: {text, ids, tokens, run}
     var api = root.coursePlay = { runs: 0, lastMs: null, decodeMs: null, error: null };
@@ -52,6 +53,7 @@
       get: function () { return last && pageTrace(last.text, last.ids, last.tokens, last.run); }
     });
     api.runIds = function (ids) { return pageTrace('', ids, pageTokens(tok, ids), model.run(ids)); };
+    api.scoresFor = function (ids) { return headScores(model.run(ids, { predictions: false }), ids); };
 
     if (want.s != null) {
       try { input.value = decodeSentence(want.s); } catch (e) { want.bad = true; }
@@ -75,7 +77,7 @@
       var prep = prepare(tok, model.nCtx, input.value);
       if (!prep.ids) {
         say(prep.notes);
-        clear(tokBox); clear(figBox); clear(predBox);
+        clear(tokBox); clear(figBox); clear(predBox); clear(scoreBox);
         shown = null;
         last = null;
         root.setAttribute('data-state', 'empty');
@@ -93,6 +95,7 @@
       };
       drawTokens(tokens);
       drawFigure(prep.text, tokens, run, st);
+      drawScores(headScores(run, prep.ids));
       clear(predBox);
       predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
       say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
@@ -145,6 +148,40 @@
       f.views.forEach(function (v) { v.renderDom(null); });
       shown = f;
       fig.addEventListener('course:statechange', function () { writeHash(text, f.state); });
+    }
+
+    var KIND_NAMES = { 'previous-token': 'Previous token', 'duplicate-token': 'Duplicate token', induction: 'Induction', sink: 'Attention sink' };
+    function drawScores(hs) {
+      clear(scoreBox);
+      var wrap = make('div', 'course-table-wrap'), table = make('table', 'course-play-scoretable');
+      table.appendChild(make('caption', null, 'Each head\u2019s share of attention on each pattern, on your sentence; the last row is a head that spreads its attention evenly. A dash: your sentence has no token where the pattern applies (duplicate token and induction need a repeated token).'));
+      var thead = make('thead'), hr = make('tr');
+      ['Head'].concat(SCORE_KINDS.map(function (k) { return KIND_NAMES[k]; })).forEach(function (h) {
+        var th = make('th', null, h); th.setAttribute('scope', 'col'); hr.appendChild(th);
+      });
+      thead.appendChild(hr);
+      table.appendChild(thead);
+      var tbody = make('tbody');
+      function row(label, value) {
+        var tr = make('tr'), th = make('th', null, label);
+        th.setAttribute('scope', 'row');
+        tr.appendChild(th);
+        SCORE_KINDS.forEach(function (k) {
+          var v = value(k), td = make('td', null, v == null ? '\u2013' : window.course.fmt(v, 2));
+          if (v != null) { var c = window.course.cellColour(v); td.style.background = c.background; td.style.color = c.color; }
+          tr.appendChild(td);
+        });
+        tbody.appendChild(tr);
+      }
+      for (var l = 0; l < model.nLayer; l++) {
+        for (var h = 0; h < model.nHead; h++) {
+          (function (l, h) { row('L' + (l + 1) + ' H' + (h + 1), function (k) { return hs.scores[k] && hs.scores[k][l][h]; }); })(l, h);
+        }
+      }
+      row('Chance', function (k) { return hs.chance[k]; });
+      table.appendChild(tbody);
+      wrap.appendChild(table);
+      scoreBox.appendChild(wrap);
     }
 
     function drawPredictions(tokens, preds) {
