@@ -4,13 +4,15 @@ every request off the machine refused: the page's own numbers against every comm
 the top 5 guesses), its tokens, typing and editing, the pickers and "All heads", deep links, each
 bad input, no text ever becoming HTML, the figure's markup against a frozen one, and axe.
 
-One page load does most of it; a second context opens a deep link at 375 px in dark mode."""
+One page load does most of it; the one-file download opens alone from a folder of its own; a
+last context opens a deep link at 375 px in dark mode."""
 
 from __future__ import annotations
 
 import base64
 import json
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -77,7 +79,7 @@ def play_url(course) -> str:
     return (course / "build" / "site" / "play.html").as_uri()
 
 
-def test_the_playground(browser, course, play_url):
+def test_the_playground(browser, course, play_url, tmp_path):
     with page_opener(browser, set(), width=1280) as open_:
         w = open_()
         page = w.page
@@ -180,6 +182,15 @@ def test_the_playground(browser, course, play_url):
 
         violations = axe(page)
         assert violations == [], json.dumps(violations, indent=1)
+
+        # -- the one-file download, alone in a folder: its weights and scripts inline, nothing fetched
+        alone = tmp_path / "play.html"
+        shutil.copy(course / "build" / "site" / "downloads" / "play.html", alone)
+        w3 = open_()
+        w3.page.goto(alone.as_uri())
+        w3.page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        assert "·her looks most at" in w3.page.inner_text("#fig-1 .course-summary")
+        assert w3.requests == [alone.as_uri()] and w3.errors == [], (w3.requests, w3.errors)
 
         # -- a deep link, at 375 px in dark mode
         w2 = open_(viewport={"width": 375, "height": 800}, color_scheme="dark")

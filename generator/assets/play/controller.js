@@ -253,13 +253,17 @@
 
     // The weights (5.4 MB as float32) load after the first paint, from a classic script (file://).
     say(['Loading the tiny model\u2019s weights\u2026']);
-    requestAnimationFrame(function () {
+    // once the page is parsed (the one-file download inlines course.js after this script)
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', afterPaint, { once: true });
+    else afterPaint();
+    function afterPaint() { requestAnimationFrame(function () {
       setTimeout(function () {
+        if (window.coursePlayModel) { loaded(); return; } // the one-file download holds them inline
         var s = document.createElement('script');
         s.src = new URL(root.getAttribute('data-model'), document.baseURI).href;
         s.onload = loaded;
         s.onerror = function () { say(['The tiny model\u2019s weights did not load (' + root.getAttribute('data-model') + ').']); };
         document.head.appendChild(s);
       }, 0);
-    });
+    }); }
   }
