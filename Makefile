@@ -109,6 +109,7 @@ bench: $(TEST_STAMP)
 	$(PY) -m generator bench
 	$(PY) -m generator site --no-downloads -d $(BENCH_SITE)
 	$(PY) -m generator.bench.browser --site $(BENCH_SITE) --page $(BENCH_SITE)/attention.html
+	$(PY) -m generator.bench.play --page $(BENCH_SITE)/play.html
 	$(PY) -m generator.bench.preview
 
 ## Check every lesson, fence, reference and glossary term against the tokenizers and traces without

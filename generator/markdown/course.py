@@ -193,6 +193,7 @@ class CourseExtension(Extension):
             store=_store(self.traces_dir()),
             page=shown,
             assets_url="../" * depth + GENERATED.as_posix() + "/",
+            play_url="../" * depth + "play.html" if (self.docs_dir() / "play.md").is_file() else None,
             training_log=read_training_log(log_path),
             training_log_path=shown_path(log_path),
             on_trace=self.ensure_trace_assets,

@@ -21,6 +21,7 @@ from pathlib import Path
 from .. import schema
 from ..store import codec
 from . import format as fmt
+from . import play_model
 from .context import WEIGHT_DECIMALS, trace_weights
 from .script import course_js
 
@@ -132,6 +133,9 @@ def write_trace_assets(trace: dict, generated: Path, only_missing: bool = False)
 
 def static_assets() -> dict[str, bytes]:
     files = {PLOTLY_JS: plotly_js(), "colorscale.js": fmt.colorscale_js().encode("utf-8"), "course.js": course_js().encode("utf-8")}
+    # the playground's (play.html loads them; no other page does): render/play_model.py
+    files[play_model.SCRIPT] = play_model.play_js().encode("utf-8")
+    files[play_model.ASSET] = play_model.play_model_js()
     for name in COPIED:
         src = PACKAGE_ASSETS / name
         if src.is_file():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 
 from ..lessons.directives import Attention
@@ -63,6 +65,13 @@ def chosen(d, panel, ctx: Ctx, kind: str) -> tuple[int, int, int]:
     return layer, head, focus
 
 
+def play_link(play_url: str, text: str, layer: int, head: int, focus: int) -> str:
+    """The playground on this sentence and head (generator/assets/play/page.js reads the hash:
+    the sentence as base64url UTF-8, then layer, head and token counting from 1)."""
+    s = base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
+    return f"{play_url}#s={s}&layer={layer + 1}&head={head + 1}&token={focus + 1}"
+
+
 def render(d: Attention, ctx: Ctx, ids=None) -> str:
     panel = load_panel(d, d.model, d.sentence, ctx, ids)
     if panel is None:
@@ -78,9 +87,12 @@ def render(d: Attention, ctx: Ctx, ids=None) -> str:
         "data-show-heads": "true" if d.show_heads else "false",
     }
     n = ctx.next_number()
+    prov = provenance(ctx, [panel], d.caption)
+    if ctx.play_url and panel.model == "tiny" and panel.trace.get("ids") is None:
+        prov["play"] = play_link(ctx.play_url, panel.trace["text"], layer, head, focus)
     out = templating.render(
         "attention.html", n=n, fid=f"fig-{n}", attrs=attrs, g=Grid(panel, layer, head, focus),
-        prov=provenance(ctx, [panel], d.caption), payload=light_data(panel, layer, head),
+        prov=prov, payload=light_data(panel, layer, head),
     )
     ctx.register(d, Figure("attention", n, d, panels=[panel], layer=layer, head=head, focus=focus))
     return out

@@ -90,6 +90,7 @@ class Ctx:
     store: Any = None
     page: str = "page.md"  # the page's path as authors see it, for messages
     assets_url: str = "assets/generated/"  # relative URL from the page to content/assets/generated/
+    play_url: str | None = None  # play.html from the page, where the course has the playground (content/play.md)
     training_log: dict | None = None
     training_log_path: str = "generator/tiny_model/training_log.json"
     allow_standin: bool | None = None  # None: the COURSE_ALLOW_STANDIN environment variable

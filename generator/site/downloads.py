@@ -78,6 +78,11 @@ ZIP_LEVEL = 6
 # worker and the file:// worker shim; none is needed without navigation and search).
 ONEFILE_SKIP_SCRIPTS = re.compile(r"(^|/)(bundle\.[0-9a-f]+\.min\.js|iframe-worker[^/]*\.js|workers/|lunr/)")
 CHAPTER_MARK = 'class="course-fig'
+# The playground (content/play.md): no figure in its HTML (play.js draws them), its weights named
+# by data-model and loaded by play.js, which the article loads itself.
+PLAY_MARK = 'id="course-play"'
+PLAY_MODEL_RE = re.compile(r'\sid="course-play"[^>]*\sdata-model="([^"]+)"')
+PLAY_SCRIPT_RE = re.compile(r'<script src="[^"]*play\.js" defer></script>\n?')
 
 LINK_CSS_RE = re.compile(r"<link\b[^>]*\brel=\"stylesheet\"[^>]*>", re.I)
 SCRIPT_SRC_RE = re.compile(r"<script\b[^>]*\bsrc=\"([^\"]+)\"[^>]*>\s*</script>", re.I)
@@ -172,7 +177,8 @@ def chapter_pages(site_dir: Path) -> list[str]:
         rel = p.relative_to(site_dir).as_posix()
         if rel.split("/", 1)[0] == DOWNLOADS_DIR or rel == "404.html":
             continue
-        if CHAPTER_MARK in p.read_text(encoding="utf-8"):
+        text = p.read_text(encoding="utf-8")
+        if CHAPTER_MARK in text or PLAY_MARK in text:
             out.append(rel)
     return out
 
@@ -310,6 +316,17 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
     article = COURSE_SCRIPTS_RE.sub("", ONEFILE_LINK_RE.sub("", extract_article(body, page)))
     out_dir = DOWNLOADS_DIR
 
+    # The playground: its weights inline, before the scripts (play.js finds them there and loads
+    # nothing); its own script tag leaves the article and is inlined with the others below.
+    model_js = []
+    play = PLAY_MODEL_RE.search(article)
+    if play:
+        path, _ = _resolve(site_dir, page, html.unescape(play.group(1)))
+        if not path.is_file():
+            raise DownloadError(f"{page}: the playground's weights {play.group(1)} are missing from the build")
+        model_js.append(f"<script>{script_text(path.read_text(encoding='utf-8'))}</script>")
+        article = PLAY_SCRIPT_RE.sub("", article)
+
     # The heavy parts of this page's figures, each once, in document order.
     parts_js = []
     for rel in dict.fromkeys(PARTS_RE.findall(article)):
@@ -340,7 +357,7 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
     article = IMG_SRC_RE.sub(inline_img, article)
     article = ATTR_URL_RE.sub(rebase, article)
 
-    scripts = list(parts_js)
+    scripts = list(parts_js) + model_js
     for src in SCRIPT_SRC_RE.findall(body):
         src = html.unescape(src)
         if not _is_relative(src):

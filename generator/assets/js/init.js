@@ -14,6 +14,7 @@
     tableToggle: tableToggle,  // "Show as a table" (CONTRACT.md, chapter 2's embedding)
     onSchemeChange: onSchemeChange,  // a redraw in the other palette
     onMaterialPage: onMaterialPage,  // Material's instant-navigation hook
+    enhance: function () { init(); },  // sets up figures added since (the playground's, play.js)
     COLORSCALE: COLORSCALE
   };
 

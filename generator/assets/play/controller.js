@@ -1,0 +1,269 @@
+  // ------------------------------------------------------------------ the page's state
+
+  // What the reader's text becomes before the model sees it: [ids, notes]. `notes` say what was
+  // changed (control characters dropped, a long paste cut, the context cut at 256 tokens); a
+  // text with nothing to show gives ids null and one note that says why.
+  function prepare(tok, nCtx, raw) {
+    var notes = [], text = String(raw);
+    if (text.length > MAX_CHARS) {
+      notes.push('Only the first ' + MAX_CHARS.toLocaleString('en') + ' of your ' + text.length.toLocaleString('en') + ' characters are read.');
+      text = text.slice(0, MAX_CHARS);
+      if (/[\ud800-\udbff]$/.test(text)) text = text.slice(0, -1);
+    }
+    var controls = (text.match(CONTROL) || []).length;
+    if (controls) {
+      text = text.replace(CONTROL, '');
+      notes.push('Left out ' + controls + ' control character' + (controls > 1 ? 's' : '') + ' (only tabs and newlines are kept).');
+    }
+    if (LONE.test(text)) {
+      text = text.replace(/[\ud800-\udfff]/g, function (c, i, s) {
+        var hi = c.charCodeAt(0) < 0xdc00;
+        var pair = hi ? /[\udc00-\udfff]/.test(s.charAt(i + 1)) : /[\ud800-\udbff]/.test(s.charAt(i - 1));
+        return pair ? c : '\ufffd';
+      });
+      notes.push('A broken character was read as \ufffd.');
+    }
+    if (!text.trim()) return { ids: null, text: text, notes: ['Type a sentence to see what the tiny model does with it.'] };
+    var ids = [tok.eotId].concat(tok.encode(text));
+    if (ids.every(function (id) { return id === tok.eotId; })) {
+      return { ids: null, text: text, notes: ['Your text is only ' + EOT_SHOWN + ', the token that already starts every sentence here: type some words.'] };
+    }
+    if (ids.length > nCtx) {
+      notes.push('The tiny model reads at most ' + nCtx + ' tokens: your text has ' + ids.length + ' (with ' + EOT_SHOWN + '), so only the first ' + nCtx + ' are shown.');
+      ids = ids.slice(0, nCtx);
+    }
+    return { ids: ids, text: text, notes: notes };
+  }
+
+  function startPage() {
+    var root = document.getElementById('course-play');
+    if (!root) return;
+    var input = root.querySelector('textarea');
+    var status = root.querySelector('.course-play-status');
+    var tokBox = root.querySelector('.course-play-tokens');
+    var figBox = root.querySelector('.course-play-figure');
+    var predBox = root.querySelector('.course-play-predictions');
+    var scoreBox = root.querySelector('.course-play-scores');
+    var tok = null, model = null, timer = null, shown = null, want = readHash(location.hash);
+    var last = null; // the sentence shown now: {text, ids, tokens, run}
+    var api = root.coursePlay = { runs: 0, lastMs: null, decodeMs: null, error: null };
+    // The numbers shown now as a trace file has them (nested arrays), made when asked for
+    // (the tests read it; the console too: document.getElementById('course-play').coursePlay.trace).
+    Object.defineProperty(api, 'trace', {
+      get: function () { return last && pageTrace(last.text, last.ids, last.tokens, last.run); }
+    });
+    api.runIds = function (ids) { return pageTrace('', ids, pageTokens(tok, ids), model.run(ids)); };
+    api.scoresFor = function (ids) { return headScores(model.run(ids, { predictions: false }), ids); };
+
+    if (want.s != null) {
+      try { input.value = decodeSentence(want.s); } catch (e) { want.bad = true; }
+    }
+
+    function say(lines) {
+      clear(status);
+      lines.forEach(function (line) { status.appendChild(make('p', null, line)); });
+    }
+    function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+
+    function writeHash(text, st) {
+      var h = '#s=' + encodeSentence(text) + (st ? '&layer=' + (st.layer + 1) + '&head=' + (st.head + 1) + '&token=' + (st.token + 1) : '');
+      if (location.hash === h) return;
+      try { history.replaceState(history.state, '', location.href.replace(/#.*$/, '') + h); } catch (e) { /* some file:// setups */ }
+    }
+
+    function update() {
+      timer = null;
+      var t0 = performance.now();
+      var prep = prepare(tok, model.nCtx, input.value);
+      if (!prep.ids) {
+        say(prep.notes);
+        clear(tokBox); clear(figBox); clear(predBox); clear(scoreBox);
+        shown = null;
+        last = null;
+        root.setAttribute('data-state', 'empty');
+        return;
+      }
+      var run = model.run(prep.ids, { predictions: false }); // the guesses follow the figure (below)
+      var tokens = pageTokens(tok, prep.ids);
+      var old = shown && shown.state;
+      var st = { layer: 0, head: 0, token: tokens.length - 1 };
+      if (want) { ['layer', 'head', 'token'].forEach(function (k) { if (want[k] != null) st[k] = want[k]; }); want = null; }
+      else if (old) st = { layer: old.layer, head: old.head, token: tokens.length - 1 };
+      st = {
+        layer: Math.max(0, Math.min(st.layer, model.nLayer - 1)), head: Math.max(0, Math.min(st.head, model.nHead - 1)),
+        token: Math.max(0, Math.min(st.token, tokens.length - 1))
+      };
+      drawTokens(tokens);
+      drawFigure(prep.text, tokens, run, st);
+      drawScores(headScores(run, prep.ids));
+      clear(predBox);
+      predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
+      say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
+      writeHash(prep.text, shown && shown.state); // what was read: a pasted megabyte is not put in the address
+      last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run };
+      api.runs++;
+      api.lastMs = performance.now() - t0;
+      root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
+      root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: api.runs } }));
+      // The top-5 guesses (a third of the work at 256 tokens) once the figure is on screen; a
+      // newer sentence drops them.
+      var mine = last;
+      setTimeout(function () {
+        if (last !== mine) return;
+        run.predictions = model.predict(run.final, run.n);
+        if (last !== mine) return;
+        drawPredictions(tokens, run.predictions);
+        root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: api.runs } }));
+      }, 0);
+    }
+
+    function drawTokens(tokens) {
+      clear(tokBox);
+      tokBox.appendChild(make('span', 'course-play-count', tokens.length + ' tokens: '));
+      tokens.forEach(function (t) { tokBox.appendChild(tokSpan(t)); tokBox.appendChild(document.createTextNode(' ')); });
+    }
+
+    // As a frozen figure: the page's data holds only the shown head's weights, the rest wait in
+    // a heavy part (courseTraceParts), which course.js merges in when the reader picks another
+    // head or opens "All heads".
+    function drawFigure(text, tokens, run, st) {
+      var T = run.n, key = 'play-' + (api.runs + 1);
+      var all = run.layers.map(function (l) { return l.heads.map(function (h) { return nested(h.weights, T, T); }); });
+      var light = all.map(function (l, li) { return l.map(function (g, hi) { return li === st.layer && hi === st.head ? g : null; }); });
+      var parts = window.courseTraceParts = window.courseTraceParts || {};
+      Object.keys(parts).forEach(function (k) { if (/^play-/.test(k)) delete parts[k]; });
+      parts[key] = { layers: all.map(function (l) { return { heads: l.map(function (g) { return { weights: g }; }) }; }) };
+      var data = {
+        key: key, model: 'tiny', text: text, meta: { model: 'tiny', nLayer: model.nLayer, nHead: model.nHead, headDim: model.headDim },
+        tokens: tokens, weights: light
+      };
+      var fig = figureMarkup(data, st, model.nLayer, model.nHead);
+      clear(figBox);
+      figBox.appendChild(fig);
+      window.course.enhance();
+      var f = (window.course.figures || []).filter(function (x) { return x.el === fig; })[0];
+      if (!f) return;
+      // this page writes its own hash (the sentence with the state), not course.js's #fig-1:…
+      Object.defineProperty(f, 'inHash', { get: function () { return false; }, set: function () {} });
+      f.views.forEach(function (v) { v.renderDom(null); });
+      shown = f;
+      fig.addEventListener('course:statechange', function () { writeHash(text, f.state); });
+    }
+
+    var KIND_NAMES = { 'previous-token': 'Previous token', 'duplicate-token': 'Duplicate token', induction: 'Induction', sink: 'Attention sink' };
+    function drawScores(hs) {
+      clear(scoreBox);
+      var wrap = make('div', 'course-table-wrap'), table = make('table', 'course-play-scoretable');
+      table.appendChild(make('caption', null, 'Each head\u2019s share of attention on each pattern, on your sentence; the last row is a head that spreads its attention evenly. A dash: your sentence has no token where the pattern applies (duplicate token and induction need a repeated token).'));
+      var thead = make('thead'), hr = make('tr');
+      ['Head'].concat(SCORE_KINDS.map(function (k) { return KIND_NAMES[k]; })).forEach(function (h) {
+        var th = make('th', null, h); th.setAttribute('scope', 'col'); hr.appendChild(th);
+      });
+      thead.appendChild(hr);
+      table.appendChild(thead);
+      var tbody = make('tbody');
+      function row(label, value) {
+        var tr = make('tr'), th = make('th', null, label);
+        th.setAttribute('scope', 'row');
+        tr.appendChild(th);
+        SCORE_KINDS.forEach(function (k) {
+          var v = value(k), td = make('td', null, v == null ? '\u2013' : window.course.fmt(v, 2));
+          if (v != null) { var c = window.course.cellColour(v); td.style.background = c.background; td.style.color = c.color; }
+          tr.appendChild(td);
+        });
+        tbody.appendChild(tr);
+      }
+      for (var l = 0; l < model.nLayer; l++) {
+        for (var h = 0; h < model.nHead; h++) {
+          (function (l, h) { row('L' + (l + 1) + ' H' + (h + 1), function (k) { return hs.scores[k] && hs.scores[k][l][h]; }); })(l, h);
+        }
+      }
+      row('Chance', function (k) { return hs.chance[k]; });
+      table.appendChild(tbody);
+      wrap.appendChild(table);
+      scoreBox.appendChild(wrap);
+    }
+
+    function drawPredictions(tokens, preds) {
+      clear(predBox);
+      var wrap = make('div', 'course-table-wrap'), table = make('table', 'course-play-guesses');
+      table.appendChild(make('caption', null, 'What the model guesses next after each token: its top 5, with their probabilities.'));
+      var hr = make('tr');
+      ['After', '1st', '2nd', '3rd', '4th', '5th'].forEach(function (h) { var th = make('th', null, h); th.setAttribute('scope', 'col'); hr.appendChild(th); });
+      var thead = make('thead');
+      thead.appendChild(hr);
+      table.appendChild(thead);
+      var tbody = make('tbody');
+      tokens.forEach(function (t, i) {
+        var tr = make('tr'), th = make('th');
+        th.setAttribute('scope', 'row');
+        th.appendChild(tokSpan(t));
+        tr.appendChild(th);
+        preds[i].forEach(function (g) {
+          var td = make('td');
+          td.appendChild(tokSpan(pageTokens(tok, [g.id])[0]));
+          td.appendChild(document.createTextNode(' ' + window.course.fmt(g.prob, 2)));
+          tr.appendChild(td);
+        });
+        tbody.appendChild(tr);
+      });
+      table.appendChild(tbody);
+      wrap.appendChild(table);
+      predBox.appendChild(wrap);
+    }
+
+    function schedule() {
+      if (!model) return;
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(safeUpdate, TYPING_DELAY);
+    }
+    function safeUpdate() {
+      try { update(); } catch (e) {
+        api.error = String(e && e.message || e);
+        say(['Something went wrong computing this sentence: ' + api.error]);
+        root.setAttribute('data-state', 'error');
+      }
+    }
+    input.addEventListener('input', schedule);
+    window.addEventListener('hashchange', function () {
+      var h = readHash(location.hash);
+      if (h.s == null) return;
+      var text;
+      try { text = decodeSentence(h.s); } catch (e) { say(['This link\u2019s sentence could not be read.']); return; }
+      if (shown && last && text === last.text) { shown.setState(h, {}); return; }
+      input.value = text;
+      want = h;
+      schedule();
+    });
+
+    function loaded() {
+      var doc = window.coursePlayModel;
+      if (!doc) { say(['The tiny model\u2019s weights did not load (' + root.getAttribute('data-model') + ').']); return; }
+      var t0 = performance.now();
+      tok = new Tokenizer(doc);
+      model = new Model(doc);
+      api.decodeMs = performance.now() - t0;
+      window.coursePlayModel = null; // the decoded copy is the one kept
+      api.model = model;
+      api.tokenizer = tok;
+      input.disabled = false;
+      if (want && want.bad) say(['This link\u2019s sentence could not be read: type your own.']);
+      safeUpdate();
+    }
+
+    // The weights (5.4 MB as float32) load after the first paint, from a classic script (file://).
+    say(['Loading the tiny model\u2019s weights\u2026']);
+    // once the page is parsed (the one-file download inlines course.js after this script)
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', afterPaint, { once: true });
+    else afterPaint();
+    function afterPaint() { requestAnimationFrame(function () {
+      setTimeout(function () {
+        if (window.coursePlayModel) { loaded(); return; } // the one-file download holds them inline
+        var s = document.createElement('script');
+        s.src = new URL(root.getAttribute('data-model'), document.baseURI).href;
+        s.onload = loaded;
+        s.onerror = function () { say(['The tiny model\u2019s weights did not load (' + root.getAttribute('data-model') + ').']); };
+        document.head.appendChild(s);
+      }, 0);
+    }); }
+  }

@@ -1,0 +1,175 @@
+"""The playground's model asset: the tiny model's committed weights and tokenizer as one classic
+script (`play-model.js`, `window.coursePlayModel = {…}`) that the playground page loads from
+file:// after its first paint (generator/assets/play/ runs it in the page).
+
+Read with numpy from the committed safetensors file (its header parsed here: 8 bytes of length,
+then JSON, then the raw little-endian tensors), so `make site` needs no torch and no safetensors.
+Float32, as stored: float16 weights move the attention weights by up to about 1e-3 (measured on
+the committed traces, `python -m generator.render.play_model --measure` prints it), ten times the
+playground's exactness bar of 1e-4.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+
+from .. import tokens
+from . import format as fmt
+
+TINY_DIR = Path(__file__).resolve().parents[1] / "tiny_model"
+WEIGHTS = TINY_DIR / "model.safetensors"
+CONFIG = TINY_DIR / "config.json"
+TOKENIZER = TINY_DIR / "tokenizer.json"
+MAX_HEADER = 1 << 20  # the tiny model's header is about 5 kB
+DTYPES = {"F32": "<f4", "F16": "<f2"}
+ASSET = "play-model.js"  # its name under assets/generated/
+SCRIPT = "play.js"  # the playground's script, joined from generator/assets/play/ (PLAY_PARTS)
+PLAY_DIR = Path(__file__).resolve().parents[1] / "assets" / "play"
+# Its parts, in join order: one closure, as course.js's. bpe.js and forward.js touch no DOM, so
+# the joined script also runs under node (the tokenizer test); page.js runs only in a page.
+PLAY_PARTS = ("bpe.js", "forward.js", "scores.js", "page.js", "controller.js")
+
+
+class WeightsError(ValueError):
+    """The committed safetensors file is not what this reader expects (one line naming it)."""
+
+
+def read_safetensors(path: Path = WEIGHTS) -> dict[str, np.ndarray]:
+    """Every tensor of a safetensors file as float32 numpy arrays, checked against the file."""
+    data = path.read_bytes()
+    where = tokens.shown(path)
+    if len(data) < 8:
+        raise WeightsError(f"{where}: shorter than a safetensors header")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > MAX_HEADER or 8 + n > len(data):
+        raise WeightsError(f"{where}: header of {n} bytes does not fit the file")
+    try:
+        header = json.loads(data[8:8 + n])
+    except ValueError as e:
+        raise WeightsError(f"{where}: unreadable header ({e})") from None
+    body = memoryview(data)[8 + n:]
+    out = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        dtype, shape, (a, b) = DTYPES.get(spec.get("dtype")), spec.get("shape"), spec.get("data_offsets", (0, -1))
+        if dtype is None:
+            raise WeightsError(f"{where}: {name} has dtype {spec.get('dtype')!r}; expected F32 or F16")
+        size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        if not (0 <= a <= b <= len(body)) or b - a != size:
+            raise WeightsError(f"{where}: {name}'s offsets {a}..{b} do not hold shape {shape}")
+        out[name.removeprefix("transformer.")] = np.frombuffer(body[a:b], dtype).reshape(shape).astype(np.float32)
+    return out
+
+
+def tensor_order(n_layer: int) -> list[str]:
+    """The tensors the page needs, in the order they are packed (the unembedding is wte, tied)."""
+    per_layer = ["ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
+                 "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+                 "mlp.c_proj.weight", "mlp.c_proj.bias"]
+    return ["wte.weight", "wpe.weight"] + [f"h.{l}.{p}" for l in range(n_layer) for p in per_layer] + [
+        "ln_f.weight", "ln_f.bias"]
+
+
+def model_doc(dtype: str = "float32") -> dict:
+    """What play-model.js assigns: config, tensor table, base64 weights, the tokenizer's vocabulary
+    (byte-level strings by id) and merges (in rank order)."""
+    config = json.loads(CONFIG.read_text(encoding="utf-8"))
+    weights = read_safetensors()
+    names = tensor_order(int(config["n_layer"]))
+    missing = [n for n in names if n not in weights]
+    if missing:
+        raise WeightsError(f"{tokens.shown(WEIGHTS)}: missing {', '.join(missing)}")
+    table, chunks, offset = [], [], 0
+    for name in names:
+        a = np.ascontiguousarray(weights[name], dtype="<f4" if dtype == "float32" else "<f2")
+        table.append({"name": name, "shape": list(a.shape), "offset": offset})
+        offset += a.size
+        chunks.append(a.tobytes())
+    tok = json.loads(TOKENIZER.read_text(encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    by_id = [None] * len(vocab)
+    for text, i in vocab.items():
+        by_id[i] = text
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+    return {
+        "config": {k: config[k] for k in ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size", "layer_norm_epsilon")},
+        "revision": tokens.shown(WEIGHTS),
+        "dtype": dtype,
+        "tensors": table,
+        "weights": base64.b64encode(b"".join(chunks)).decode("ascii"),
+        "vocab": by_id,
+        "merges": merges,
+        "eot": tokens.EOT,
+    }
+
+
+def play_model_js(dtype: str = "float32") -> bytes:
+    body = fmt.json_for_script(model_doc(dtype), separators=(",", ":"))
+    return f"window.coursePlayModel = {body};\n".encode("ascii")
+
+
+def play_js() -> str:
+    """The playground's classic script: its parts in one closure; `coursePlay` is its one global."""
+    body = "\n".join((PLAY_DIR / name).read_text(encoding="utf-8").rstrip("\n") + "\n" for name in PLAY_PARTS)
+    return ("/* play.js: the tiny model in the reader's page (the playground, play.html). Loaded only there.\n"
+            " * Parts: generator/assets/play/ (" + ", ".join(PLAY_PARTS) + "), joined by generator/render/play_model.py. */\n"
+            "(function (root) {\n  'use strict';\n\n" + body
+            + "  root.coursePlay = { Tokenizer: Tokenizer, Model: Model, page: typeof startPage === 'function' ? startPage : null };\n"
+            "  if (root.document && typeof startPage === 'function') startPage();\n"
+            "})(typeof window !== 'undefined' ? window : globalThis);\n")
+
+
+def measure() -> None:
+    """Float32 against float16 weights, on every committed tiny trace (numpy, float64 arithmetic):
+    the largest difference in attention weights from the trace."""
+    from ..store.traces import TraceStore
+
+    store = TraceStore(Path("traces"))
+    w32 = {k: v.astype(np.float64) for k, v in read_safetensors().items()}
+    w16 = {k: v.astype(np.float16).astype(np.float64) for k, v in w32.items()}
+    worst = {"float32": 0.0, "float16": 0.0}
+    for entry in store.entries("tiny"):
+        t = store.load("tiny", entry["text"], entry.get("ids"))
+        ids = [tk["id"] for tk in t["tokens"]]
+        want = np.array([[h["weights"] for h in layer["heads"]] for layer in t["layers"]])  # (layer, head, q, k)
+        for name, w in (("float32", w32), ("float16", w16)):
+            worst[name] = max(worst[name], float(np.abs(_attention(w, ids) - want).max()))
+    print({k: f"{v:.2e}" for k, v in worst.items()})
+
+
+def _attention(w, ids, n_head=4):
+    x = w["wte.weight"][ids] + w["wpe.weight"][: len(ids)]  # (token, width)
+    T, W = x.shape
+    d = W // n_head
+    mask = np.triu(np.ones((T, T), bool), 1)
+    out = []
+    for l in range(4):
+        p = f"h.{l}."
+        h = _ln(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"])
+        qkv = h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]  # (token, 3 width)
+        q, k, v = (qkv[:, i * W:(i + 1) * W].reshape(T, n_head, d).transpose(1, 0, 2) for i in range(3))  # (head, token, d)
+        s = np.where(mask, -np.inf, q @ k.transpose(0, 2, 1) / np.sqrt(d))  # (head, q, k)
+        a = np.exp(s - s.max(-1, keepdims=True))
+        a /= a.sum(-1, keepdims=True)
+        out.append(a)
+        x = x + (a @ v).transpose(1, 0, 2).reshape(T, W) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+        h = _ln(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"])
+        m = h @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]  # (token, 4 width)
+        m = 0.5 * m * (1 + np.tanh(np.sqrt(2 / np.pi) * (m + 0.044715 * m**3)))
+        x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+    return np.stack(out)  # (layer, head, q, k)
+
+
+def _ln(x, g, b, eps=1e-5):
+    mu = x.mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps) * g + b
+
+
+if __name__ == "__main__":
+    measure()

@@ -1,0 +1,205 @@
+"""The playground (play.html) in Chromium, from file:// on the session's shared course build, with
+every request off the machine refused: the page's own numbers against every committed tiny trace
+(q, k, v, scores, weights and head outputs to 1e-4, plus half the trace file's own int16 step;
+the top 5 guesses), its tokens, typing and editing, the pickers and "All heads", deep links, each
+bad input, no text ever becoming HTML, the figure's markup against a frozen one, and axe.
+
+One page load does most of it; the one-file download opens alone from a folder of its own; a
+last context opens a deep link at 375 px in dark mode."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from course_builds import REPO
+
+from .conftest import page_opener
+from .test_a11y import axe
+
+pytestmark = [pytest.mark.browser]
+
+FIELDS = ("q", "k", "v", "scores", "out")
+XSS = "</script><img src=x onerror=window.__pwned=1> & <b>bold</b>"
+STATE = "document.getElementById('course-play').getAttribute('data-state')"
+RUNS = "document.getElementById('course-play').coursePlay.runs"
+
+
+def committed_traces():
+    from generator.store.traces import TraceStore
+
+    store = TraceStore(REPO / "traces")
+    return [store.load("tiny", e["text"], e.get("ids")) for e in store.entries("tiny")]
+
+
+def enc(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def typed(page, text: str, timeout: float = 60000) -> None:
+    """Set the text as a paste would (one input event) and wait until the page has answered it."""
+    before = page.evaluate(RUNS)
+    page.evaluate("""([text]) => { const t = document.getElementById('play-text');
+        document.getElementById('course-play').removeAttribute('data-state');
+        t.value = text; t.dispatchEvent(new Event('input', {bubbles: true})); }""", [text])
+    page.wait_for_function(f"{STATE} !== null", timeout=timeout)
+    assert page.evaluate(RUNS) >= before
+
+
+def status(page) -> str:
+    return page.inner_text(".course-play-status")
+
+
+def figure_signature(page, selector: str) -> list[str]:
+    """The figure's markup as course.js left it, less what differs by nature (its number, the
+    plot, the small multiples, the provenance line, the data): tag, classes, the attributes the
+    scripts and readers use, and each leaf's text with its 2-decimal numbers as #.## (a weight
+    the trace stores as 0.0250 and the page computes as 0.02500001 rounds to 0.02 and 0.03; the
+    numbers are compared above, to 1e-4)."""
+    return page.evaluate("""([sel]) => {
+      const fig = document.querySelector(sel), out = [];
+      fig.querySelectorAll('*').forEach(e => {
+        if (e.closest('.course-plot, .course-heads, figcaption, script')) return;
+        const attrs = ['data-q', 'data-k', 'data-control', 'scope', 'aria-label', 'for', 'aria-controls', 'aria-expanded', 'value']
+          .map(a => (e.getAttribute(a) || '').replace(/fig-\\d+/, 'fig'));
+        const text = e.children.length ? '' : e.textContent.replace(/\d\.\d\d/g, '#.##');
+        out.push(e.tagName + '.' + e.className + '[' + attrs.join('|') + ']' + text);
+      });
+      return out;
+    }""", [selector])
+
+
+@pytest.fixture(scope="module")
+def play_url(course) -> str:
+    return (course / "build" / "site" / "play.html").as_uri()
+
+
+def test_the_playground(browser, course, play_url, tmp_path):
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        page = w.page
+        page.goto(play_url)
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        page.locator("#fig-1 .course-plot .main-svg").first.wait_for(state="attached")
+        assert "read 7 tokens" in status(page)
+        page.wait_for_function("document.querySelectorAll('.course-play-guesses tbody tr').length === 7")
+        assert page.inner_text(".course-play-guesses tbody tr:last-child th") == "·her"
+        assert page.inner_text(".course-play-tokens").startswith("7 tokens: <|endoftext|> Lily ·wanted")
+
+        # -- exactness: every committed tiny trace, computed by the page from its token ids
+        for trace in committed_traces():
+            ids = [t["id"] for t in trace["tokens"]]
+            got = page.evaluate("([ids]) => document.getElementById('course-play').coursePlay.runIds(ids)", [ids])
+            name = trace["text"]
+            if not trace.get("ids"):
+                assert [t["text"] for t in got["tokens"]] == [t["text"] for t in trace["tokens"]], name
+                page_ids = page.evaluate("([s]) => document.getElementById('course-play').coursePlay.tokenizer.encode(s)", [name])
+                assert [ids[0]] + page_ids == ids, name
+            for l, layer in enumerate(trace["layers"]):
+                for h, head in enumerate(layer["heads"]):
+                    mine = got["layers"][l]["heads"][h]
+                    w_err = np.abs(np.array(mine["weights"]) - np.array(head["weights"])).max()
+                    assert w_err <= 1e-4, f"{name}: L{l + 1}H{h + 1} weights off by {w_err:.1e}"
+                    for f in FIELDS:  # the file stores int16 x scale: its own step is scale / 2
+                        step = trace.stored_layers[l]["heads"][h][f]["scale"] / 2
+                        err = np.abs(np.array(mine[f]) - np.array(head[f])).max()
+                        assert err <= 1e-4 + step, f"{name}: L{l + 1}H{h + 1} {f} off by {err:.1e} (trace step {step:.1e})"
+            for t, (mine, want) in enumerate(zip(got["predictions"], trace["predictions"])):
+                assert [g["id"] for g in mine] == [g["id"] for g in want], f"{name}: top 5 after token {t}"
+                assert np.allclose([g["prob"] for g in mine], [g["prob"] for g in want], rtol=1e-4, atol=1e-5), name
+
+        # -- head-type scores on one sentence, as generator/heads.py scores it
+        from generator import heads
+
+        traces = committed_traces()
+        for trace in (next(t for t in traces if t["text"].startswith("Tom had")), next(t for t in traces if t.get("ids"))):
+            ids = [t["id"] for t in trace["tokens"]]
+            got = page.evaluate("([ids]) => document.getElementById('course-play').coursePlay.scoresFor(ids)", [ids])
+            weights = np.array([[h["weights"] for h in layer["heads"]] for layer in trace["layers"]])  # (layer, head, q, k)
+            for kind in heads.KINDS:
+                try:
+                    want = heads.score(kind, [(weights, ids)])
+                except ValueError:  # no row has the pattern
+                    assert got["scores"][kind] is None, kind
+                    continue
+                assert np.abs(np.array(got["scores"][kind]) - want).max() <= 1e-4, (trace["text"], kind)
+                assert abs(got["chance"][kind] - heads.chance(kind, [ids])) <= 1e-12, kind
+        assert page.locator(".course-play-scoretable tbody tr").count() == 17
+
+        # -- the figure is course.js's own: its markup as the frozen chapter 3 figure has it
+        typed(page, "Lily wanted to play with her")
+        other = w.context.new_page()
+        other.goto((course / "build" / "site" / "attention.html").as_uri())
+        other.wait_for_function("window.course && window.course.paintedAt !== null")
+        frozen = other.evaluate("document.querySelector('#fig-1').dataset")
+        link = other.get_attribute("#fig-1 a.course-play-link", "href")  # "Try it with your own sentence"
+        assert link == "play.html#s=" + enc("Lily wanted to play with her") + "&layer={}&head={}&token={}".format(
+            *(int(frozen[k]) + 1 for k in ("layer", "head", "token")))
+        page.evaluate("([s]) => window.course.setState('fig-1', s)",
+                      [{k: int(frozen[k]) for k in ("layer", "head", "token")}])
+        page.wait_for_timeout(300)
+        assert figure_signature(page, "#fig-1") == figure_signature(other, "#fig-1")
+        other.close()
+
+        # -- typing, the pickers, "All heads", the hash
+        page.fill("#play-text", "Ben and Lily went to the park. Ben saw a dog and")
+        page.wait_for_function(f"{STATE} === 'ok' && {RUNS} >= 1 && document.querySelectorAll('#fig-1-token option').length === 14")
+        assert "·and₁₃ looks most at" in page.inner_text("#fig-1 .course-summary")
+        page.select_option("#fig-1-layer", "2")
+        page.wait_for_function("location.hash.includes('layer=3')")
+        s = re.search(r"#s=([^&]+)", page.url).group(1)
+        assert base64.urlsafe_b64decode(s + "=" * (-len(s) % 4)).decode() == "Ben and Lily went to the park. Ben saw a dog and"
+        page.click("#fig-1 button[data-action=heads]")
+        page.wait_for_function("document.querySelectorAll('#fig-1-heads button').length === 16")
+        page.click("#fig-1 button.course-table-toggle")
+        page.click("#fig-1 table.course-table tbody tr:nth-child(2) th button")
+        page.wait_for_function("document.getElementById('fig-1-token').value === '1'")
+
+        # -- bad input: a clear message, never a hang; no text becomes HTML
+        typed(page, "")
+        assert page.evaluate(STATE) == "empty" and "Type a sentence" in status(page)
+        assert page.locator("#fig-1").count() == 0
+        typed(page, "<|endoftext|><|endoftext|>")
+        assert page.evaluate(STATE) == "empty" and "only <|endoftext|>" in status(page)
+        typed(page, "Lily\u0007 wanted\u001b to\u0000 play")
+        assert "Left out 3 control characters" in status(page)
+        assert page.inner_text(".course-play-tokens").startswith("5 tokens:")
+        typed(page, "word " * 400)
+        assert "at most 256 tokens" in status(page) and "only the first 256 are shown" in status(page)
+        assert page.evaluate("document.querySelectorAll('#fig-1-token option').length") == 256
+        typed(page, "x" * 1_000_000)
+        assert "Only the first 2,000 of your 1,000,000 characters" in status(page)
+        typed(page, XSS)
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator(".course-play img, .course-play b").count() == 0
+        assert "<₁ /₂ sc ri pt >₆ <₇ im g" in page.inner_text(".course-play-tokens")  # shown as text, token by token
+        assert w.errors == [], "\n".join(w.errors)  # before axe, whose own stylesheet reads file:// refuses
+
+        violations = axe(page)
+        assert violations == [], json.dumps(violations, indent=1)
+
+        # -- the one-file download, alone in a folder: its weights and scripts inline, nothing fetched
+        alone = tmp_path / "play.html"
+        shutil.copy(course / "build" / "site" / "downloads" / "play.html", alone)
+        w3 = open_()
+        w3.page.goto(alone.as_uri())
+        w3.page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        assert "·her looks most at" in w3.page.inner_text("#fig-1 .course-summary")
+        assert w3.requests == [alone.as_uri()] and w3.errors == [], (w3.requests, w3.errors)
+
+        # -- a deep link, at 375 px in dark mode
+        w2 = open_(viewport={"width": 375, "height": 800}, color_scheme="dark")
+        link = play_url + f"#s={enc('The dog saw Lily and wanted to play with her')}&layer=3&head=2&token=5"
+        w2.page.goto(link)
+        w2.page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        assert w2.page.input_value("#play-text") == "The dog saw Lily and wanted to play with her"
+        assert [w2.page.input_value(f"#fig-1-{k}") for k in ("layer", "head", "token")] == ["2", "1", "4"]
+        assert w2.page.evaluate("document.body.scrollWidth <= window.innerWidth")
+        assert w2.errors == [], "\n".join(w2.errors)  # before axe, whose own stylesheet reads file:// refuses
+        violations = axe(w2.page)
+        assert violations == [], json.dumps(violations, indent=1)
