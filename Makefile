@@ -99,12 +99,13 @@ reference: $(SITE_STAMP)
 
 ## Figures, not tests: tracer overhead, load times, bytes per trace, then script bytes per page,
 ## one-file chapter sizes and page timings in Chromium next to a blank page with the same Plotly,
-## and `make serve`'s time from saving a new sentence to its real heatmap.
+## `make serve`'s time from saving a new sentence to its real heatmap, and each chapter's notebook's size.
 bench: $(TEST_STAMP)
 	$(PY) -m generator bench
 	$(PY) -m generator site --no-downloads
 	$(PY) -m generator.bench.browser --page build/site/attention.html
 	$(PY) -m generator.bench.preview
+	$(PY) -m generator.bench.notebook_sizes
 
 clean:
 	rm -rf build content/assets/generated

@@ -16,7 +16,7 @@ import pytest
 from course_builds import REPO, run
 from generator.lessons import pages
 from generator.site import downloads, notebooks
-from generator.site.notebook_cells import TODO
+from generator.render.notebook_cells import TODO
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -174,3 +174,53 @@ def test_notebooks_are_byte_identical_across_builds(built, tmp_path):
     second = {p.relative_to(again).as_posix(): p.read_bytes() for p in sorted(again.rglob("*")) if p.is_file()}
     assert first.keys() == second.keys()
     assert [k for k in first if first[k] != second[k]] == []
+
+
+def test_bench_prints_every_notebooks_size(built):
+    from generator.bench.notebook_sizes import notebook_sizes
+
+    lines = notebook_sizes(built / "content", built / "traces")
+    for stem in CHAPTERS:
+        assert any(re.match(rf"notebook {stem}\.ipynb: [\d.]+ kB, reads \d+ files \([\d.]+ MB\); its download [\d.]+ MB$", line) for line in lines), lines
+    assert re.match(r"notebooks/ in the offline zip: [\d.]+ MB, [\d.]+ MB compressed$", lines[-1])
+
+
+def code_blocks(html_text: str) -> list[str]:
+    import html
+
+    return [html.unescape(re.sub(r"<[^>]+>", "", m)).strip("\n") for m in re.findall(r"<pre>(.*?)</pre>", html_text, re.S)]
+
+
+def test_a_code_tabs_python_view_shows_the_notebooks_cells_and_links_to_it(built):
+    from generator.render.notebook_cells import step
+
+    site = built / "build" / "site"
+    views = 0
+    for stem in CHAPTERS:
+        marks = re.findall(r"(?m)^\s*\[\[python:([^\]]*)\]\]\s*$", (built / "content" / f"{stem}.md").read_text(encoding="utf-8"))
+        if not marks:
+            continue
+        page = (site / f"{stem}.html").read_text(encoding="utf-8")
+        nb = nbformat.reads((site / notebooks.NOTEBOOKS_DIR / f"{stem}.ipynb").read_text(encoding="utf-8"), as_version=4)
+        cells = {c.metadata["course"]["step"]: c.source for c in nb.cells if "step" in c.metadata.get("course", {})}
+        blocks = code_blocks(page)
+        for names in marks:
+            names = names.split()
+            assert "\n\n".join(cells[n] for n in names) in blocks, f"{stem}: the Python view of {names} is not the notebook's cells"
+            assert all(cells[n] == step(n) for n in names)
+            views += 1
+        assert page.count('href="#course-notebook"') == len(marks) and 'id="course-notebook"' in page
+        assert '<label for="__tabbed_' in page and ">Python</label>" in page
+    assert views >= 2, "no Code tab has a Python view"
+
+
+def test_an_unknown_python_step_is_one_line_naming_the_file_and_line():
+    from generator.lessons.errors import LessonError
+    from generator.markdown.python_view import expand
+
+    lines = ["=== \"Code\"", "", "    [[python: grid]]", "    [[python: nonsense]]"]
+    with pytest.raises(LessonError) as err:
+        expand(lines, "content/x.md", 10)
+    assert str(err.value).startswith("content/x.md:13: [[python: …]]: no notebook step 'nonsense'") and "\n" not in str(err.value)
+    out = expand(lines[:3], "content/x.md", 10)
+    assert out[2] == "    ```python" and all(line.startswith("    ") or not line for line in out[2:])

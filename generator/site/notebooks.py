@@ -11,7 +11,7 @@ A notebook has a section for the first figure of each kind it knows (:data:`SECT
 tokens and ids (chapter 1), embedding plus position and layer norm (chapter 2), one head step by
 step (the first attention or compare figure: chapter 3, GPT-2's chapter, the causal chapter),
 head-type scores from their definitions (a scoreboard), and a head removed in numpy (an ablation
-with two targets). The cells are notebook_cells.py's; this module works out where each one looks
+with two targets). The cells are render/notebook_cells.py's (and notebook_causal.py's); this module works out where each one looks
 (a file, a layer and head, a position) from the same traces and pick rules as the figures.
 
 Deterministic: cell ids are their places (``cell-07``), no outputs, no execution counts, JSON as
@@ -35,7 +35,7 @@ from ..render.token_names import resolve_token
 from ..store import TraceStore
 from ..store.vectors_file import read as read_vectors
 from . import downloads
-from . import notebook_cells as cells
+from ..render import notebook_causal, notebook_cells as cells
 
 NOTEBOOKS_DIR = downloads.NOTEBOOKS_DIR  # inside the site, and so inside the offline zip
 DATA_DIR = "data"  # beside the notebooks; the notebooks read data/<model>/<file>
@@ -130,7 +130,7 @@ def _ablation(d, ctx: Ctx) -> cells.Section | None:
     targets = causal_data.target_tokens(d.model, d.targets, d.where, d.kind)
     effects = causal_data.ablation_effects(panel, pos, targets, "zero")  # (layer, head)
     layer, head, _ = causal_data.ranked_heads(effects)[0]
-    return cells.ablation(_trace_file(ctx, d.model, d.sentence), d.sentence, pos, panel.tokens[pos]["display"],
+    return notebook_causal.ablation(_trace_file(ctx, d.model, d.sentence), d.sentence, pos, panel.tokens[pos]["display"],
                           [(t["id"], t["display"]) for t in targets], layer, head)
 
 
@@ -187,7 +187,7 @@ def notebook_json(sections: list[cells.Section]) -> str:
     answers = [a for s in sections for a in s.answers]
     all_cells = [c for s in sections for c in s.cells]
     for n, c in enumerate(all_cells):
-        meta = {"course": {"exercise": c.exercise}} if c.exercise else {}
+        meta = {"course": {"exercise": c.exercise}} if c.exercise else {"course": {"step": c.step}} if c.step else {}
         make = v4.new_code_cell if c.kind == "code" else v4.new_markdown_cell
         nb.cells.append(make(source=c.source, id=f"cell-{n:02d}", metadata=meta))
     if answers:

@@ -1,10 +1,15 @@
-"""The text of the chapters' notebooks: Python a learner runs with numpy alone, cell by cell.
+"""The text of the chapters' notebooks (generator/site/notebooks.py writes them): Python a learner
+runs with numpy alone, cell by cell.
 
 Each function returns a :class:`Section`: its cells (Markdown or code, in order), the exercises'
 answers (for the collapsed cell at the end) and the data files it reads. Nothing here knows a
 number of a trace: every number a cell checks against is read from the trace files at run time
 (the ``expect(...)`` lines); the build fills in only where to look (a file name, a layer and head,
 a position), which it worked out from the same traces (generator/site/notebooks.py).
+
+:data:`STEPS` names the cells that a lesson's Code tab shows as its Python view
+(``[[python: scores]]``, generator/markdown/python_view.py): the same text in the page and in
+the notebook, so they cannot drift apart.
 
 Every exercise cell ends with ``check(X, "name")``: ``X`` starts as ``None`` ("not done yet"), and
 check compares an answer with the trace's number to 1e-4 plus the half step that the file rounds
@@ -25,6 +30,7 @@ class Cell:
     kind: str  # "markdown" | "code"
     source: str
     exercise: str | None = None  # the name check() knows it by, for an exercise cell
+    step: str | None = None  # its name in STEPS, for a cell that a Code tab shows too
 
 
 @dataclass
@@ -38,6 +44,9 @@ class Section:
 
     def code(self, text: str) -> None:
         self.cells.append(Cell("code", text.strip("\n")))
+
+    def step(self, name: str) -> None:
+        self.cells.append(Cell("code", step(name), step=name))
 
     def exercise(self, name: str, task: str, variable: str, answer: str) -> None:
         """A Markdown task, a code cell `variable = None` + check, and the answer for the end."""
@@ -261,34 +270,53 @@ normalised = (x - mean) / np.sqrt(variance + ln["eps"])''')
 # ---------------------------------------------------------------- chapter 3: one head, step by step
 
 
-def attention(trace_file: str, model: str, text: str, layer: int, head: int, focus: int, focus_text: str) -> Section:
-    s = Section(files=[trace_file])
-    s.md(f"""
-## One head, step by step
-
-The chapter's first grid: model `{model}`, “{text}”, layer {layer + 1}, head {head + 1}
-(the file counts from 0: layer {layer}, head {head}). Each token has a query `q`, a key `k` and a
-value `v`, one row each.
-""")
-    s.code(f'''
-trace = load_json({trace_file!r})
-arrays, half = head_arrays(trace, {layer}, {head})
+STEPS = {  # a step's cell, the same in the notebook and in a Code tab's Python view
+    "grid": '''
+w = decode(trace["layers"][layer]["heads"][head]["weights"])  # (query, key)
+print(w.sum(axis=1))  # every row sums to 1
+print([t["display"] for t in trace["tokens"]])  # the row and column labels
+''',
+    "head": '''
+arrays, half = head_arrays(trace, layer, head)
 q, k, v = arrays["q"], arrays["k"], arrays["v"]  # (token, head_dim)
 head_dim = q.shape[1]
-print([t["text"] for t in trace["tokens"]], q.shape)
-''')
-    s.md("""
-**Scores.** Token i's score for token j is the dot product of i's query with j's key: all of
-them at once, `q @ k.T`. The file stores the model's own scores, so ours can be compared with
-them, within what the rounding of q and k can move a dot product:
-""")
-    s.code('''
+print(q.shape, k.shape, v.shape)  # one row per token, head_dim numbers each
+''',
+    "scores": '''
 scores = q @ k.T  # (query, key)
 rounding = np.abs(q).sum(1)[:, None] * half["k"] + np.abs(k).sum(1)[None, :] * half["q"] + head_dim * half["q"] * half["k"]
 expect("scores", arrays["scores"], half["scores"] + rounding)
 check(scores, "scores")
 scores = arrays["scores"]  # from here on, the model's own
+''',
+}
+
+
+def step(name: str) -> str:
+    return STEPS[name].strip("\n")
+
+
+def attention(trace_file: str, model: str, text: str, layer: int, head: int, focus: int, focus_text: str) -> Section:
+    s = Section(files=[trace_file])
+    s.md(f"""
+## One head, step by step
+
+The chapter's first grid: model `{model}`, “{text}”, layer {layer + 1}, head {head + 1}.
+""")
+    s.code(f'''
+trace = load_json({trace_file!r})
+layer, head = {layer}, {head}  # layer {layer + 1}, head {head + 1} on the page, which counts from 1
 ''')
+    s.md("Its weights: one row per token that looks, one column per token it can look at.")
+    s.step("grid")
+    s.md("Each token has a query `q`, a key `k` and a value `v`, one row each.")
+    s.step("head")
+    s.md("""
+**Scores.** Token i's score for token j is the dot product of i's query with j's key: all of
+them at once, `q @ k.T`. The file stores the model's own scores, so ours can be compared with
+them, within what the rounding of q and k can move a dot product:
+""")
+    s.step("scores")
     s.code('''
 below = np.tril(np.ones(scores.shape, dtype=bool))  # (query, key): on or below the diagonal
 expect("scaled", np.where(below, arrays["scores"] / np.sqrt(head_dim), -np.inf), half["scores"] / np.sqrt(head_dim))
@@ -375,103 +403,4 @@ for trace in repeated:
             total = total + w[:, :, i, after].sum(axis=-1)
             rows += 1
 induction = total / rows''')
-    return s
-
-
-# ---------------------------------------------------------------- the causal chapter: remove a head
-
-
-FORWARD = '''
-def load_safetensors(path):
-    """Every tensor of a .safetensors file: 8 bytes of header length, a JSON header, the data."""
-    raw = Path(path).read_bytes()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name != "__metadata__":
-            assert info["dtype"] == "F32", info["dtype"]
-            a, b = info["data_offsets"]
-            out[name] = np.frombuffer(raw[8 + n + a:8 + n + b], dtype="<f4").reshape(info["shape"]).astype(np.float64)
-    return out
-
-
-P = load_safetensors(DATA / "tiny" / "model.safetensors")
-config = load_json("tiny/config.json")
-n_layer, n_head, width = config["n_layer"], config["n_head"], config["n_embd"]
-head_dim, eps = width // n_head, config["layer_norm_epsilon"]
-
-
-def layer_norm(x, name):
-    mean = x.mean(-1, keepdims=True)
-    variance = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(variance + eps) * P[name + ".weight"] + P[name + ".bias"]
-
-
-def gelu(x):  # GPT-2's "gelu_new"
-    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
-
-
-def logits(ids, removed=None):
-    """(token, vocab): the model's next-token logits; `removed` = (layer, head), from 0, is a head
-    whose output is replaced by zeros at every position."""
-    T = len(ids)
-    x = P["transformer.wte.weight"][ids] + P["transformer.wpe.weight"][:T]  # (token, width)
-    below = np.tril(np.ones((T, T), dtype=bool))  # (query, key)
-    for l in range(n_layer):
-        p = f"transformer.h.{l}."
-        qkv = layer_norm(x, p + "ln_1") @ P[p + "attn.c_attn.weight"] + P[p + "attn.c_attn.bias"]  # (token, 3 width)
-        q, k, v = np.split(qkv, 3, axis=-1)  # (token, width) each
-        outs = []
-        for h in range(n_head):
-            c = slice(h * head_dim, (h + 1) * head_dim)
-            scaled = np.where(below, q[:, c] @ k[:, c].T / np.sqrt(head_dim), -np.inf)  # (query, key)
-            w = np.exp(scaled - scaled.max(1, keepdims=True))
-            w = w / w.sum(1, keepdims=True)
-            outs.append(np.zeros((T, head_dim)) if removed == (l, h) else w @ v[:, c])  # (token, head_dim)
-        x = x + np.concatenate(outs, axis=1) @ P[p + "attn.c_proj.weight"] + P[p + "attn.c_proj.bias"]
-        hidden = gelu(layer_norm(x, p + "ln_2") @ P[p + "mlp.c_fc.weight"] + P[p + "mlp.c_fc.bias"])
-        x = x + hidden @ P[p + "mlp.c_proj.weight"] + P[p + "mlp.c_proj.bias"]
-    return layer_norm(x, "transformer.ln_f") @ P["transformer.wte.weight"].T  # tied unembedding
-'''
-
-
-def ablation(trace_file: str, text: str, pos: int, pos_text: str, targets: list[tuple[int, str]], layer: int, head: int) -> Section:
-    (a, a_text), (b, b_text) = targets
-    s = Section(files=[trace_file, "tiny/model.safetensors", "tiny/config.json"])
-    s.md(f"""
-## Removing a head
-
-The chapter's ablation figure measures logit({a_text}) − logit({b_text}) after “{text}” (at
-position {pos}, {pos_text}) with each head removed: its output replaced by zeros at every
-position. Its largest cell is layer {layer + 1}, head {head + 1}. Here is the tiny model itself,
-written out in numpy from its committed weights (`data/tiny/model.safetensors`), so that you can
-remove the head yourself.
-""")
-    s.code(FORWARD)
-    s.code(f'''
-trace = load_json({trace_file!r})
-ids = [t["id"] for t in trace["tokens"]]
-causal = trace["causal"]
-followed = np.array(causal["followed"])  # (token, followed): the ids each position follows
-a = int(np.flatnonzero(followed[{pos}] == {a})[-1])  # {a_text}
-b = int(np.flatnonzero(followed[{pos}] == {b})[-1])  # {b_text}
-T, n = followed.shape
-clean = decode(causal["cleanLogit"]).reshape(T, n)
-change = decode(causal["dLogit"]).reshape(len(causal["ablations"]), n_layer, n_head, T, n)[causal["ablations"].index("zero")]
-step = causal["cleanLogit"]["scale"] + causal["dLogit"]["scale"]  # two logits, each half a step
-expect("clean", clean[{pos}, a] - clean[{pos}, b], causal["cleanLogit"]["scale"])
-expect("removed", clean[{pos}, a] - clean[{pos}, b] + change[{layer}, {head}, {pos}, a] - change[{layer}, {head}, {pos}, b], step)
-print("the page's number, from the trace:", f"{{float(EXPECT['removed'][0]):.2f}}")
-''')
-    s.code(f'''
-out = logits(ids)  # (token, vocab)
-mine = out[{pos}, {a}] - out[{pos}, {b}]
-check(mine, "clean")
-''')
-    s.exercise("removed", f"Remove layer {layer + 1}, head {head + 1} (`removed=({layer}, {head})`, from 0) "
-               f"and measure logit({a_text}) − logit({b_text}) at position {pos} again.",
-               "removed", f'''
-without = logits(ids, removed=({layer}, {head}))  # (token, vocab)
-removed = without[{pos}, {a}] - without[{pos}, {b}]''')
     return s
