@@ -11,8 +11,9 @@ A notebook has a section for the first figure of each kind it knows (:data:`SECT
 tokens and ids (chapter 1), embedding plus position and layer norm (chapter 2), one head step by
 step (the first attention or compare figure: chapter 3, GPT-2's chapter, the causal chapter),
 head-type scores from their definitions (a scoreboard), and a head removed in numpy (an ablation
-with two targets). The cells are render/notebook_cells.py's (and notebook_causal.py's); this module works out where each one looks
-(a file, a layer and head, a position) from the same traces and pick rules as the figures.
+with two targets). The cells are generator/render/notebook_cells.py's and notebook_causal.py's;
+this module works out where each one looks (a file, a layer and head, a position) from the same
+traces and pick rules as the figures.
 
 Deterministic: cell ids are their places (``cell-07``), no outputs, no execution counts, JSON as
 nbformat writes it (sorted keys), so the same inputs give the same bytes. No torch.
