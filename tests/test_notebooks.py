@@ -224,3 +224,16 @@ def test_an_unknown_python_step_is_one_line_naming_the_file_and_line():
     assert str(err.value).startswith("content/x.md:13: [[python: …]]: no notebook step 'nonsense'") and "\n" not in str(err.value)
     out = expand(lines[:3], "content/x.md", 10)
     assert out[2] == "    ```python" and all(line.startswith("    ") or not line for line in out[2:])
+
+
+def test_a_gpt2_figure_with_traces_gets_its_walk_not_a_pending_note(tmp_path):
+    from conftest import synthetic_trace, write_traces
+
+    text = "The animal was tired"
+    write_traces(tmp_path / "traces", [synthetic_trace(text, model="gpt2")])
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "ch.md").write_text(
+        f'# GPT-2\n\n```attention\nmodel: gpt2\nsentence: "{text}"\npick: {{rule: max-weight, from: tired, to: animal}}\n```\n', encoding="utf-8")
+    (nb,) = notebooks.write_notebooks(tmp_path / "content", tmp_path / "traces", tmp_path / "site")
+    assert "traces pending" not in nb.text and "One head, step by step" in nb.text
+    assert [f for f in nb.files if f.startswith("gpt2/")] and all((tmp_path / "site" / "notebooks" / "data" / f).is_file() for f in nb.files)
