@@ -101,7 +101,7 @@ reference: $(SITE_STAMP)
 
 ## Figures, not tests: tracer overhead, load times, bytes per trace, then script bytes per page,
 ## one-file chapter sizes and page timings in Chromium next to a blank page with the same Plotly,
-## and `make serve`'s time from saving a new sentence to its real heatmap.
+## `make serve`'s time from saving a new sentence to its real heatmap, and each chapter's notebook's size.
 ## The pages are built into their own folder (build/bench-site), so build/site and its downloads
 ## stay as `make site` left them.
 BENCH_SITE := build/bench-site
@@ -111,6 +111,7 @@ bench: $(TEST_STAMP)
 	$(PY) -m generator.bench.browser --site $(BENCH_SITE) --page $(BENCH_SITE)/attention.html
 	$(PY) -m generator.bench.play --page $(BENCH_SITE)/play.html
 	$(PY) -m generator.bench.preview
+	$(PY) -m generator.bench.notebook_sizes
 
 ## Check every lesson, fence, reference and glossary term against the tokenizers and traces without
 ## building the site: the one-line errors, exit status 1 on any (editors, .pre-commit-hooks.yaml).

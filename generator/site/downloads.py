@@ -73,6 +73,12 @@ ONEFILE_LINK_RE = re.compile(r"<!-- course:onefile-link -->.*?<!-- /course:onefi
 # one-file chapter inlines them after its article instead (with the heavy parts before them).
 COURSE_SCRIPTS_RE = re.compile(r"<!-- course:scripts -->.*?<!-- /course:scripts -->", re.S)
 ZIP_LEVEL = 6
+# Each chapter's link to its notebook (overrides/main.html, generator/site/notebooks.py): the
+# hosted page's names downloads/<page>-notebook.zip; in the zip it names notebooks/<page>.ipynb.
+NOTEBOOKS_DIR = "notebooks"
+NOTEBOOK_BUNDLE_SUFFIX = "-notebook.zip"
+NOTEBOOK_LINK_RE = re.compile(r"<!-- course:notebook-link -->.*?<!-- /course:notebook-link -->", re.S)
+NOTEBOOK_HREF_RE = re.compile(r"href=\"((?:\.\.?/)*)" + DOWNLOADS_DIR + r"/([^\"/]+)" + re.escape(NOTEBOOK_BUNDLE_SUFFIX) + "\"")
 
 # Scripts of a built page that the one-file chapter leaves out (Material's app, its search
 # worker and the file:// worker shim; none is needed without navigation and search).
@@ -199,12 +205,20 @@ def zip_members(site_dir: Path) -> list[tuple[str, Path]]:
     return sorted(members)
 
 
+def notebook_links_in_zip(text: str) -> str:
+    """A page as the zip holds it: its notebook link names notebooks/<page>.ipynb, which the zip
+    has, not the bundle in downloads/, which it leaves out."""
+    def one(m: re.Match) -> str:
+        return NOTEBOOK_HREF_RE.sub(lambda h: f'href="{h.group(1)}{NOTEBOOKS_DIR}/{h.group(2)}.ipynb"', m.group(0))
+    return NOTEBOOK_LINK_RE.sub(one, text)
+
+
 def zip_bytes_of(name: str, path: Path) -> bytes:
     data = path.read_bytes()
     if name.endswith(".html"):
         text = data.decode("utf-8")
         if "<!-- course:" in text:
-            data = ONEFILE_LINK_RE.sub("", ZIP_LINK_RE.sub("", text)).encode("utf-8")
+            data = notebook_links_in_zip(ONEFILE_LINK_RE.sub("", ZIP_LINK_RE.sub("", text))).encode("utf-8")
     return data
 
 

@@ -27,7 +27,7 @@ from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
-from . import build_log, downloads
+from . import build_log, downloads, notebooks
 
 
 def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tuple[int, ...] | None]]:
@@ -217,6 +217,13 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(stage, ignore_errors=True)
         raise
+    try:  # each chapter's notebook, before the zip that holds them
+        notebooks.write_notebooks(docs, Path(traces_dir), tmp, bundles=with_downloads)
+    except (LessonError, StoreError, OSError, ValueError) as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
+        print(f"error: the notebooks failed ({exc}); {final} is unchanged", file=sys.stderr)
+        return 1
     if with_downloads:
         try:
             downloads.build_downloads(tmp, final.parent / "downloads", site_url=cfg.get("site_url"))

@@ -1,0 +1,406 @@
+"""The text of the chapters' notebooks (generator/site/notebooks.py writes them): Python a learner
+runs with numpy alone, cell by cell.
+
+Each function returns a :class:`Section`: its cells (Markdown or code, in order), the exercises'
+answers (for the collapsed cell at the end) and the data files it reads. Nothing here knows a
+number of a trace: every number a cell checks against is read from the trace files at run time
+(the ``expect(...)`` lines); the build fills in only where to look (a file name, a layer and head,
+a position), which it worked out from the same traces (generator/site/notebooks.py).
+
+:data:`STEPS` names the cells that a lesson's Code tab shows as its Python view
+(``[[python: scores]]``, generator/markdown/python_view.py): the same text in the page and in
+the notebook, so they cannot drift apart.
+
+Every exercise cell ends with ``check(X, "name")``: ``X`` starts as ``None`` ("not done yet"), and
+check compares an answer with the trace's number to 1e-4 plus the half step that the file rounds
+that number to (int16 × scale: half the scale; 5 significant digits in vectors.json), and fails
+with one line naming the first number that is off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# The exercise cells' placeholder, which the tests replace with a wrong answer or the right one.
+TODO = "None  # your answer here"
+
+
+@dataclass
+class Cell:
+    kind: str  # "markdown" | "code"
+    source: str
+    exercise: str | None = None  # the name check() knows it by, for an exercise cell
+    step: str | None = None  # its name in STEPS, for a cell that a Code tab shows too
+
+
+@dataclass
+class Section:
+    cells: list[Cell] = field(default_factory=list)
+    answers: list[tuple[str, str]] = field(default_factory=list)  # (exercise name, answer code)
+    files: list[str] = field(default_factory=list)  # paths under data/, as "tiny/150b0f363c38.json"
+
+    def md(self, text: str) -> None:
+        self.cells.append(Cell("markdown", text.strip("\n")))
+
+    def code(self, text: str) -> None:
+        self.cells.append(Cell("code", text.strip("\n")))
+
+    def step(self, name: str) -> None:
+        self.cells.append(Cell("code", step(name), step=name))
+
+    def exercise(self, name: str, task: str, variable: str, answer: str) -> None:
+        """A Markdown task, a code cell `variable = None` + check, and the answer for the end."""
+        self.md(f"**Exercise `{name}`.** {task}")
+        self.cells.append(Cell("code", f"{variable} = {TODO}\ncheck({variable}, {name!r})", exercise=name))
+        self.answers.append((name, f"{answer.strip()}\ncheck({variable}, {name!r})"))
+
+
+# ---------------------------------------------------------------- the start of every notebook
+
+DECODER = '''
+import base64, json, struct
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path("data")  # the trace files this notebook reads, shipped beside it
+
+
+def load_json(name):
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def decode(o):
+    """One encoded array of a trace file: little-endian int16 × scale, row by row. Weights keep
+    only the cells on and below the diagonal ("tril": true); the cells above are 0."""
+    flat = np.frombuffer(base64.b64decode(o["int16"]), dtype="<i2") * o["scale"]
+    if not o.get("tril"):
+        return flat.reshape(o["shape"])
+    full = np.zeros(o["shape"])
+    full[np.tril_indices(o["shape"][0], m=o["shape"][1])] = flat
+    return full
+
+
+def head_arrays(trace, layer, head):
+    """q, k, v, scores, weights, out of one head (layer and head count from 0, as in the file),
+    and the half step each was rounded to (half its scale)."""
+    stored = trace["layers"][layer]["heads"][head]
+    return {f: decode(o) for f, o in stored.items()}, {f: o["scale"] / 2 for f, o in stored.items()}
+'''
+
+CHECK = '''
+EXPECT = {}  # name -> (the trace's number, the half step it was rounded to)
+
+
+def expect(name, value, step=0.0):
+    EXPECT[name] = (np.asarray(value, dtype=float), np.asarray(step, dtype=float))
+
+
+def check(mine, name, tol=1e-4):
+    """Compare your answer with the trace: every number within tol plus the trace's half step."""
+    want, step = EXPECT[name]
+    if mine is None:
+        print(f"{name}: not done yet (replace None with your answer; the answers are in the last cell)")
+        return
+    mine = np.asarray(mine, dtype=float)
+    if mine.shape != want.shape:
+        raise AssertionError(f"{name}: your answer has shape {mine.shape}, the trace's has shape {want.shape}")
+    bound = tol + np.broadcast_to(step, want.shape)
+    off = np.where(np.isinf(want) & (mine == want), 0.0, np.abs(mine - want))  # -inf where masked
+    off = np.where(np.isnan(off), np.inf, off)
+    bad = off > bound
+    if bad.any():
+        i = np.unravel_index(int(np.argmax(np.where(bad, off - bound, -np.inf))), want.shape)
+        at = f" at {tuple(int(j) for j in i)}" if want.ndim else ""
+        raise AssertionError(
+            f"{name}: wrong{at}: yours is {mine[i]:.6g}, the trace's is {want[i]:.6g} "
+            f"(off by {off[i]:.3g}, allowed {bound[i]:.3g}; {int(bad.sum())} of {bad.size} numbers are off)")
+    print(f"{name}: right (within {bound.max():.2g} of the trace)")
+'''
+
+
+def opening(title: str, page: str) -> Section:
+    s = Section()
+    s.md(f"""
+# {title}: do it yourself in Python
+
+This notebook recomputes numbers of the chapter *{title}* (`{page}`) from the course's published
+traces: the files in `data/` beside it, the very files the chapter's figures were drawn from. It
+needs Python 3 and numpy, nothing else, and no network.
+
+Run the cells in order. Each exercise ends with `check(X, "name")`, which compares your `X` with
+the trace to 1e-4 (plus the half step the file rounds that number to) and says which number is
+off. The answers are in the last cell, hidden: click it to show it.
+""")
+    s.md("""
+## Reading a trace
+
+A trace stores its big arrays as `{"int16": base64, "scale": s, "shape": [rows, cols]}`: each
+number is a little-endian int16 times `s`. Attention weights store only the cells on and below
+the diagonal (a token cannot look ahead). This is the whole decoder:
+""")
+    s.code(DECODER)
+    s.code(CHECK)
+    return s
+
+
+def answers_cell(answers: list[tuple[str, str]]) -> str:
+    """The collapsed last cell: every exercise's answer and its check, in order."""
+    parts = ["# The answers, in order. Each one ends with its check."]
+    for name, code in answers:
+        parts.append(f"\n# --- {name}\n{code}")
+    return "\n".join(parts)
+
+
+def pending(what: str, model: str) -> Section:
+    s = Section()
+    s.md(f"""
+## {what}: traces pending
+
+The traces of model `{model}` that this part needs are not in this build yet (README, "GPT-2
+traces": its weights cannot be downloaded where the course was built). When they are committed,
+the next build of the course writes this part of the notebook, from them.
+""")
+    return s
+
+
+# ---------------------------------------------------------------- chapter 1: tokens and ids
+
+
+BYTE_LEVEL = '''
+def byte_level(text):
+    """GPT-2's byte-level alphabet, which the tiny model's tokenizer uses too: every byte of the
+    text's UTF-8 becomes one printable character (a space becomes "Ġ")."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    table, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return "".join(table[b] for b in text.encode("utf-8"))
+
+
+vocab = load_json("tiny/tokenizer.json")["model"]["vocab"]  # byte-level text -> id
+print(len(vocab), "tokens in the vocabulary;", repr(byte_level(" her")), "is id", vocab[byte_level(" her")])
+'''
+
+
+def tokens(trace_file: str, text: str) -> Section:
+    s = Section(files=[trace_file, "tiny/tokenizer.json"])
+    s.md(f"""
+## Tokens and their ids
+
+The tiny model read “{text}” as the tokens below: position, id, and the text exactly as the
+tokenizer has it (a leading space is part of the token). Position 0 is `<|endoftext|>`, which
+every sentence in this course starts with.
+""")
+    s.code(f'''
+trace = load_json({trace_file!r})
+for position, t in enumerate(trace["tokens"]):
+    print(position, t["id"], repr(t["text"]))
+expect("ids", [t["id"] for t in trace["tokens"]])
+expect("spaced", sum(t["text"].startswith(" ") for t in trace["tokens"]))
+''')
+    s.md("""
+The ids are the tokens' places in the tokenizer's vocabulary (`data/tiny/tokenizer.json`). Its
+keys are written in a byte-level alphabet, in which a space is `Ġ`:
+""")
+    s.code(BYTE_LEVEL)
+    s.exercise("ids", "Look every token's text up in `vocab` (through `byte_level`), in order: the list of ids.",
+               "ids", 'ids = [vocab[byte_level(t["text"])] for t in trace["tokens"]]')
+    s.exercise("spaced", "How many of the sentence's tokens start with a space?",
+               "spaced", 'spaced = sum(t["text"].startswith(" ") for t in trace["tokens"])')
+    return s
+
+
+# ---------------------------------------------------------------- chapter 2: vectors, layer norm
+
+
+def embedding(sentence_index: int, text: str) -> Section:
+    s = Section(files=["tiny/vectors.json"])
+    s.md(f"""
+## A token's vector: embedding plus position
+
+`data/tiny/vectors.json` holds, for “{text}”, each token's row of the embedding matrix
+(`token`), the row of its position (`position`), and what the model adds up (`sum`), every
+number to 5 significant digits.
+""")
+    s.code(f'''
+vectors = load_json("tiny/vectors.json")
+sentence = vectors["sentences"][{sentence_index}]
+token_rows, position_rows = np.array(sentence["token"]), np.array(sentence["position"])  # (token, width)
+print([t["text"] for t in sentence["tokens"]], token_rows.shape)
+digits5 = lambda a: 5e-5 * np.abs(np.asarray(a))  # half of the 5th significant digit, about
+expect("sum", sentence["sum"], digits5(sentence["sum"]))
+''')
+    s.exercise("sum", "Each token's vector as the first layer reads it: its token row plus its position row.",
+               "summed", "summed = token_rows + position_rows")
+    return s
+
+
+def layernorm(sentence_index: int) -> Section:
+    s = Section(files=["tiny/vectors.json"])
+    s.md("""
+## Layer norm
+
+Before attention, layer 1 normalises each token's vector: subtract its mean, divide by its
+standard deviation (with `eps` inside the square root), then multiply by the layer's `weight`
+and add its `bias`, number by number. The file keeps both steps: `normalised` and `ln1`.
+""")
+    s.code(f'''
+ln = vectors["layerNorm"]
+x = np.array(vectors["sentences"][{sentence_index}]["sum"])  # (token, width)
+print("layer", ln["layer"], "eps", ln["eps"], "width", len(ln["weight"]))
+expect("normalised", sentence["normalised"], digits5(sentence["normalised"]))
+expect("ln1", sentence["ln1"], digits5(sentence["ln1"]))
+''')
+    s.exercise("normalised", "Normalise every row of `x`: (x − mean) / √(variance + eps), the variance "
+               "being the mean of the squared differences (numpy's default, `ddof=0`).",
+               "normalised", '''
+mean = x.mean(axis=-1, keepdims=True)
+variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+normalised = (x - mean) / np.sqrt(variance + ln["eps"])''')
+    s.exercise("ln1", "Then scale by the layer's `weight` and shift by its `bias`.",
+               "ln1", 'ln1 = normalised * np.array(ln["weight"]) + np.array(ln["bias"])')
+    return s
+
+
+# ---------------------------------------------------------------- chapter 3: one head, step by step
+
+
+STEPS = {  # a step's cell, the same in the notebook and in a Code tab's Python view
+    "grid": '''
+w = decode(trace["layers"][layer]["heads"][head]["weights"])  # (query, key)
+print(w.sum(axis=1))  # every row sums to 1
+print([t["display"] for t in trace["tokens"]])  # the row and column labels
+''',
+    "head": '''
+arrays, half = head_arrays(trace, layer, head)
+q, k, v = arrays["q"], arrays["k"], arrays["v"]  # (token, head_dim)
+head_dim = q.shape[1]
+print(q.shape, k.shape, v.shape)  # one row per token, head_dim numbers each
+''',
+    "scores": '''
+scores = q @ k.T  # (query, key)
+rounding = np.abs(q).sum(1)[:, None] * half["k"] + np.abs(k).sum(1)[None, :] * half["q"] + head_dim * half["q"] * half["k"]
+expect("scores", arrays["scores"], half["scores"] + rounding)
+check(scores, "scores")
+scores = arrays["scores"]  # from here on, the model's own
+''',
+}
+
+
+def step(name: str) -> str:
+    return STEPS[name].strip("\n")
+
+
+def attention(trace_file: str, model: str, text: str, layer: int, head: int, focus: int, focus_text: str) -> Section:
+    s = Section(files=[trace_file])
+    s.md(f"""
+## One head, step by step
+
+The chapter's first grid: model `{model}`, “{text}”, layer {layer + 1}, head {head + 1}.
+""")
+    s.code(f'''
+trace = load_json({trace_file!r})
+layer, head = {layer}, {head}  # layer {layer + 1}, head {head + 1} on the page, which counts from 1
+''')
+    s.md("Its weights: one row per token that looks, one column per token it can look at.")
+    s.step("grid")
+    s.md("Each token has a query `q`, a key `k` and a value `v`, one row each.")
+    s.step("head")
+    s.md("""
+**Scores.** Token i's score for token j is the dot product of i's query with j's key: all of
+them at once, `q @ k.T`. The file stores the model's own scores, so ours can be compared with
+them, within what the rounding of q and k can move a dot product:
+""")
+    s.step("scores")
+    s.code('''
+below = np.tril(np.ones(scores.shape, dtype=bool))  # (query, key): on or below the diagonal
+expect("scaled", np.where(below, arrays["scores"] / np.sqrt(head_dim), -np.inf), half["scores"] / np.sqrt(head_dim))
+expect("weights", arrays["weights"], half["weights"] + half["scores"] / np.sqrt(head_dim))
+expect("mixed", arrays["out"], half["out"] + half["v"] + half["weights"] * np.abs(v).sum(0))
+''')
+    s.exercise("scaled", "Divide the scores by √head_dim, and mask the future: every cell above the "
+               "diagonal (a later token) becomes `-np.inf`. Use `below`.",
+               "scaled", "scaled = np.where(below, scores / np.sqrt(head_dim), -np.inf)")
+    s.exercise("weights", "Softmax each row of `scaled`: exponentiate (after subtracting the row's "
+               "largest value, which changes nothing but keeps the numbers small) and divide by the "
+               "row's sum. Masked cells become 0.",
+               "weights", '''
+e = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+weights = e / e.sum(axis=1, keepdims=True)''')
+    s.md(f"""
+Row {focus}, {focus_text}, the figure's focus token: its three largest weights.
+""")
+    s.code(f'''
+row = arrays["weights"][{focus}]
+for j in np.argsort(-row)[:3]:
+    print(repr(trace["tokens"][j]["text"]), round(float(row[j]), 4))
+''')
+    s.exercise("mixed", "What the head hands each token: its weights times the values, "
+               "`weights @ v`, one row per token. The file calls it the head's `out`.",
+               "mixed", "mixed = arrays[\"weights\"] @ v")
+    return s
+
+
+# ---------------------------------------------------------------- head types: scores from their definition
+
+
+def head_scores(model: str, definitions: dict[str, str], natural: list[str], repeated: list[str]) -> Section:
+    s = Section(files=[f"{model}/heads.json", *natural, *repeated])
+    s.md(f"""
+## Head-type scores from their definitions
+
+`data/{model}/heads.json` holds every head's score of each kind, measured on fixed texts (their
+traces are in `data/{model}/`). A score is the average, over the rows where the pattern exists,
+of the weight a row puts on the pattern's cells:
+
+- previous-token: {definitions["previous-token"]};
+- induction: {definitions["induction"]}.
+""")
+    s.code(f'''
+board = load_json({f"{model}/heads.json"!r})
+natural = [load_json(name) for name in {natural!r}]
+repeated = [load_json(name) for name in {repeated!r}]
+
+
+def all_weights(trace):
+    """(layer, head, query, key): every head's weights, masked cells 0."""
+    return np.array([[decode(h["weights"]) for h in layer["heads"]] for layer in trace["layers"]])
+
+
+for kind in ("previous-token", "induction"):
+    expect(kind, board["scores"][kind], 5e-6)  # heads.json keeps 5 significant digits
+''')
+    s.md("""
+**Previous token**, worked: rows from position 2 on (row 1's previous token is `<|endoftext|>`,
+which the sink score counts), the weight on the token just before, averaged over every row of
+every natural sentence.
+""")
+    s.code('''
+total, rows = 0.0, 0
+for trace in natural:
+    w = all_weights(trace)  # (layer, head, query, key)
+    for i in range(2, w.shape[-1]):
+        total = total + w[:, :, i, i - 1]
+        rows += 1
+previous = total / rows
+check(previous, "previous-token")
+''')
+    s.exercise("induction", "The induction score of every head, on the repeated random tokens: for "
+               "each row i whose token appeared before (at j < i, same id), the weight on the token "
+               "right after each earlier copy (j + 1), summed; then averaged over those rows.",
+               "induction", '''
+total, rows = 0.0, 0
+for trace in repeated:
+    w, ids = all_weights(trace), [t["id"] for t in trace["tokens"]]
+    for i in range(len(ids)):
+        after = sorted({j + 1 for j in range(i) if ids[j] == ids[i]})
+        if after:
+            total = total + w[:, :, i, after].sum(axis=-1)
+            rows += 1
+induction = total / rows''')
+    return s

@@ -1,0 +1,239 @@
+"""Every chapter's Python notebook (generator/site/notebooks.py), run as a learner runs it: from a
+copy of the offline zip's contents, with nbclient and ipykernel, reading only the files beside it.
+
+One real site build of the course (committed traces, a copy of content/) for the whole module."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from course_builds import REPO, run
+from generator.lessons import pages
+from generator.site import downloads, notebooks
+from generator.render.notebook_cells import TODO
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+pytestmark = pytest.mark.slow
+
+# The chapters with figures, each of which gets a notebook (the pages' own list, not typed here).
+CHAPTERS = sorted(p.stem for p in (REPO / "content").glob("*.md") if pages.parse_file(p))
+# What a notebook's code may import: numpy and the standard library's file and byte readers.
+ALLOWED_IMPORTS = {"base64", "json", "struct", "pathlib", "numpy"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("notebook-course")
+    shutil.copytree(REPO / "content", root / "content", ignore=shutil.ignore_patterns("generated"))
+    shutil.copytree(REPO / "traces", root / "traces")
+    yml = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    yml = re.sub(r"(?m)^(\s*custom_dir:\s*)overrides\s*$", lambda m: f"{m.group(1)}{REPO / 'overrides'}", yml)
+    (root / "mkdocs.yml").write_text(yml, encoding="utf-8")
+    s = run([sys.executable, "-m", "generator", "site", "-f", "mkdocs.yml", "-d", str(root / "build" / "site")], cwd=root, timeout=900)
+    assert s.returncode == 0, s.stderr[-3000:]
+    return root
+
+
+@pytest.fixture(scope="module")
+def unzipped(built, tmp_path_factory) -> Path:
+    """The offline zip's notebooks folder, unpacked somewhere else (nothing of the build beside it)."""
+    out = tmp_path_factory.mktemp("unzipped")
+    with zipfile.ZipFile(built / "build" / "downloads" / downloads.ZIP_NAME) as zf:
+        zf.extractall(out)
+    return out / downloads.ZIP_ROOT / notebooks.NOTEBOOKS_DIR
+
+
+def execute(nb, folder: Path):
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    return nb
+
+
+def printed(nb) -> list[str]:
+    return [line for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("name") == "stdout"
+            for line in o["text"].splitlines()]
+
+
+def answers(nb) -> dict[str, str]:
+    """Each exercise's answer, from the notebook's last (collapsed) cell."""
+    if not exercises(nb):
+        return {}
+    last = nb.cells[-1]
+    assert "answers" in last.metadata.get("tags", []), "the last cell is not the answers cell"
+    assert last.metadata["jupyter"]["source_hidden"] is True and last.metadata["collapsed"] is True
+    parts = re.split(r"(?m)^# --- (\S+)\n", last.source)[1:]
+    return {name: code.strip() for name, code in zip(parts[::2], parts[1::2])}
+
+
+def exercises(nb) -> list:
+    return [c for c in nb.cells if c.get("metadata", {}).get("course", {}).get("exercise")]
+
+
+def filled(nb, wrong: dict[str, str] | None = None):
+    """The notebook with every exercise cell holding its answer (or the planted wrong one)."""
+    sol = answers(nb)
+    for c in exercises(nb):
+        name = c.metadata["course"]["exercise"]
+        c.source = (wrong or {}).get(name) or sol[name]
+    return nb
+
+
+def test_every_chapter_has_a_notebook_with_its_data_in_the_zip_and_a_bundle(built):
+    assert CHAPTERS, "no chapter with figures"
+    site = built / "build" / "site"
+    with zipfile.ZipFile(built / "build" / "downloads" / downloads.ZIP_NAME) as zf:
+        names = set(zf.namelist())
+        for stem in CHAPTERS:
+            nb_name = f"{downloads.ZIP_ROOT}/{notebooks.NOTEBOOKS_DIR}/{stem}.ipynb"
+            assert nb_name in names
+            nb = nbformat.reads(zf.read(nb_name).decode("utf-8"), as_version=4)
+            for path in re.findall(r"load_json\(['\"]([^'\"]+)['\"]\)", "\n".join(c.source for c in nb.cells)):
+                assert f"{downloads.ZIP_ROOT}/{notebooks.NOTEBOOKS_DIR}/data/{path}" in names, (stem, path)
+            page = zf.read(f"{downloads.ZIP_ROOT}/{stem}.html").decode("utf-8")
+            assert f'href="./{notebooks.NOTEBOOKS_DIR}/{stem}.ipynb"' in page, f"{stem}.html in the zip does not link to its notebook"
+            assert notebooks.BUNDLE_SUFFIX not in page
+        assert not any(n.endswith(notebooks.BUNDLE_SUFFIX) for n in names)
+    for stem in CHAPTERS:
+        bundle = site / downloads.DOWNLOADS_DIR / f"{stem}{notebooks.BUNDLE_SUFFIX}"
+        with zipfile.ZipFile(bundle) as zf:
+            assert f"{stem}/{stem}.ipynb" in zf.namelist()
+        hosted = (site / f"{stem}.html").read_text(encoding="utf-8")
+        link = f'href="./{downloads.DOWNLOADS_DIR}/{stem}{notebooks.BUNDLE_SUFFIX}"'
+        assert link in hosted, f"{stem}.html does not link to its notebook"
+        assert hosted.index(link) < hosted.index("course-fig"), "the notebook link is not at the chapter's head"
+        onefile = (site / downloads.DOWNLOADS_DIR / f"{stem}.html").read_text(encoding="utf-8")
+        assert f'href="{stem}{notebooks.BUNDLE_SUFFIX}"' in onefile, f"the one-file {stem}.html does not link to its notebook"
+
+
+def test_notebooks_store_no_outputs_and_read_only_numpy_and_their_own_files(built):
+    for p in sorted((built / "build" / "site" / notebooks.NOTEBOOKS_DIR).glob("*.ipynb")):
+        nb = nbformat.reads(p.read_text(encoding="utf-8"), as_version=4)
+        nbformat.validate(nb)
+        assert [c.id for c in nb.cells] == [f"cell-{n:02d}" for n in range(len(nb.cells))]
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        for c in nb.cells:
+            if c.cell_type == "code":
+                assert c.outputs == [] and c.execution_count is None, p.name
+        imported = set(re.findall(r"(?m)^\s*(?:import|from)\s+(\w+)", code)) | {
+            m.strip() for line in re.findall(r"(?m)^\s*import\s+(.+)$", code) for m in re.sub(r"\bas \w+", "", line).split(",")}
+        assert imported <= ALLOWED_IMPORTS, (p.name, imported - ALLOWED_IMPORTS)
+        assert not re.search(r"https?://|\.\./|open\(\s*['\"]/", code), p.name
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_the_notebook_runs_and_every_check_passes(unzipped, stem):
+    path = unzipped / f"{stem}.ipynb"
+    shipped = execute(nbformat.read(path, as_version=4), unzipped)  # as the learner gets it
+    names = [c.metadata["course"]["exercise"] for c in exercises(shipped)]
+    out = printed(shipped)
+    for name in names:
+        assert f"{name}: right" in "\n".join(out), f"{stem}: the answer to {name} does not pass its check"
+    done = execute(filled(nbformat.read(path, as_version=4)), unzipped)
+    right = [line for line in printed(done) if ": right (within" in line]
+    checks = len(re.findall(r"(?m)^check\(", "\n".join(c.source for c in done.cells if c.cell_type == "code")))
+    assert len(right) == checks, f"{stem}: {checks} checks, {len(right)} passed: {printed(done)}"
+    assert not [line for line in printed(done) if "not done yet" in line]
+    if stem == "gpt2" and not (REPO / "traces" / "gpt2").is_dir():
+        assert "traces pending" in "\n".join(c.source for c in shipped.cells)
+
+
+def test_a_wrong_answer_fails_its_check_with_a_clear_message(unzipped):
+    nb = nbformat.read(unzipped / "attention.ipynb", as_version=4)
+    planted = "scaled = np.where(below, scores / head_dim, -np.inf)  # forgot the square root\ncheck(scaled, 'scaled')"
+    with pytest.raises(nbclient.exceptions.CellExecutionError) as err:
+        execute(filled(nb, wrong={"scaled": planted}), unzipped)
+    assert err.value.ename == "AssertionError"
+    assert re.match(r"scaled: wrong at \(\d+, \d+\): yours is -?[\d.e-]+, the trace's is -?[\d.e-]+ \(off by", err.value.evalue), err.value.evalue
+    ran = [c for c in nb.cells if c.cell_type == "code" and c.get("outputs")]
+    assert ran[-1].metadata.get("course", {}).get("exercise") == "scaled"  # it stopped at that cell
+    assert TODO.startswith("None")  # what an exercise cell starts with: "not done yet", not an error
+
+
+def test_the_ablation_notebook_reproduces_the_pages_number(unzipped, built):
+    nb = execute(nbformat.read(unzipped / "causal.ipynb", as_version=4), unzipped)
+    line = next(line for line in printed(nb) if line.startswith("the page's number, from the trace:"))
+    number = line.rsplit(" ", 1)[1]
+    page = (built / "build" / "site" / "causal.html").read_text(encoding="utf-8").replace("\u2212", "-")
+    assert number in page, f"the causal page does not show {number}"
+    assert "removed: right" in "\n".join(printed(nb))
+
+
+def test_notebooks_are_byte_identical_across_builds(built, tmp_path):
+    again = tmp_path / "again"
+    notebooks.write_notebooks(built / "content", built / "traces", again)
+    site = built / "build" / "site"
+    first = {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.glob(f"{notebooks.NOTEBOOKS_DIR}/**/*")) if p.is_file()}
+    first |= {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.glob(f"{downloads.DOWNLOADS_DIR}/*{notebooks.BUNDLE_SUFFIX}"))}
+    second = {p.relative_to(again).as_posix(): p.read_bytes() for p in sorted(again.rglob("*")) if p.is_file()}
+    assert first.keys() == second.keys()
+    assert [k for k in first if first[k] != second[k]] == []
+
+
+def test_bench_prints_every_notebooks_size(built):
+    from generator.bench.notebook_sizes import notebook_sizes
+
+    lines = notebook_sizes(built / "content", built / "traces")
+    for stem in CHAPTERS:
+        assert any(re.match(rf"notebook {stem}\.ipynb: [\d.]+ kB, reads \d+ files \([\d.]+ MB\); its download [\d.]+ MB$", line) for line in lines), lines
+    assert re.match(r"notebooks/ in the offline zip: [\d.]+ MB, [\d.]+ MB compressed$", lines[-1])
+
+
+def code_blocks(html_text: str) -> list[str]:
+    import html
+
+    return [html.unescape(re.sub(r"<[^>]+>", "", m)).strip("\n") for m in re.findall(r"<pre>(.*?)</pre>", html_text, re.S)]
+
+
+def test_a_code_tabs_python_view_shows_the_notebooks_cells_and_links_to_it(built):
+    from generator.render.notebook_cells import step
+
+    site = built / "build" / "site"
+    views = 0
+    for stem in CHAPTERS:
+        marks = re.findall(r"(?m)^\s*\[\[python:([^\]]*)\]\]\s*$", (built / "content" / f"{stem}.md").read_text(encoding="utf-8"))
+        if not marks:
+            continue
+        page = (site / f"{stem}.html").read_text(encoding="utf-8")
+        nb = nbformat.reads((site / notebooks.NOTEBOOKS_DIR / f"{stem}.ipynb").read_text(encoding="utf-8"), as_version=4)
+        cells = {c.metadata["course"]["step"]: c.source for c in nb.cells if "step" in c.metadata.get("course", {})}
+        blocks = code_blocks(page)
+        for names in marks:
+            names = names.split()
+            assert "\n\n".join(cells[n] for n in names) in blocks, f"{stem}: the Python view of {names} is not the notebook's cells"
+            assert all(cells[n] == step(n) for n in names)
+            views += 1
+        assert page.count('href="#course-notebook"') == len(marks) and 'id="course-notebook"' in page
+        assert '<label for="__tabbed_' in page and ">Python</label>" in page
+    assert views >= 2, "no Code tab has a Python view"
+
+
+def test_an_unknown_python_step_is_one_line_naming_the_file_and_line():
+    from generator.lessons.errors import LessonError
+    from generator.markdown.python_view import expand
+
+    lines = ["=== \"Code\"", "", "    [[python: grid]]", "    [[python: nonsense]]"]
+    with pytest.raises(LessonError) as err:
+        expand(lines, "content/x.md", 10)
+    assert str(err.value).startswith("content/x.md:13: [[python: …]]: no notebook step 'nonsense'") and "\n" not in str(err.value)
+    out = expand(lines[:3], "content/x.md", 10)
+    assert out[2] == "    ```python" and all(line.startswith("    ") or not line for line in out[2:])
+
+
+def test_a_gpt2_figure_with_traces_gets_its_walk_not_a_pending_note(tmp_path):
+    from conftest import synthetic_trace, write_traces
+
+    text = "The animal was tired"
+    write_traces(tmp_path / "traces", [synthetic_trace(text, model="gpt2")])
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "ch.md").write_text(
+        f'# GPT-2\n\n```attention\nmodel: gpt2\nsentence: "{text}"\npick: {{rule: max-weight, from: tired, to: animal}}\n```\n', encoding="utf-8")
+    (nb,) = notebooks.write_notebooks(tmp_path / "content", tmp_path / "traces", tmp_path / "site")
+    assert "traces pending" not in nb.text and "One head, step by step" in nb.text
+    assert [f for f in nb.files if f.startswith("gpt2/")] and all((tmp_path / "site" / "notebooks" / "data" / f).is_file() for f in nb.files)
