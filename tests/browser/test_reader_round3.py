@@ -1,0 +1,115 @@
+"""The reader, round three (issue 29), in Chromium on the session's shared course build: one token
+numbering everywhere, deep links into closed tabs, strict numbers in the softmax boxes, visible
+focus on the question boxes, code tabs that read and scroll, the one-file chapters' icon, Plotly
+only where a plot is drawn, and prose numbers that point at their cells. Each test opens few
+pages and checks many things on each."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from course_builds import settle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+
+# Every token menu of the page: its figure, each option's value and text.
+TOKEN_MENUS = """() => [...document.querySelectorAll('select[data-control=token]')].map(s => ({
+  fig: s.closest('.course-fig').id, value: s.value,
+  options: [...s.options].map(o => [o.value, o.textContent])}))"""
+
+
+def wait_hash(page, pattern: str):
+    page.wait_for_function("p => new RegExp(p).test(location.hash)", arg=pattern)
+
+
+# ------------------------------------------------------------------ item 2: one token numbering
+
+
+def test_menu_address_subscripts_and_links_count_tokens_alike(course, server, open_site):
+    w = open_site()
+    page = w.goto(f"{server.base}/attention.html#fig-1:layer=2,head=3,token=6")
+    state = page.evaluate("""() => ['layer', 'head', 'token'].map(c => {
+      const s = document.querySelector('#fig-1 select[data-control=' + c + ']');
+      return [s.value, s.options[s.selectedIndex].textContent]; })""")
+    assert state[0] == ["1", "Layer 2"] and state[1] == ["2", "Head 3"]
+    assert state[2][0] == "6" and state[2][1].startswith("6: "), f"token=6 opened {state[2]}"
+    looker = state[2][1].split(": ", 1)[1]
+    summary = page.text_content("#fig-1 .course-summary")
+    assert summary.startswith(f"In layer 2, head 3, {looker} looks most at "), summary
+    # every menu numbers a token by its position
+    menus = page.evaluate(TOKEN_MENUS)
+    assert len(menus) >= 5
+    for m in menus:
+        for value, text in m["options"]:
+            assert text.split(": ", 1)[0] == value, f"{m['fig']}: option {value} reads {text!r}"
+    # a repeated token's subscript, and what a screen reader hears for it, is that same number
+    fig5 = next(m for m in menus if m["fig"] == "fig-5")
+    heads = page.evaluate("""() => [...document.querySelectorAll('#fig-5 thead .course-tok')].map(t => [t.textContent, t.getAttribute('aria-label')])""")
+    assert len(heads) == len(fig5["options"])
+    subscripted = 0
+    for (value, text), (shown, said) in zip(fig5["options"], heads):
+        sub = re.search(r"[₀-₉]+$", shown)
+        name = shown[:sub.start()] if sub else shown
+        assert text == f"{value}: {name}", (text, shown)
+        if sub:
+            subscripted += 1
+            assert sub.group().translate(SUBSCRIPTS) == value and said.endswith(f", position {value}"), (value, shown, said)
+    assert subscripted >= 4  # ·red₄ ·ball₅ ... ·red₁₀ ·ball₁₁
+    # the address the page writes back counts as the menu does
+    page.select_option("#fig-1 select[data-control=token]", "4")
+    wait_hash(page, r"^#fig-1:layer=2,head=3,token=4$")
+    # a link the build writes (an ablation cell -> its attention figure) names the ablation's token
+    page.goto(f"{server.base}/causal.html")
+    page.wait_for_function("window.course && window.course.paintedAt !== null")
+    link = page.locator('.course-fig[data-kind="ablation"]').first.locator("tbody a").first
+    href = link.get_attribute("href")
+    token = int(re.search(r"token=(\d+)$", href).group(1))
+    at = page.locator('.course-fig[data-kind="ablation"]').first.locator(".course-summary").text_content()
+    option = page.locator(f"#fig-1 select[data-control=token] option[value='{token}']").text_content()
+    assert at.startswith("At " + option.split(": ", 1)[1] + ","), (href, option, at)
+    link.click()
+    page.wait_for_function("t => document.querySelector('#fig-1 select[data-control=token]').value === t", arg=str(token))
+    assert w.errors == []
+
+
+# ------------------------------------------------------------------ item 3: a link into a closed tab
+
+LINKED = """id => {
+  const f = document.querySelector(id), r = f.getBoundingClientRect();
+  const block = f.closest('.tabbed-block'), set = block.closest('.tabbed-set');
+  const i = [...block.parentElement.children].indexOf(block);
+  const input = set.querySelectorAll(':scope > input[type=radio]')[i];
+  const label = set.querySelector('label[for="' + input.id + '"]').textContent;
+  return {top: r.top, shown: f.getClientRects().length > 0 && r.height > 0, checked: input.checked, label,
+          header: document.querySelector('.md-header').getBoundingClientRect().bottom, viewport: innerHeight,
+          layer: f.querySelector('select[data-control=layer]').value, plot: !!f.querySelector('.js-plotly-plot .main-svg')};
+}"""
+
+
+def check_linked(page, what: str):
+    page.wait_for_function("() => document.querySelector('#fig-7 select[data-control=layer]').value === '2'")
+    page.wait_for_timeout(300)  # the scroll
+    assert page.evaluate(LINKED, "#fig-7")["checked"], f"{what}: the figure's tab is still closed"
+    page.wait_for_function("() => document.querySelector('#fig-7 .js-plotly-plot .main-svg')")
+    page.wait_for_timeout(300)  # the plot's first frame
+    got = page.evaluate(LINKED, "#fig-7")
+    assert got["checked"] and got["label"] == "Numbers" and got["shown"], (what, got)
+    assert got["layer"] == "2" and got["plot"], (what, got)
+    assert got["header"] <= got["top"] < got["viewport"] / 2, f"{what}: the figure's top is at {got['top']:.0f} px (header ends at {got['header']:.0f})"
+
+
+def test_a_link_into_a_closed_tab_opens_it_below_the_header(course, server, open_site):
+    w = open_site(reduced_motion="reduce")
+    page = w.goto(f"{server.base}/attention.html#fig-7:layer=3,head=2,token=4")
+    check_linked(page, "opened from the address")
+    # and a link followed on the page, with the tab closed again
+    page.goto(f"{server.base}/attention.html")
+    page.wait_for_function("window.course && window.course.paintedAt !== null")
+    assert page.evaluate(LINKED, "#fig-7")["checked"] is False
+    page.evaluate("location.hash = '#fig-7:layer=3,head=2,token=4'")
+    check_linked(page, "followed on the page")
+    assert w.errors == []
