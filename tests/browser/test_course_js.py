@@ -315,7 +315,7 @@ def test_softmax_widget_updates_live(open_page, harness_url):
     assert page.get_attribute(f"{fig} input[data-score='1']", "aria-invalid") == "true"
     rest = harness.softmax([3.5, -1.0])
     assert outs() == [f"{rest[0]:.3f}", "–", f"{rest[1]:.3f}"]
-    assert "not a number" in page.text_content(f"{fig} .course-softmax-status")
+    assert page.text_content(f"{fig} .course-softmax-status") == "The score for \u201cplay\u201d is empty, so it is left out."
     page.type(f"{fig} input[data-score='1']", "2")
     assert page.get_attribute(f"{fig} input[data-score='1']", "aria-invalid") is None
     assert outs() == [f"{w:.3f}" for w in harness.softmax([3.5, 2.0, -1.0])]

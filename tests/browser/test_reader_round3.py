@@ -113,3 +113,54 @@ def test_a_link_into_a_closed_tab_opens_it_below_the_header(course, server, open
     page.evaluate("location.hash = '#fig-7:layer=3,head=2,token=4'")
     check_linked(page, "followed on the page")
     assert w.errors == []
+
+
+# ------------------------------------------------------------------ item 9: softmax boxes read strictly
+
+
+def softmax(xs: list[float]) -> list[float]:
+    import math
+
+    top = max(xs)
+    e = [math.exp(x - top) for x in xs]
+    return [v / sum(e) for v in e]
+
+
+def test_softmax_boxes_read_numbers_strictly_and_say_what_they_read(course, server, open_site):
+    w = open_site()
+    page = w.goto(f"{server.base}/attention.html")
+    fig = page.locator(".course-fig[data-kind=softmax]").first
+    boxes = fig.locator("input[data-score]")
+    first = boxes.first
+    scores = [float(boxes.nth(i).input_value()) for i in range(boxes.count())]
+    outs = lambda: fig.locator("output.course-weight").all_inner_texts()  # noqa: E731
+    status = lambda: fig.locator(".course-softmax-status").inner_text()  # noqa: E731
+
+    def type_score(text: str):  # as a reader types: select what is there, then key by key
+        first.click()
+        page.keyboard.press("Control+A")
+        first.press_sequentially(text)
+
+    for text, says in [("1,5", "“1,5”, which is not a number (decimals take a point: 1.5)"),
+                       ("0x10", "“0x10”, which is not a number (only decimal numbers are read)"),
+                       ("1e400", "“1e400”, which is too large"),
+                       ("2 3", "“2 3”, which is not a number")]:
+        type_score(text)
+        assert first.input_value() == text, f"the box shows {first.input_value()!r} for {text!r}"
+        assert first.get_attribute("aria-invalid") == "true", text
+        assert outs()[0] == "–", (text, outs())
+        rest = softmax(scores[1:])
+        assert outs()[1:] == [f"{x:.3f}" for x in rest], (text, outs())
+        assert says in status() and "left out" in status(), (text, status())
+        assert page.evaluate("e => document.getElementById(e.getAttribute('aria-describedby')).textContent", first.element_handle()) == status()
+    # what the page itself writes (−, the page's minus) and an exponent are numbers
+    for text, value in [("1.5", 1.5), ("\u22122", -2.0), ("2e-1", 0.2), ("-.5", -0.5)]:
+        type_score(text)
+        assert first.get_attribute("aria-invalid") is None and status() == "", (text, status())
+        assert outs() == [f"{x:.3f}" for x in softmax([value] + scores[1:])], (text, outs())
+    # the arrow keys still step a score
+    type_score("1")
+    page.keyboard.press("ArrowUp")
+    assert first.input_value() == "1.1"
+    assert outs() == [f"{x:.3f}" for x in softmax([1.1] + scores[1:])]
+    assert w.errors == []
