@@ -164,3 +164,71 @@ def test_softmax_boxes_read_numbers_strictly_and_say_what_they_read(course, serv
     assert first.input_value() == "1.1"
     assert outs() == [f"{x:.3f}" for x in softmax([1.1] + scores[1:])]
     assert w.errors == []
+
+
+# ------------------------------------------------------------------ item 4: focus on the question boxes
+
+# The ring's colour, what lies behind it (the title's tint over the box and the page), and their
+# WCAG contrast; the title's box to photograph.
+RING_JS = """el => {
+  const parse = c => { const p = /rgba?\\(([^)]+)\\)/.exec(c).slice(1)[0].split(/[ ,\\/]+/).filter(Boolean).map(Number);
+                       return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
+  const over = (f, b) => ({r: f.r * f.a + b.r * (1 - f.a), g: f.g * f.a + b.g * (1 - f.a), b: f.b * f.a + b.b * (1 - f.a), a: 1});
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+                     return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const stack = []; for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor); if (c.a > 0) { stack.push(c); if (c.a >= 1) break; } }
+  let bg = {r: 255, g: 255, b: 255, a: 1}; for (let i = stack.length - 1; i >= 0; i--) bg = over(stack[i], bg);
+  const cs = getComputedStyle(el), ring = parse(cs.outlineColor), x = lum(ring), y = lum(bg);
+  const r = el.getBoundingClientRect();
+  return {focusVisible: el.matches(':focus-visible'), width: parseFloat(cs.outlineWidth), style: cs.outlineStyle, ring, bg,
+          contrast: (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05), box: {x: r.left, y: r.top, w: r.width, h: r.height}};
+}"""
+# Pixels of `after` (a PNG, base64) that differ from `before` and are the ring's colour.
+RING_PIXELS = """async ([before, after, ring]) => {
+  const load = src => new Promise((ok, fail) => { const i = new Image(); i.onload = () => ok(i); i.onerror = fail; i.src = 'data:image/png;base64,' + src; });
+  const [a, b] = await Promise.all([load(before), load(after)]);
+  const px = img => { const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+    const g = c.getContext('2d'); g.drawImage(img, 0, 0); return g.getImageData(0, 0, img.width, img.height).data; };
+  const p = px(a), q = px(b); let ringed = 0;
+  for (let i = 0; i < q.length; i += 4) {
+    const moved = Math.abs(p[i] - q[i]) + Math.abs(p[i + 1] - q[i + 1]) + Math.abs(p[i + 2] - q[i + 2]) > 30;
+    const near = Math.abs(q[i] - ring.r) + Math.abs(q[i + 1] - ring.g) + Math.abs(q[i + 2] - ring.b) < 60;
+    if (moved && near) ringed++;
+  }
+  return ringed;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_focus_on_the_question_boxes_is_seen(course, server, open_site, scheme):
+    import base64
+
+    w = open_site(color_scheme=scheme, reduced_motion="reduce")
+    seen = []
+    for rel, count in (("attention.html", 2), ("heads.html", 1)):
+        page = w.goto(f"{server.base}/{rel}")
+        summaries = page.locator(".md-typeset details:not(.course-fig details) > summary:visible")
+        assert summaries.count() >= count, rel
+        for i in range(summaries.count()):
+            s = summaries.nth(i)
+            page.keyboard.press("Tab")  # the focus that follows is a keyboard's (:focus-visible)
+            page.evaluate("() => document.activeElement && document.activeElement.blur()")
+            s.evaluate("e => e.scrollIntoView({block: 'center'})")
+            page.wait_for_timeout(100)
+            box = s.bounding_box()
+            clip = {"x": max(0, box["x"] - 8), "y": box["y"] - 8, "width": box["width"] + 16, "height": box["height"] + 16}
+            before = base64.b64encode(page.screenshot(clip=clip)).decode()
+            s.focus()
+            page.wait_for_timeout(100)
+            got = s.evaluate(RING_JS)
+            after = base64.b64encode(page.screenshot(clip=clip)).decode()
+            ringed = page.evaluate(RING_PIXELS, [before, after, got["ring"]])
+            name = f"{rel} {s.inner_text().strip()[:30]!r} ({scheme})"
+            # a 3 px ring around the title, most of it drawn: at least half its length, 2 px thick
+            want = (got["box"]["w"] + got["box"]["h"]) * 2 * 2 / 2
+            seen.append((name, ringed, round(want), round(got["contrast"], 2)))
+            assert got["focusVisible"] and got["style"] == "solid" and got["width"] >= 2, (name, got)
+            assert ringed >= want, f"{name}: {ringed} pixels of the focus ring drawn, want {want:.0f}"
+            assert got["contrast"] >= 3, f"{name}: the ring is {got['contrast']:.2f}:1 against what lies behind it"
+    print(seen)
+    assert w.errors == []
