@@ -232,3 +232,51 @@ def test_focus_on_the_question_boxes_is_seen(course, server, open_site, scheme):
             assert got["contrast"] >= 3, f"{name}: the ring is {got['contrast']:.2f}:1 against what lies behind it"
     print(seen)
     assert w.errors == []
+
+
+# ------------------------------------------------------------------ item 6: code tabs read and scroll
+
+# Every Pygments token's colour in the page's code blocks against the block's background.
+CODE_CONTRAST = """() => {
+  const parse = c => { const p = /rgba?\\(([^)]+)\\)/.exec(c)[1].split(/[ ,\\/]+/).filter(Boolean).map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }; return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
+  const worst = {};
+  document.querySelectorAll('.highlight pre > code').forEach(code => {
+    const bg = parse(getComputedStyle(code).backgroundColor);
+    code.querySelectorAll('span[class]').forEach(s => {
+      if (!s.textContent.trim()) return;
+      const c = parse(getComputedStyle(s).color), m = {r: c.r * c.a + bg.r * (1 - c.a), g: c.g * c.a + bg.g * (1 - c.a), b: c.b * c.a + bg.b * (1 - c.a)};
+      const x = lum(m), y = lum(bg), ratio = (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+      if (!(s.className in worst) || ratio < worst[s.className]) worst[s.className] = ratio;
+    });
+  });
+  return worst;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_code_tabs_read_at_4_5_to_1_and_scroll_by_keyboard(course, browser, scheme):
+    from .conftest import page_opener
+
+    chapter = course / "build" / "site" / "downloads" / "attention.html"
+    with page_opener(browser, set(), width=375) as open_:
+        w = open_(color_scheme=scheme)
+        page = w.goto(chapter.as_uri())
+        worst = page.evaluate(CODE_CONTRAST)
+        assert {"c1", "mf", "nb", "kd"} <= set(worst), sorted(worst)
+        low = {k: round(v, 2) for k, v in worst.items() if v < 4.5}
+        assert not low, f"code tokens under 4.5:1 ({scheme}): {low}"
+        # the Code tab of the first set, chosen by its label; its code block scrolls by keyboard
+        label = page.locator(".tabbed-set .tabbed-labels label", has_text="Code").first
+        label.click()
+        code = page.locator(".tabbed-set .tabbed-block:visible .highlight pre > code").first
+        code.wait_for()
+        assert code.evaluate("c => c.scrollWidth > c.clientWidth + 1"), "the code block fits at 375 px: nothing to test"
+        page.wait_for_function("c => c.tabIndex === 0", arg=code.element_handle())
+        assert code.get_attribute("aria-label", timeout=1000).startswith("Code"), code.get_attribute("aria-label")
+        code.focus()
+        assert code.evaluate("c => c.matches(':focus-visible') || document.activeElement === c")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("c => c.scrollLeft > 0", arg=code.element_handle())
+        assert w.errors == []
