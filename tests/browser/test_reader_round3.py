@@ -280,3 +280,43 @@ def test_code_tabs_read_at_4_5_to_1_and_scroll_by_keyboard(course, browser, sche
         page.keyboard.press("ArrowRight")
         page.wait_for_function("c => c.scrollLeft > 0", arg=code.element_handle())
         assert w.errors == []
+
+
+# ------------------------------------------------------------------ item 11: the icon, "All heads"
+
+
+def test_one_file_chapter_brings_its_icon_and_all_heads_keeps_the_menus_in_view(course, server, browser):
+    from .conftest import LocalServer, page_opener
+
+    downloads = LocalServer(course / "build" / "site" / "downloads")
+    try:
+        with page_opener(browser, {f"127.0.0.1:{downloads.port}", f"127.0.0.1:{server.port}"}, width=1280) as open_:
+            w = open_(viewport={"width": 1280, "height": 700}, reduced_motion="reduce")
+            page = w.goto(f"{downloads.base}/attention.html")
+            page.wait_for_load_state("load")
+            page.wait_for_timeout(1500)  # a browser asks for the icon after the load
+            icons = page.eval_on_selector_all("link[rel~=icon]", "ls => ls.map(l => l.getAttribute('href'))")
+            assert len(icons) == 1 and icons[0].startswith("data:image/png;base64,"), [i[:40] for i in icons]
+            asked = [u for u in w.requests if "favicon" in u]
+            assert asked == [], f"the one-file chapter asked the server for {asked}"
+            # "All heads" opened with the menus just below the sticky header, in a window too short
+            # for the menus and the heads together (figure 5's 4 x 4 heads, the last layer's in
+            # focus): the menus stay in view
+            page.set_viewport_size({"width": 1280, "height": 400})
+            page = w.goto(f"{server.base}/attention.html#fig-5:layer=4,head=4,token=3")
+            settle(page)
+            fig = "#fig-5"
+            page.evaluate("""f => { const c = document.querySelector(f + ' .course-controls'), h = document.querySelector('.md-header');
+              window.scrollBy(0, c.getBoundingClientRect().top - h.getBoundingClientRect().bottom - 10); }""", fig)
+            page.wait_for_timeout(200)
+            page.click(f"{fig} button[data-action=heads]")
+            page.wait_for_function("f => document.activeElement && document.activeElement.closest(f + ' .course-heads')", arg=fig)
+            page.wait_for_timeout(500)
+            got = page.evaluate("""f => ({controls: document.querySelector(f + ' .course-controls').getBoundingClientRect().top,
+              header: document.querySelector('.md-header').getBoundingClientRect().bottom,
+              focus: document.activeElement.getBoundingClientRect().top, height: innerHeight})""", fig)
+            assert got["controls"] >= got["header"] - 0.5, f"the menus went under the header: {got}"
+            assert got["focus"] < got["height"], f"the focused head is off screen: {got}"
+            assert w.errors == []
+    finally:
+        downloads.close()
