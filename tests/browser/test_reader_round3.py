@@ -320,3 +320,35 @@ def test_one_file_chapter_brings_its_icon_and_all_heads_keeps_the_menus_in_view(
             assert w.errors == []
     finally:
         downloads.close()
+
+
+# ------------------------------------------------------------------ item 5: Plotly only where a plot is drawn
+
+SCRIPT_BYTES = """() => performance.getEntriesByType('resource').filter(e => e.initiatorType === 'script' || /\\.js(\\?|$)/.test(e.name))
+  .map(e => [e.name.replace(/^.*\\//, ''), e.decodedBodySize])"""
+
+
+def test_plotly_loads_only_on_pages_that_draw_a_plot(course, server, open_site):
+    w = open_site()
+    sizes = {}
+    for rel in ("index.html", "glossary.html", "gpt2.html", "tokens.html", "attention.html"):
+        page = w.goto(f"{server.base}/{rel}", wait_painted=rel == "attention.html")
+        page.wait_for_load_state("load")
+        page.wait_for_timeout(500)
+        scripts = dict(page.evaluate(SCRIPT_BYTES))
+        plotly = [n for n in scripts if "plotly" in n]
+        drawn = page.evaluate("document.querySelectorAll('.course-plot .main-svg').length")
+        sizes[rel] = sum(scripts.values())
+        if rel == "attention.html":
+            assert plotly and drawn >= 1 and page.evaluate("typeof Plotly") == "object"
+        else:
+            assert not plotly, f"{rel} loads {plotly} and draws no plot"
+            assert sizes[rel] <= 300_000, f"{rel} loads {sizes[rel]:,} bytes of script: {scripts}"
+            assert page.evaluate("!!window.course") and drawn == 0
+    assert w.errors == []
+    # the one-file GPT-2 chapter, only pending boxes, leaves Plotly out too
+    onefile = course / "build" / "site" / "downloads"
+    gpt2 = (onefile / "gpt2.html").read_text(encoding="utf-8")
+    assert "plotly.js (cartesian" not in gpt2 and len(gpt2.encode()) < 600_000, len(gpt2.encode())
+    assert "plotly.js (cartesian" in (onefile / "attention.html").read_text(encoding="utf-8")
+    print(sizes, len(gpt2.encode()))
