@@ -192,7 +192,8 @@
   };
 
   // Scroll `target` into view, as block 'nearest' would, but never so far that `keep` (the
-  // figure's menus) goes under mkdocs-material's sticky header: the menus win.
+  // figure's menus) goes under mkdocs-material's sticky header: the menus win. (A small grid
+  // clicked on a phone still brings its big grid into view, minis.js revealPlot: the grid wins.)
   var REVEAL_GAP = 8; // px between the header, or the screen's foot, and what is revealed
   function revealKeeping(target, keep) {
     var header = document.querySelector('.md-header');

@@ -28,7 +28,7 @@
   AttentionView.prototype.revealPlot = function () {
     var host = this.plotHost;
     if (!host || host.getBoundingClientRect().top < window.innerHeight - MINIS.revealMargin) return;
-    revealKeeping(host, this.fig && this.fig.el ? this.fig.el.querySelector('.course-controls') : null);
+    host.scrollIntoView({ block: 'nearest', behavior: reducedMotion ? 'auto' : 'smooth' });
   };
 
   AttentionView.prototype.buildMinis = function () {
