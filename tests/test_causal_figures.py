@@ -121,7 +121,7 @@ def test_ablation_numbers_are_the_stored_ones(course):
     assert len(cells) == 16
     want = c["dLogit"][m, :, :, pos, her] - c["dLogit"][m, :, :, pos, his]
     assert [t for _, t in cells] == [sign(x) if sign(x) not in ("+0.00", "\u22120.00") else "0.00" for x in want.ravel()]
-    assert cells[6][0] == f"#fig-1:layer=2,head=3,token={pos + 1}"
+    assert cells[6][0] == f"#fig-1:layer=2,head=3,token={pos}"
 
 
 def test_attribution_parts_add_up_on_the_page(course):

@@ -384,7 +384,7 @@ def test_softmax_widget(tmp_path):
     ctx = ctx_for(tmp_path)
     out = render.render(directive("softmax", "scores: [1, 0, 0]\nid: sm\n"), ctx)
     assert re.findall(r'<output class="course-weight" data-i="\d" for="[^"]+">([^<]+)</output>', out) == ["0.576", "0.212", "0.212"]
-    assert 'style="width:57.6%"' in out and '<input type="number" id="fig-1-s0" data-score="0" value="1" step="0.1">' in out
+    assert 'style="width:57.6%"' in out and '<input type="text" inputmode="decimal" autocomplete="off" spellcheck="false" id="fig-1-s0" data-score="0" value="1">' in out
     assert [ref(f"sm.weight({i})", ctx) for i in (1, 2, 3)] == ["0.576", "0.212", "0.212"]
     assert ref("sm.exp(1)", ctx) == "2.72" and ref("sm.total", ctx) == "4.72"
 

@@ -57,7 +57,7 @@ def render(d, ctx: Ctx) -> str:
             for h in range(eff.shape[1]):
                 link = None
                 if grid_fig is not None and grid_fig.panels and grid_fig.panels[0].trace["text"] == panel.trace["text"]:
-                    link = f"#fig-{grid_fig.number}:layer={l + 1},head={h + 1},token={pos + 1}"
+                    link = f"#fig-{grid_fig.number}:layer={l + 1},head={h + 1},token={pos}"
                 cells.append({"text": diff2(float(eff[l, h])), "style": signed_style(float(eff[l, h]), scale),
                               "label": head_label(l, h), "link": link})
             rows.append(cells)

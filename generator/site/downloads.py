@@ -91,6 +91,7 @@ PLAY_MODEL_RE = re.compile(r'\sid="course-play"[^>]*\sdata-model="([^"]+)"')
 PLAY_SCRIPT_RE = re.compile(r'<script src="[^"]*play\.js" defer></script>\n?')
 
 LINK_CSS_RE = re.compile(r"<link\b[^>]*\brel=\"stylesheet\"[^>]*>", re.I)
+ICON_LINK_RE = re.compile(r"<link\b[^>]*\brel=\"(?:shortcut )?icon\"[^>]*>", re.I)
 SCRIPT_SRC_RE = re.compile(r"<script\b[^>]*\bsrc=\"([^\"]+)\"[^>]*>\s*</script>", re.I)
 HREF_RE = re.compile(r"\bhref=\"([^\"]*)\"")
 ATTR_URL_RE = re.compile(r"(\s(?:href|data-parts))=\"([^\"]*)\"")
@@ -249,6 +250,7 @@ ONEFILE_TEMPLATE = """<!doctype html>
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <script>document.documentElement.classList.add("course-js")</script>
 <title>{title}</title>
+{icon}
 {styles}
 <style>
 /* one-file chapter: the page without the site's navigation, its column as wide as the site's
@@ -382,12 +384,19 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
         scripts.append(f"<script>{script_text(path.read_text(encoding='utf-8'))}</script>")
 
     name = site_name or re.sub(r"^.*? - ", "", title)
+    # The site's icon, inlined: without one, a browser asks the server for /favicon.ico (a 404
+    # logged where the file is served over http)
+    icon_link = ICON_LINK_RE.search(head)
+    icon_href = icon_link and html.unescape(_one(r"\bhref=\"([^\"]+)\"", icon_link.group(0), "an icon href", page).group(1))
+    icon = _data_uri(_resolve(site_dir, page, icon_href)[0]) if icon_href and _is_relative(icon_href) else "data:,"
+
     banner = (
         f"{html.escape(title.split(' - ')[0])}: one chapter of <i>{html.escape(name)}</i> in a single file "
         "(works offline; links to other chapters need the whole course)."
     )
     return ONEFILE_TEMPLATE.format(
         lang=html.escape(lang), title=title, styles="\n".join(styles), body_attrs=body_attrs,
+        icon=f'<link rel="icon" href="{html.escape(icon, quote=True)}">',
         palette=palette_picker(body),
         banner=banner, article=article, scripts="\n".join(scripts),
     )

@@ -62,14 +62,33 @@ def one_file_chapters(course: Path) -> list[str]:
     return sorted(p.name for p in (course / "build" / "site" / "downloads").glob("*.html") if p.name not in TEST_ONLY_PAGES)
 
 
-def axe(page) -> list[dict]:
+def axe(page, every_tab: bool = True) -> list[dict]:
+    """axe on the page as loaded; then, with every_tab, once more for each further tab: the k-th
+    tab of every tab set selected (as a reader selects it, by its label), axe on the tab sets."""
     if not AXE.is_file():
         pytest.fail(AXE_MISSING)
     head = AXE.read_bytes()[:64].decode("utf-8", "replace")
     if f"axe v{AXE_VERSION}\n" not in head and f"axe v{AXE_VERSION} " not in head:
         pytest.fail(f"{AXE.relative_to(REPO)} is not axe-core {AXE_VERSION} ({head.splitlines()[0]!r}): {AXE_INSTALL}")
     page.add_script_tag(path=str(AXE))
-    return page.evaluate(AXE_RUN)
+    found = page.evaluate(AXE_RUN)
+    for k in range(1, page.evaluate(TAB_COUNT) if every_tab else 1):
+        missed = page.evaluate(SELECT_TAB, k)
+        assert not missed, f"tab {k + 1} did not stay selected in {missed}"
+        page.wait_for_timeout(100)  # ResizeObserver entries for what the tab shows
+        found += [dict(v, id=f"{v['id']} (tab {k + 1} of every set)") for v in page.evaluate(AXE_RUN_TABS)]
+    return found
+
+
+TAB_COUNT = "() => Math.max(0, ...[...document.querySelectorAll('.tabbed-set')].map(s => s.querySelectorAll(':scope > input[type=radio]').length))"
+# Clicks the k-th label of every tab set that has one; returns the sets that do not show it then.
+SELECT_TAB = """k => {
+  const sets = [...document.querySelectorAll('.tabbed-set')];
+  const kth = s => s.querySelectorAll(':scope > input[type=radio]')[k];
+  sets.forEach(s => { const i = kth(s); if (i && !i.checked) s.querySelector('label[for="' + i.id + '"]').click(); });
+  return sets.filter(s => kth(s) && !kth(s).checked).map(s => s.getAttribute('data-tabs'));
+}"""
+AXE_RUN_TABS = AXE_RUN.replace("axe.run(document,", "axe.run({include: [...document.querySelectorAll('.tabbed-set')].map(s => [s])},")
 
 
 # Violations found in files this test's author does not own, reported to their owners. The test
@@ -118,16 +137,17 @@ def test_axe_every_built_page_over_http(course, server, open_site, capsys):
     print_and_judge(results, "axe over http", capsys, w.errors)
 
 
-def test_axe_every_one_file_chapter_from_file(course, browser, capsys):
+@pytest.mark.parametrize("viewport,scheme", [(1200, "light"), (375, "dark")], ids=["1200px", "375px-dark"])
+def test_axe_every_one_file_chapter_from_file(course, browser, capsys, viewport, scheme):
     results = {}
-    with page_opener(browser, set(), width=1200) as open_:
-        w = open_()
+    with page_opener(browser, set(), width=viewport) as open_:
+        w = open_(color_scheme=scheme)
         for name in one_file_chapters(course):
             w.page.goto((course / "build" / "site" / "downloads" / name).as_uri())
             settle(w.page)
             results[name] = axe(w.page)
     assert results, "no one-file chapters were built"
-    print_and_judge({f"downloads/{n}": v for n, v in results.items()}, "axe on one-file chapters", capsys, [])
+    print_and_judge({f"downloads/{n}": v for n, v in results.items()}, f"axe on one-file chapters at {viewport} px, {scheme}", capsys, [])
 
 
 @pytest.mark.parametrize("viewport,scheme", [(375, "light"), (1280, "dark")], ids=["375px", "dark"])

@@ -114,8 +114,8 @@ def test_picking_a_head_updates_everything(open_page, harness_url, harness_site)
     # cell colours follow the shared rule
     bg = page.eval_on_selector(f"{FIG1} td[data-q='{n - 1}'][data-k='0']", "td => td.style.background")
     assert bg == harness.colour(grid[n - 1][0])[0]
-    # the state went into the URL (1-based)
-    page.wait_for_function("h => location.hash === h", arg=f"#fig-1:layer=3,head=2,token={n}")
+    # the state went into the URL (layer and head from 1, the token by its position, from 0)
+    page.wait_for_function("h => location.hash === h", arg=f"#fig-1:layer=3,head=2,token={n - 1}")
 
 
 def test_js_text_matches_reference_for_every_state(open_page, harness_url, harness_site):
@@ -147,13 +147,13 @@ def test_js_text_matches_reference_for_every_state(open_page, harness_url, harne
 def test_hash_restores_state(open_page, harness_url, harness_site):
     doc = harness_site[1]["lily"]
     w = open_page()
-    page = w.goto(harness_url(hash="#fig-1:layer=3,head=3,token=4;fig-2:layer=2,head=4,token=8"))
+    page = w.goto(harness_url(hash="#fig-1:layer=3,head=3,token=3;fig-2:layer=2,head=4,token=7"))
     assert state_of(page, FIG1) == {"layer": 2, "head": 2, "token": 3}
     assert state_of(page, "#fig-2") == {"layer": 1, "head": 3, "token": 7}
     assert page.text_content(f"{FIG1} .course-summary") == harness.summary_text(doc, 2, 2, 3)
     assert page.get_attribute(f"{FIG1} tbody tr:nth-child(4)", "class") == "course-focus"
     # and on hashchange (a link on the page)
-    page.evaluate("location.hash = '#fig-1:layer=1,head=4,token=2'")
+    page.evaluate("location.hash = '#fig-1:layer=1,head=4,token=1'")
     wait_state(page, FIG1, layer=0, head=3, token=1)
     assert page.text_content(f"{FIG1} .course-summary") == harness.summary_text(doc, 0, 3, 1)
     assert w.errors == []
@@ -315,7 +315,7 @@ def test_softmax_widget_updates_live(open_page, harness_url):
     assert page.get_attribute(f"{fig} input[data-score='1']", "aria-invalid") == "true"
     rest = harness.softmax([3.5, -1.0])
     assert outs() == [f"{rest[0]:.3f}", "–", f"{rest[1]:.3f}"]
-    assert "not a number" in page.text_content(f"{fig} .course-softmax-status")
+    assert page.text_content(f"{fig} .course-softmax-status") == "The score for \u201cplay\u201d is empty, so it is left out."
     page.type(f"{fig} input[data-score='1']", "2")
     assert page.get_attribute(f"{fig} input[data-score='1']", "aria-invalid") is None
     assert outs() == [f"{w:.3f}" for w in harness.softmax([3.5, 2.0, -1.0])]

@@ -58,7 +58,7 @@ def test_a_page_whose_heatmaps_are_pending_runs_course_js_after_its_article(cour
 
 def test_a_link_to_a_later_figure_opens_it_as_the_link_says(course, server, open_site):
     w = open_site()
-    w.goto(f"{server.base}/attention.html#fig-5:layer=3,head=2,token=4")
+    w.goto(f"{server.base}/attention.html#fig-5:layer=3,head=2,token=3")
     w.page.wait_for_function("document.querySelector('#fig-5 select[data-control=layer]').value === '2'")
     state = w.page.evaluate("""() => ['layer', 'head', 'token'].map(c =>
         document.querySelector('#fig-5 select[data-control=' + c + ']').value)""")

@@ -71,7 +71,7 @@ head: 2
 ```
 '''
 
-# The same sentence with a fixed state, so the renderer writes (layer 2, head 4, token 3).
+# The same sentence with a fixed state, so the renderer writes (layer 2, head 4, token #2).
 FIXED = '''# Fixed
 
 ```attention
@@ -154,7 +154,7 @@ def test_js_writes_what_figures_py_writes(open_site, site):
     assert expected_fig["summary"][0].startswith("In layer 2, head 4, ·to looks most at ")
     assert len(expected_fig["cells"]) == 36 and len(expected_fig["top3"]) == 6
     assert len(expected_cmp["summary"]) == 2 and len(expected_cmp["diff"]) == 4 * 6
-    page = open_site().goto(url(site, "file", "lesson.html", "#fig-1:layer=2,head=4,token=3;fig-2:layer=4,head=3,token=4"))
+    page = open_site().goto(url(site, "file", "lesson.html", "#fig-1:layer=2,head=4,token=2;fig-2:layer=4,head=3,token=3"))
     assert rendered(page, "#fig-1") == expected_fig
     assert rendered(page, "#fig-2") == expected_cmp
     # and after moving there with the controls

@@ -114,7 +114,7 @@
     if (btn) btn.setAttribute('aria-expanded', open ? 'true' : 'false');
     if (open && target && opts && opts.user) {
       target.focus({ preventScroll: true });
-      target.scrollIntoView({ block: 'nearest', behavior: reducedMotion ? 'auto' : 'smooth' });
+      revealKeeping(target, this.el.querySelector('.course-controls'));
     }
     return this;
   };
@@ -190,3 +190,17 @@
       }
     });
   };
+
+  // Scroll `target` into view, as block 'nearest' would, but never so far that `keep` (the
+  // figure's menus) goes under mkdocs-material's sticky header: the menus win. (A small grid
+  // clicked on a phone still brings its big grid into view, minis.js revealPlot: the grid wins.)
+  var REVEAL_GAP = 8; // px between the header, or the screen's foot, and what is revealed
+  function revealKeeping(target, keep) {
+    var header = document.querySelector('.md-header');
+    var top = header ? Math.max(0, header.getBoundingClientRect().bottom) : 0;
+    var r = target.getBoundingClientRect();
+    var down = r.bottom + REVEAL_GAP - window.innerHeight;
+    var by = down > 0 ? down : Math.min(0, r.top - top - REVEAL_GAP);
+    if (by > 0 && keep) by = Math.max(0, Math.min(by, keep.getBoundingClientRect().top - top - REVEAL_GAP));
+    if (by) window.scrollBy({ top: by, behavior: reducedMotion ? 'auto' : 'smooth' });
+  }

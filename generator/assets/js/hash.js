@@ -12,7 +12,10 @@
         var p = kv.split('=');
         var k = (p[0] || '').trim();
         var v = parseInt(p[1], 10);
-        if ((k === 'layer' || k === 'head' || k === 'token') && isFinite(v)) st[k] = v - 1;
+        // layer and head count from 1, as their menus say ("Layer 1"); a token is its position,
+        // from 0 (<|endoftext|>), as the token menu ("6: ·her"), its subscripts and the prose say
+        if ((k === 'layer' || k === 'head') && isFinite(v)) st[k] = v - 1;
+        else if (k === 'token' && isFinite(v)) st[k] = v;
       });
       out.push({ id: m[1], state: st });
     });
@@ -33,7 +36,7 @@
   function writeHash() {
     var parts = figures.filter(function (f) { return f.inHash && f.state; }).map(function (f) {
       var s = f.state;
-      return f.id + ':layer=' + (s.layer + 1) + ',head=' + (s.head + 1) + ',token=' + (s.token + 1);
+      return f.id + ':layer=' + (s.layer + 1) + ',head=' + (s.head + 1) + ',token=' + s.token;
     });
     if (!parts.length) return;
     var url = location.href.replace(/#.*$/, '') + '#' + parts.join(';');
@@ -50,8 +53,26 @@
       if (!first) first = f;
     });
     if (first && scroll) {
+      revealFigure(first.el);
       first.el.scrollIntoView({ block: 'start', behavior: reducedMotion ? 'auto' : 'smooth' });
       if (first.plot) first.plot();
     }
     return entries.length;
+  }
+
+  // A link into a figure that sits in a closed content tab or a closed <details> opens them
+  // first (the page writes such links itself: a changed figure's state goes into the address);
+  // the figure's scroll-margin-top (course.css) keeps it below the sticky header.
+  function revealFigure(el) {
+    for (var node = el; node && node !== document.body; node = node.parentElement) {
+      if (node.tagName === 'DETAILS' && !node.open) node.open = true;
+      var content = node.parentElement;
+      var set = content && content.parentElement;
+      if (!node.classList.contains('tabbed-block') || !set || !set.classList.contains('tabbed-set')) continue;
+      var blocks = Array.prototype.filter.call(content.children, function (b) { return b.classList.contains('tabbed-block'); });
+      var input = set.querySelectorAll(':scope > input[type="radio"]')[blocks.indexOf(node)];
+      // a click, as a reader's: mkdocs-material moves the tab's underline (and links tabs of the
+      // same name); a synthetic change event alone is undone by its linked tabs
+      if (input && !input.checked) input.click();
+    }
   }

@@ -101,6 +101,9 @@
     // A link to a figure (#fig-3:...) scrolls there at once: then every plot keeps its exact
     // space first, or those above the figure would move the page when they are measured.
     var fromHash = parseHash(location.hash);
+    // a linked figure in a closed tab is shown before anything is measured
+    var linked = fromHash.length && figuresById[fromHash[0].id];
+    if (linked) revealFigure(linked.el);
     var onScreen = fromHash.length ? plottable : plottable.filter(function (f) { return visibleNow(f.el); });
     reserveSpace(onScreen);
     var offScreen = plottable.filter(function (f) { return onScreen.indexOf(f) < 0; });

@@ -5,7 +5,7 @@
   // scrollable-region-focusable, WCAG 2.1.1). While it overflows and holds nothing focusable, it
   // becomes a named tab stop (tabindex 0, role region); when it fits again, it stops being one.
   // A box whose HTML already sets tabindex (the scoreboard's) is left as it is.
-  var SCROLL_BOXES = '.course-table-wrap, .course-diff, .course-math, .course-fig .course-scroll, .md-typeset__scrollwrap';
+  var SCROLL_BOXES = '.course-table-wrap, .course-diff, .course-math, .course-fig .course-scroll, .md-typeset__scrollwrap, .md-typeset pre > code';
   var FOCUSABLE = 'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])';
   var scrollObserver = null;
 
@@ -21,7 +21,7 @@
         .filter(Boolean).join(', ');
       if (text.length > 80) text = text.slice(0, 79) + '\u2026';
     }
-    if (!text) text = box.querySelector('math') ? 'Formula' : box.querySelector('table') ? 'Table' : 'Scrollable content';
+    if (!text) text = box.matches('code') ? 'Code' : box.querySelector('math') ? 'Formula' : box.querySelector('table') ? 'Table' : 'Scrollable content';
     var name = text + ' (scrolls sideways)';
     var taken = {};
     Array.prototype.forEach.call(document.querySelectorAll('[data-course-scroll][aria-label]'), function (b) {
@@ -116,3 +116,13 @@
       }
     });
   }
+
+  // A content tab opened (by a reader, or by a link into it): its boxes were not shown, and one
+  // in a block skipped off screen (content-visibility) gets no ResizeObserver entry.
+  document.addEventListener('change', function (ev) {
+    var t = ev.target;
+    if (!t || !t.matches || !t.matches('.tabbed-set > input[type="radio"]')) return;
+    Array.prototype.forEach.call(t.parentNode.querySelectorAll(SCROLL_BOXES), function (box) {
+      if (box.__courseScroll) syncScrollBox(box);
+    });
+  });
