@@ -67,9 +67,10 @@ def chosen(d, panel, ctx: Ctx, kind: str) -> tuple[int, int, int]:
 
 def play_link(play_url: str, text: str, layer: int, head: int, focus: int) -> str:
     """The playground on this sentence and head (generator/assets/play/page.js reads the hash:
-    the sentence as base64url UTF-8, then layer, head and token counting from 1)."""
+    the sentence as base64url UTF-8, then layer and head counting from 1 and the token from 0, as
+    the chapters' addresses count)."""
     s = base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
-    return f"{play_url}#s={s}&layer={layer + 1}&head={head + 1}&token={focus + 1}"
+    return f"{play_url}#s={s}&layer={layer + 1}&head={head + 1}&token={focus}"
 
 
 def render(d: Attention, ctx: Ctx, ids=None) -> str:

@@ -139,7 +139,7 @@ def test_the_playground(browser, course, play_url, tmp_path):
         frozen = other.evaluate("document.querySelector('#fig-1').dataset")
         link = other.get_attribute("#fig-1 a.course-play-link", "href")  # "Try it with your own sentence"
         assert link == "play.html#s=" + enc("Lily wanted to play with her") + "&layer={}&head={}&token={}".format(
-            *(int(frozen[k]) + 1 for k in ("layer", "head", "token")))
+            int(frozen["layer"]) + 1, int(frozen["head"]) + 1, int(frozen["token"]))  # the token from 0, as its menu
         page.evaluate("([s]) => window.course.setState('fig-1', s)",
                       [{k: int(frozen[k]) for k in ("layer", "head", "token")}])
         page.wait_for_timeout(300)
@@ -194,7 +194,7 @@ def test_the_playground(browser, course, play_url, tmp_path):
 
         # -- a deep link, at 375 px in dark mode
         w2 = open_(viewport={"width": 375, "height": 800}, color_scheme="dark")
-        link = play_url + f"#s={enc('The dog saw Lily and wanted to play with her')}&layer=3&head=2&token=5"
+        link = play_url + f"#s={enc('The dog saw Lily and wanted to play with her')}&layer=3&head=2&token=4"
         w2.page.goto(link)
         w2.page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
         assert w2.page.input_value("#play-text") == "The dog saw Lily and wanted to play with her"

@@ -66,7 +66,7 @@
     function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
     function writeHash(text, st) {
-      var h = '#s=' + encodeSentence(text) + (st ? '&layer=' + (st.layer + 1) + '&head=' + (st.head + 1) + '&token=' + (st.token + 1) : '');
+      var h = '#s=' + encodeSentence(text) + (st ? '&layer=' + (st.layer + 1) + '&head=' + (st.head + 1) + '&token=' + st.token : '');
       if (location.hash === h) return;
       try { history.replaceState(history.state, '', location.href.replace(/#.*$/, '') + h); } catch (e) { /* some file:// setups */ }
     }

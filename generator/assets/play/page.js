@@ -170,7 +170,7 @@
 
   function range(n) { var a = []; for (var i = 0; i < n; i++) a.push(i); return a; }
 
-  // #s=<the sentence as base64url UTF-8>&layer=2&head=3&token=4 (counting from 1, as the pickers).
+  // #s=<the sentence as base64url UTF-8>&layer=2&head=3&token=4 (layer and head from 1, the token from 0: as the pickers and the chapters count).
   function encodeSentence(text) {
     var bytes = utf8.encode(text), bin = '';
     for (var i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
@@ -188,7 +188,8 @@
       var i = kv.indexOf('='), k = kv.slice(0, i), v = kv.slice(i + 1);
       if (i < 0) return;
       if (k === 's') out.s = v;
-      else if (k === 'layer' || k === 'head' || k === 'token') { var x = parseInt(v, 10); if (isFinite(x)) out[k] = x - 1; }
+      // layer and head count from 1, as their menus; token from 0, as its menu and the chapters' addresses
+      else if (k === 'layer' || k === 'head' || k === 'token') { var x = parseInt(v, 10); if (isFinite(x)) out[k] = k === 'token' ? x : x - 1; }
     });
     return out;
   }
