@@ -61,7 +61,7 @@ def figure_signature(page, selector: str) -> list[str]:
     scripts and readers use, and each leaf's text with its 2-decimal numbers as #.## (a weight
     the trace stores as 0.0250 and the page computes as 0.02500001 rounds to 0.02 and 0.03; the
     numbers are compared above, to 1e-4)."""
-    return page.evaluate("""([sel]) => {
+    return page.evaluate(r"""([sel]) => {
       const fig = document.querySelector(sel), out = [];
       fig.querySelectorAll('*').forEach(e => {
         if (e.closest('.course-plot, .course-heads, figcaption, script')) return;
