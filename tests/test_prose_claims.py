@@ -181,12 +181,17 @@ def test_softmax_is_glossed_before_the_stepper_uses_it(site):
     assert "softmax, which turns scores into shares that add up to 1 (next section)" in before
 
 
-def test_chapter_3_leads_to_the_head_types_page_the_navigation_puts_next(site):
+def test_chapter_3_leads_to_the_pages_the_navigation_puts_next(site):
+    """Its "Next" names first the page its footer's next link opens (the playground), then the
+    head types page, which the playground's own footer leads to."""
     page = article(site, "attention.html")
     nxt = re.search(r"<li>Next: (.*?)</li>", page, flags=re.S).group(1)
-    assert re.match(r'<a href="heads\.html">Head types in the tiny model</a>', nxt), nxt
+    assert re.findall(r'<a href="(\w+)\.html">', nxt) == ["play", "heads"], nxt
+    assert re.match(r'<a href="play\.html">Try your own sentence</a>', nxt), nxt
     footer = (site / "attention.html").read_text(encoding="utf-8")
-    assert re.search(r'<a href="heads\.html" class="md-footer__link md-footer__link--next"', footer)
+    assert re.search(r'<a href="play\.html" class="md-footer__link md-footer__link--next"', footer)
+    after = (site / "play.html").read_text(encoding="utf-8")
+    assert re.search(r'<a href="heads\.html" class="md-footer__link md-footer__link--next"', after)
 
 
 def test_the_glossary_defines_feed_forward_network_and_both_senses_of_attention_sink(site):

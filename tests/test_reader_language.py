@@ -132,8 +132,9 @@ def course_scripts_place(page: str) -> tuple[str | None, bool]:
     whether they come after the article). Fails unless the page has exactly one set of them."""
     blocks = list(COURSE_SCRIPTS_RE.finditer(page))
     assert len(blocks) == 1, f"{len(blocks)} sets of course scripts"
-    # Plotly only on a page that draws a plot (overrides/main.html)
-    plotly = ["plotly-cartesian.min.js"] if 'class="course-plot' in page else []
+    # Plotly only on a page that draws a plot (overrides/main.html): a figure's plot box, or the
+    # playground, which draws its figure in the page
+    plotly = ["plotly-cartesian.min.js"] if ('class="course-plot' in page or 'id="course-play"' in page) else []
     assert [s.rsplit("/", 1)[-1] for s in re.findall(r'<script src="([^"]+)"', blocks[0].group(1))] == \
         plotly + ["colorscale.js", "course.js"]
     before = page[:blocks[0].start()]
