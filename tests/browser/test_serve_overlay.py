@@ -77,7 +77,7 @@ def test_a_failed_build_shows_over_the_last_good_page_and_goes_on_the_next_good_
         assert page.locator("#fig-1 .js-plotly-plot").count() == 1, "the last good page stays behind the box"
         assert server.log().count(LINE) == 1, server.log()  # the terminal says the same line, once
         lesson.write_text(GOOD.replace("to Lily.", "to Lily, again."), encoding="utf-8")  # fixed
-        page.wait_for_function("() => !document.querySelector('#course-build-error') && document.body.textContent.includes('again')", timeout=90000)
+        page.wait_for_function("() => !!document.body && !document.querySelector('#course-build-error') && document.body.textContent.includes('again')", timeout=90000)  # the body is null while the page reloads
         page.wait_for_function(figure_shows("her"))
         assert w.errors == []
 
