@@ -215,3 +215,19 @@ def open_site(browser, server):
     """open_site(**context_options) -> Watched on the shared build at 1280 px; no request may leave the machine."""
     with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=1280) as open_:
         yield open_
+
+
+@pytest.fixture
+def open_served(browser):
+    """A page opener for a `make serve` process (generator.bench.preview.ServeProcess): only its
+    127.0.0.1 port may be reached; every opened page is closed after the test."""
+    opened = []
+
+    def open_(server):
+        cm = page_opener(browser, {f"127.0.0.1:{server.port}"})
+        opened.append(cm)
+        return cm.__enter__()
+
+    yield open_
+    for cm in opened:
+        cm.__exit__(None, None, None)

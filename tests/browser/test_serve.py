@@ -33,22 +33,6 @@ def course(tmp_path):
     return root
 
 
-@pytest.fixture
-def open_served(browser):
-    from .conftest import page_opener
-
-    opened = []
-
-    def open_(server):
-        cm = page_opener(browser, {f"127.0.0.1:{server.port}"})
-        opened.append(cm)
-        return cm.__enter__()
-
-    yield open_
-    for cm in opened:
-        cm.__exit__(None, None, None)
-
-
 @pytest.mark.browser
 @pytest.mark.slow
 def test_a_saved_new_sentence_becomes_a_real_heatmap(course, open_served):

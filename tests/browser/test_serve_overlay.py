@@ -44,22 +44,6 @@ def project(root: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def open_served(browser):
-    from .conftest import page_opener
-
-    opened = []
-
-    def open_(server):
-        cm = page_opener(browser, {f"127.0.0.1:{server.port}"})
-        opened.append(cm)
-        return cm.__enter__()
-
-    yield open_
-    for cm in opened:
-        cm.__exit__(None, None, None)
-
-
 def test_a_failed_build_shows_over_the_last_good_page_and_goes_on_the_next_good_one(tmp_path, open_served):
     root = project(tmp_path / "course")
     lesson = root / "content" / "lily.md"
