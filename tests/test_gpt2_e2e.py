@@ -8,6 +8,10 @@ COURSE_ALLOW_STANDIN unset, the hub switched off), traces every GPT-2 sentence o
 of the course and the scoring set, and `python -m generator site --strict` builds that copy: zero
 pending, every figure and reference filled in.
 
+The chapter's checks from the random stand-in's traces (figure order, numbers from the trace
+metadata, the rule-chosen head, the literature rows, the 144-head scoreboard, the induction example)
+run here too, on this one GPT-2-shaped run: the suite traces that shape once.
+
 A local copy's traces carry the revision `local-<first 12 hex digits of the sha256 of its weights
 file>` (models.load_gpt2), never the pinned hub commit, and every figure names it, so numbers from
 a local copy never pass for the published model's. The repository's traces/ is never written.
@@ -28,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from generator import schema
+from generator import heads, schema
 
 pytestmark = pytest.mark.slow
 
@@ -173,3 +177,67 @@ def test_each_gpt2_figure_first_load_stays_under_60_kb_gzipped(course):
     assert not over, over
     parts = sorted((root / "site" / "assets" / "generated" / "traces" / "gpt2").glob("*.js"))
     assert parts and all('"int16"' in p.read_text(encoding="utf-8") for p in parts)
+
+
+def test_every_figure_is_numbered_in_order_and_the_grid_opens_with_every_head(course):
+    root, _, _ = course
+    page = (root / "site" / "gpt2.html").read_text(encoding="utf-8")
+    figs = re.findall(r'<figure class="(course-fig[^"]*)" id="fig-(\d+)" data-kind="(\w+)"', page)
+    assert [int(n) for _, n, _ in figs] == list(range(1, len(figs) + 1))
+    kinds = [k for _, _, k in figs]
+    # compare, the 144-head grid, the scoreboard, and its example grids, one per kind that shows
+    assert kinds[:3] == ["compare", "attention", "scoreboard"] and 1 <= len(kinds[3:]) <= 4
+    assert not any("course-pending" in cls for cls, _, _ in figs)
+    assert 'data-show-heads="true"' in page  # the whole-pattern grid opens with every head
+
+
+def meta_of(root: Path) -> dict:
+    return json.loads((root / "traces" / "gpt2" / "index.json").read_text(encoding="utf-8"))["meta"]
+
+
+def test_model_numbers_come_from_the_trace_metadata(course):
+    root, _, _ = course
+    text = visible((root / "site" / "gpt2.html").read_text(encoding="utf-8"))
+    m = meta_of(root)
+    assert f"in {m['nLayer']} layers of {m['nHead']} heads" in text
+    assert f"runs the attention of the last chapter {m['nLayer'] * m['nHead']} times" in text
+    assert f"√{m['headDim']} = {m['headDim'] ** 0.5:.2f}" in text
+    assert f"room for {m['nCtx']:,} tokens of text" in text
+    assert f"{m['nHead']} × {m['headDim']} = {m['width']} numbers" in text
+    assert f"{m['nParams']:,} parameters in all" in text
+
+
+def test_the_rule_chosen_head_and_the_literature_rows_are_filled_in(course):
+    root, _, _ = course
+    text = visible((root / "site" / "gpt2.html").read_text(encoding="utf-8"))
+    m = re.search(r"it is the head with the largest weight from ·it to ·animal, which turns\s+out to be layer (\d+), head (\d+)", text)
+    assert m and 1 <= int(m.group(1)) <= 12 and 1 <= int(m.group(2)) <= 12
+    # the scoreboard's literature heads (our layer 6, head 6 = their 5.5), and what they would score
+    assert re.search(r"induction\s+5\.5\s+layer 6, head 6\s+\d\.\d\d\s+\d+", text)
+    assert "their head 5.5 is our layer 6, head 6" in text
+    assert re.search(r"would score (\d\.\d\d),\s+(\d\.\d\d), (\d\.\d\d) and (\d\.\d\d) on\s+the same texts", text)
+
+
+def test_scoreboard_lists_every_head_of_each_kind(course):
+    root, _, _ = course
+    page = (root / "site" / "gpt2.html").read_text(encoding="utf-8")
+    board = page[page.index('data-kind="scoreboard"') :]
+    board = board[: board.index("</figure>")]
+    for kind in heads.KINDS:
+        sec = board[board.index(f'data-score="{kind}"') :]
+        sec = sec[: sec.index("</section>")]
+        assert len(re.findall(r'<a href="#fig-\d+:layer=\d+,head=\d+"', sec)) == 144
+        assert len(re.findall(r"<td data-layer=", sec)) == 144
+        assert heads.DEFINITIONS[kind] in htmllib.unescape(sec)
+
+
+def test_induction_example_is_the_repeated_random_sequence(course):
+    root, _, _ = course
+    doc = heads.load_scores(root / "traces", "gpt2")
+    ex = doc.example("induction")
+    ids = ex["ids"]
+    n = heads.RANDOM_LENGTH
+    assert len(ids) == 2 * n + 1 and ids[1 : n + 1] == ids[n + 1 :]
+    page = (root / "site" / "gpt2.html").read_text(encoding="utf-8")
+    assert f'data-trace-key="{ex["key"]}"' in page
+    assert (root / "site" / "assets" / "generated" / "traces" / "gpt2" / f"{ex['key']}.js").is_file()
