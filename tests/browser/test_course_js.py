@@ -7,6 +7,8 @@ import math
 
 import pytest
 
+from generator.render import format as fmt
+
 from . import harness
 
 pytestmark = pytest.mark.browser
@@ -57,13 +59,13 @@ def test_loads_clean_and_offline(open_page, harness_url, scheme):
     assert w.dialogs == []
     assert w.external == []
     assert any(u.endswith("/assets/course.js") for u in w.requests)
-    # figures below the fold are drawn when the page is idle, without scrolling (5 plots: two
-    # attention figures, the two compare panels, the training curve)
-    page.wait_for_function("document.querySelectorAll('.course-plot .js-plotly-plot').length === 5")
+    # figures below the fold are drawn when the page is idle, without scrolling (7 plots: two
+    # attention figures, the two compare panels, the training curve, the scoreboard's two examples)
+    page.wait_for_function("document.querySelectorAll('.course-plot .js-plotly-plot').length === 7")
     assert page.evaluate("scrollY") == 0
     # a pending figure is left alone
-    assert page.evaluate("document.querySelector('#fig-8').__course") is None
-    assert page.evaluate("traces.length") == 4
+    assert page.evaluate(f"document.querySelector('{harness.PENDING_FIG}').__course") is None
+    assert page.evaluate("traces.length") == 6
 
 
 def test_first_grid_shows_trace_numbers(open_page, harness_url, harness_site):
@@ -87,7 +89,7 @@ def test_first_grid_shows_trace_numbers(open_page, harness_url, harness_site):
     assert plot["ticks"] == [t["display"] for t in doc["tokens"]]
     assert plot["yrange"][0] > plot["yrange"][1]  # reversed: the first token on top
     assert (plot["zmin"], plot["zmax"]) == (0, 1)
-    assert [c for _, c in plot["scale"]] == harness.CIVIDIS
+    assert [c for _, c in plot["scale"]] == list(fmt.CIVIDIS)
     assert plot["bar"]
     assert plot["hover"][0][1] == "Lily cannot look ahead at ·wanted"
     assert plot["hover"][5][0] == f"·her → Lily: {grid[5][0]:.2f}"
@@ -113,7 +115,7 @@ def test_picking_a_head_updates_everything(open_page, harness_url, harness_site)
     assert z[n - 1] == grid[n - 1]
     # cell colours follow the shared rule
     bg = page.eval_on_selector(f"{FIG1} td[data-q='{n - 1}'][data-k='0']", "td => td.style.background")
-    assert bg == harness.colour(grid[n - 1][0])[0]
+    assert bg == harness.colour(grid[n - 1][0])
     # the state went into the URL (layer and head from 1, the token by its position, from 0)
     page.wait_for_function("h => location.hash === h", arg=f"#fig-1:layer=3,head=2,token={n - 1}")
 
@@ -248,7 +250,7 @@ def test_compare_shares_the_picker_and_diffs(open_page, harness_url, harness_sit
         expected.append([str(p) if p <= 2 else f"{p} / –", a["tokens"][p]["display"], f"{ra[p]:.2f}",  # positions count from 0
                          b["tokens"][p]["display"] if p <= 2 else "–", f"{rb[p]:.2f}" if p <= 2 else "–", ds])
     assert rows == expected
-    assert page.evaluate("traces.length") == 4  # 2 attention figures + 2 compare sentences, not the pending one
+    assert page.evaluate("traces.length") == 6  # 2 attention figures, 2 compare sentences, 2 scoreboard examples; not the pending one
     assert page.evaluate("traces[2].text") == a["text"]
 
 
@@ -324,33 +326,46 @@ def test_softmax_widget_updates_live(open_page, harness_url):
 
 
 def test_scoreboard_sorts_and_links(open_page, harness_url, harness_site):
-    doc = harness_site[1]["lily"]
+    """The renderer's scoreboard among the other figures: its tables sort, and a row's link opens
+    that head in the kind's example figure, whose summary is the reference reading of its trace."""
+    docs = harness_site[1]
+    board = docs["board"]
     page = open_page().goto(harness_url())
-    fig = "#fig-6"
+    fig = harness.SCOREBOARD_FIG
+    sec = f'{fig} section[data-score="induction"]'
     col = lambda i: page.eval_on_selector_all(  # noqa: E731
-        f"{fig} table.course-sortable tbody tr", f"rs => rs.map(r => r.cells[{i}].textContent)")
-    sort = lambda k: page.click(f"{fig} button[data-sort={k}]")  # noqa: E731
-    aria = lambda k: page.eval_on_selector(f"{fig} button[data-sort={k}]", "b => b.closest('th').getAttribute('aria-sort')")  # noqa: E731
+        f"{sec} table.course-sortable tbody tr", f"rs => rs.map(r => r.cells[{i}].textContent)")
+    sort = lambda k: page.click(f"{sec} button[data-sort={k}]")  # noqa: E731
+    aria = lambda k: page.eval_on_selector(f"{sec} button[data-sort={k}]", "b => b.closest('th').getAttribute('aria-sort')")  # noqa: E731
+    scores = [f"{v:.2f}" for _, _, v in sorted(board.ranked("induction"), key=lambda r: -r[2])]
+    assert len(scores) == 3 * 4 and len(set(scores)) > 1
+    assert col(2) == scores and aria("score") == "descending"  # as rendered: highest first
     sort("score")
-    scores = [f"{s:.2f}" for _, _, s in sorted(harness.SCORES, key=lambda r: -r[2])]
-    assert col(2) == scores and aria("score") == "descending"
+    assert col(2) == sorted(scores, key=float) and aria("score") == "ascending"
     sort("score")
-    assert col(2) == scores[::-1] and aria("score") == "ascending"
+    assert col(2) == sorted(scores, key=float, reverse=True) and aria("score") == "descending"
     sort("layer")
     assert col(0) == sorted(col(0), key=int) and aria("layer") == "ascending" and aria("score") == "none"
-    # a row links to the example figure's state
-    page.click(f"{fig} a[href='#fig-1:layer=2,head=3']")
-    wait_state(page, FIG1, layer=1, head=2)
-    assert page.text_content(f"{FIG1} .course-summary") == harness.summary_text(doc, 1, 2, 5)
-    assert page.evaluate("document.querySelector('#fig-1').getBoundingClientRect().top") < 200  # scrolled to it
+    # a row links to that head in the example figure of its kind (not the head it opened on)
+    example = "#" + page.eval_on_selector(f"{fig} script.course-data", "s => JSON.parse(s.textContent).examples.induction")
+    assert example not in (FIG1, fig)
+    layer, head, _ = board.ranked("induction")[5]
+    doc = docs["traces"][page.get_attribute(example, "data-trace-key")]
+    token = int(page.get_attribute(example, "data-token"))
+    page.click(f'{sec} a[href="{example}:layer={layer + 1},head={head + 1}"]')
+    wait_state(page, example, layer=layer, head=head)
+    assert page.text_content(f"{example} .course-summary") == harness.summary_text(doc, layer, head, token)
+    page.wait_for_function(  # scrolled to it (smoothly, so wait for it)
+        "id => { const t = document.querySelector(id).getBoundingClientRect().top; return t > -5 && t < 200; }", arg=example)
 
 
 def test_training_curve_is_plotted(open_page, harness_url):
     page = open_page().goto(harness_url())
-    page.locator("#fig-7").scroll_into_view_if_needed()
-    page.wait_for_function("document.querySelector('#fig-7 .js-plotly-plot') && "
-                           "document.querySelector('#fig-7 .js-plotly-plot').data.length === 2")
-    names = page.evaluate("document.querySelector('#fig-7 .js-plotly-plot').data.map(t => t.name)")
+    fig = harness.TRAINING_FIG
+    page.locator(fig).scroll_into_view_if_needed()
+    page.wait_for_function("id => document.querySelector(id + ' .js-plotly-plot') && "
+                           "document.querySelector(id + ' .js-plotly-plot').data.length === 2", arg=fig)
+    names = page.evaluate("id => document.querySelector(id + ' .js-plotly-plot').data.map(t => t.name)", fig)
     assert names == ["training batches", "validation"]
 
 
@@ -413,14 +428,32 @@ def test_injected_token_never_executes(open_page, harness_url, harness_site, sch
     # the token is shown as text, everywhere
     assert harness.XSS in page.text_content("#fig-2 thead")
     assert harness.XSS in page.text_content("#fig-2 .course-summary")
+    # long tick labels are shortened: the plot sits beside its top-3 list (course.css "the view"),
+    # a box under 560 px, where they keep 10 characters (course.js HEATMAP.narrowTickChars)
+    assert page.evaluate("document.querySelector('#fig-2 .course-plot').getBoundingClientRect().width") < 560
     ticks = texts(page, "#fig-2 .xtick text")
-    assert harness.XSS[:13] + "…" in ticks and "·<b>" in ticks  # long tick labels are shortened
+    assert harness.XSS[:9] + "…" in ticks and "·<b>" in ticks
     # the hover label shows the whole token as text
     box = page.locator("#fig-2 .nsewdrag").first.bounding_box()
     page.mouse.move(box["x"] + box["width"] * 2.5 / 8, box["y"] + box["height"] * 2.5 / 8)
     page.wait_for_selector("#fig-2 .hoverlayer .hovertext")
     hover = page.text_content("#fig-2 .hoverlayer .hovertext")
     assert hover.startswith(f"{harness.XSS} → {harness.XSS}: ")
+    assert w.errors == []
+
+
+def test_injected_token_ticks_in_a_wide_box(open_page, harness_url):
+    """Under 640 px the top-3 list goes under the plot, whose box (here 588 px, over 560) keeps
+    14 characters of a tick label (course.js HEATMAP.tickChars); the token stays text."""
+    w = open_page(viewport={"width": 620, "height": 800})
+    page = w.goto(harness_url())
+    page.locator("#fig-2").scroll_into_view_if_needed()
+    page.wait_for_function("document.querySelector('#fig-2 .xtick text')")
+    assert page.evaluate("document.querySelector('#fig-2 .course-plot').getBoundingClientRect().width") >= 560
+    ticks = texts(page, "#fig-2 .xtick text")
+    assert harness.XSS[:13] + "…" in ticks and "·<b>" in ticks
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("document.querySelectorAll('img').length") == 0
     assert w.errors == []
 
 
