@@ -73,7 +73,7 @@ from ..render import training_figure as training
 from ..render.context import Ctx, Missing
 from ..render.ref_common import PENDING_REF, TRACING_REF
 from ..store import DamagedFile, StoreError, TraceStore
-from . import math, needs_traces
+from . import math, needs_traces, python_view
 from .build_errors import CourseBuildError, reraise
 
 log = logging.getLogger("mkdocs.plugins.generator")
@@ -296,7 +296,7 @@ class SourcePreprocessor(Preprocessor):
             try:
                 check_layout(lines, "<page>", 1, SPECS, check_code_fence)
                 self.ext.state.marks = needs_traces.check_marks(lines, "<page>", 1)
-                return refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs)
+                return self.python_views(refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs), "<page>", 1)
             except LessonError as exc:
                 reraise(exc)
         path, first = found
@@ -312,9 +312,22 @@ class SourcePreprocessor(Preprocessor):
         try:
             check_layout(lines, shown, first, SPECS, check_code_fence)
             self.ext.state.marks = needs_traces.check_marks(lines, shown, first)
-            return refs.annotate_source(lines, shown, first, self.ext.state.code_refs)
+            return self.python_views(refs.annotate_source(lines, shown, first, self.ext.state.code_refs), shown, first)
         except LessonError as exc:
             reraise(exc)
+
+    def python_views(self, lines: list[str], shown: str, first: int) -> list[str]:
+        """A Code tab's Python view (python_view.py), after every line has been numbered (its own
+        lines then move no other line's number); `lines` hold annotate_source's fence marks, which
+        are no lines of the file."""
+        numbers, n = [], first
+        for line in lines:
+            numbers.append(n)
+            n += not line.lstrip().startswith(refs.SOURCE_MARK)
+        copied: list[int] = []
+        out = python_view.expand(lines, shown, first, copied, numbers)
+        self.ext.state.marks = sorted(self.ext.state.marks + copied)
+        return out
 
 
 # ---------------------------------------------------------------- 2. fences

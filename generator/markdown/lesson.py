@@ -43,7 +43,6 @@ from ..lessons import refs
 from ..lessons.directives import SPECS
 from ..lessons.errors import LessonError
 from ..lessons.source import bad_char, check_front_matter, decode, find_source, read_source, read_text, shown_path, split_front_matter, walk_lines
-from . import python_view
 from .build_errors import reraise
 from .math import MATH_INLINE_RE
 
@@ -308,8 +307,7 @@ class LessonPreprocessor(Preprocessor):
             self.ext.is_glossary_page = any(l.strip() == GLOSSARY_MARKER for l in body.split("\n"))
             reading = reading_time(body)
             self.ext.reading = reading
-            lines = substitute_page_refs(body.split("\n"), shown, first + removed, reading)
-            return python_view.expand(lines, shown, first + removed)  # a Code tab's Python view
+            return substitute_page_refs(body.split("\n"), shown, first + removed, reading)
         except LessonError as exc:
             reraise(exc)
 

@@ -1,24 +1,36 @@
 """A Code tab's Python view: a line `[[python: head scores]]` in a lesson becomes a Python code
-block holding those cells of the chapter's notebook (generator/render/notebook_cells.py, STEPS),
+block holding those cells of the chapter's notebook (generator/render/notebook_steps.py, STEPS),
 and a sentence that links to the notebook (the link under the chapter's title, overrides/main.html),
 so the page and the notebook show the same lines. The line keeps its indentation, so the block
-sits in the tab the line is in."""
+sits in the tab the line is in.
+
+A mark `{: .needs-traces }` right under the line marks the code block and the sentence both
+(generator/markdown/needs_traces.py): where a page's traces are missing, so is that part of its
+notebook, and the view goes with the passage above it that names the figure's numbers.
+
+It runs after the fences and references are marked with their lines (course.py's
+SourcePreprocessor), so the lines it adds move no error message's line number."""
 
 from __future__ import annotations
 
 import re
 
 from ..lessons.errors import LessonError
-from ..render.notebook_cells import STEPS, step
+from .needs_traces import MARK, MARK_LINE_RE
+from ..render.notebook_steps import STEPS, step
 
 MARK_RE = re.compile(r"^(\s*)\[\[python:([^\]]*)\]\]\s*$")
 NOTEBOOK_ANCHOR = "course-notebook"  # the id of the notebook link under the chapter's title
 LINK_LINE = f"These lines are cells of [this chapter's notebook](#{NOTEBOOK_ANCHOR}), which runs them on the trace files."
 
 
-def expand(lines: list[str], shown: str, first_line: int = 1) -> list[str]:
+def expand(lines: list[str], shown: str, first_line: int = 1, marks: list[int] | None = None,
+           numbers: list[int] | None = None) -> list[str]:
     """The lines with every `[[python: …]]` line replaced by its code block and link; an unknown
-    step is a LessonError naming the file and line."""
+    step is a LessonError naming the file and line. A needs-traces mark under the line is copied
+    under the code block too, and its line number appended to `marks`, so that the page's list of
+    marks (needs_traces.check_marks) keeps one entry per marked passage. `numbers`, when given, is
+    each line's number in the file (lines that an earlier step inserted share their neighbour's)."""
     out: list[str] = []
     for n, line in enumerate(lines):
         m = MARK_RE.match(line)
@@ -26,7 +38,8 @@ def expand(lines: list[str], shown: str, first_line: int = 1) -> list[str]:
             out.append(line)
             continue
         indent, names = m.group(1), m.group(2).split()
-        where = f"{shown}:{first_line + n}"
+        lineno = numbers[n] if numbers is not None else first_line + n
+        where = f"{shown}:{lineno}"
         if not names:
             raise LessonError(where, "[[python: …]] names no step", f"name one or more of: {', '.join(STEPS)}")
         for name in names:
@@ -36,6 +49,10 @@ def expand(lines: list[str], shown: str, first_line: int = 1) -> list[str]:
         out.append(f"{indent}```python")
         out.extend(f"{indent}{c}" if c else "" for c in code.split("\n"))
         out.append(f"{indent}```")
+        if n + 1 < len(lines) and MARK_LINE_RE.match(lines[n + 1]):
+            out.append(f"{indent}{MARK}")
+            if marks is not None:
+                marks.append(lineno + 1)
         out.append("")
         out.append(f"{indent}{LINK_LINE}")
     return out

@@ -7,9 +7,9 @@ number of a trace: every number a cell checks against is read from the trace fil
 (the ``expect(...)`` lines); the build fills in only where to look (a file name, a layer and head,
 a position), which it worked out from the same traces (generator/site/notebooks.py).
 
-:data:`STEPS` names the cells that a lesson's Code tab shows as its Python view
-(``[[python: scores]]``, generator/markdown/python_view.py): the same text in the page and in
-the notebook, so they cannot drift apart.
+The cells that a lesson's Code tab shows as its Python view (``[[python: scores]]``,
+generator/markdown/python_view.py) are notebook_steps.py's :data:`STEPS`, placed here: the same
+text in the page and in the notebook, so they cannot drift apart.
 
 Every exercise cell ends with ``check(X, "name")``: ``X`` starts as ``None`` ("not done yet"), and
 check compares an answer with the trace's number to 1e-4 plus the half step that the file rounds
@@ -20,6 +20,8 @@ with one line naming the first number that is off.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from .notebook_steps import STEPS, step  # noqa: F401 (python_view and the tests read them here too)
 
 # The exercise cells' placeholder, which the tests replace with a wrong answer or the right one.
 TODO = "None  # your answer here"
@@ -198,16 +200,17 @@ every sentence in this course starts with.
 """)
     s.code(f'''
 trace = load_json({trace_file!r})
-for position, t in enumerate(trace["tokens"]):
-    print(position, t["id"], repr(t["text"]))
 expect("ids", [t["id"] for t in trace["tokens"]])
 expect("spaced", sum(t["text"].startswith(" ") for t in trace["tokens"]))
 ''')
+    s.step("tokens")
     s.md("""
 The ids are the tokens' places in the tokenizer's vocabulary (`data/tiny/tokenizer.json`). Its
 keys are written in a byte-level alphabet, in which a space is `Ġ`:
 """)
     s.code(BYTE_LEVEL)
+    s.md("The token at position 0 is not text: `<|endoftext|>`, which marks where one text ends and the next begins.")
+    s.step("endoftext")
     s.exercise("ids", "Look every token's text up in `vocab` (through `byte_level`), in order: the list of ids.",
                "ids", 'ids = [vocab[byte_level(t["text"])] for t in trace["tokens"]]')
     s.exercise("spaced", "How many of the sentence's tokens start with a space?",
@@ -215,10 +218,26 @@ keys are written in a byte-level alphabet, in which a space is `Ġ`:
     return s
 
 
+def merges(word: str, model: str, with_byte_level: bool) -> Section:
+    s = Section(files=[f"{model}/tokenizer.json"])
+    s.md(f"""
+## Byte-pair encoding, merge by merge
+
+The chapter's merges figure replays the tokenizer's merge list on {word!r}: start from one piece
+per byte, join the neighbouring pair that stands highest on the list, and again, until no pair of
+the word is on it. The list is in the tokenizer's file, so the replay needs nothing else.
+""")
+    if with_byte_level:
+        s.code(BYTE_LEVEL)
+    s.code(f"word = {word!r}  # the figure's word")
+    s.step("merges")
+    return s
+
+
 # ---------------------------------------------------------------- chapter 2: vectors, layer norm
 
 
-def embedding(sentence_index: int, text: str) -> Section:
+def embedding(sentence_index: int, text: str, focus: int, focus_text: str) -> Section:
     s = Section(files=["tiny/vectors.json"])
     s.md(f"""
 ## A token's vector: embedding plus position
@@ -232,15 +251,42 @@ vectors = load_json("tiny/vectors.json")
 sentence = vectors["sentences"][{sentence_index}]
 token_rows, position_rows = np.array(sentence["token"]), np.array(sentence["position"])  # (token, width)
 print([t["text"] for t in sentence["tokens"]], token_rows.shape)
+i = {focus}  # {focus_text}, the token the chapter follows (positions count from 0)
 digits5 = lambda a: 5e-5 * np.abs(np.asarray(a))  # half of the 5th significant digit, about
 expect("sum", sentence["sum"], digits5(sentence["sum"]))
 ''')
     s.exercise("sum", "Each token's vector as the first layer reads it: its token row plus its position row.",
                "summed", "summed = token_rows + position_rows")
+    s.md("One token's rows, as the chapter's first figure shows them:")
+    s.step("embedding")
     return s
 
 
-def layernorm(sentence_index: int) -> Section:
+def neighbours() -> Section:
+    s = Section(files=["tiny/vectors.json"])
+    s.md("""
+## Cosine similarity
+
+How alike two rows are, whatever their lengths: their dot product divided by both lengths.
+""")
+    s.step("cosine")
+    return s
+
+
+def vector_map() -> Section:
+    s = Section(files=["tiny/vectors.json"])
+    s.md("""
+## The map
+
+The map's points were computed once, with numpy, when the course was built (principal component
+analysis of the common tokens' rows); `vectors.json` keeps each point and what the two directions
+hold of the spread.
+""")
+    s.step("map")
+    return s
+
+
+def layernorm(sentence_index: int, focus: int, focus_text: str) -> Section:
     s = Section(files=["tiny/vectors.json"])
     s.md("""
 ## Layer norm
@@ -252,10 +298,13 @@ and add its `bias`, number by number. The file keeps both steps: `normalised` an
     s.code(f'''
 ln = vectors["layerNorm"]
 x = np.array(vectors["sentences"][{sentence_index}]["sum"])  # (token, width)
+i = {focus}  # {focus_text}, the figure's token
 print("layer", ln["layer"], "eps", ln["eps"], "width", len(ln["weight"]))
 expect("normalised", sentence["normalised"], digits5(sentence["normalised"]))
 expect("ln1", sentence["ln1"], digits5(sentence["ln1"]))
 ''')
+    s.md("The first step for one token, as the page's figure shows it (without `eps`, which is tiny):")
+    s.step("layernorm")
     s.exercise("normalised", "Normalise every row of `x`: (x − mean) / √(variance + eps), the variance "
                "being the mean of the squared differences (numpy's default, `ddof=0`).",
                "normalised", '''
@@ -270,32 +319,6 @@ normalised = (x - mean) / np.sqrt(variance + ln["eps"])''')
 # ---------------------------------------------------------------- chapter 3: one head, step by step
 
 
-STEPS = {  # a step's cell, the same in the notebook and in a Code tab's Python view
-    "grid": '''
-w = decode(trace["layers"][layer]["heads"][head]["weights"])  # (query, key)
-print(w.sum(axis=1))  # every row sums to 1
-print([t["display"] for t in trace["tokens"]])  # the row and column labels
-''',
-    "head": '''
-arrays, half = head_arrays(trace, layer, head)
-q, k, v = arrays["q"], arrays["k"], arrays["v"]  # (token, head_dim)
-head_dim = q.shape[1]
-print(q.shape, k.shape, v.shape)  # one row per token, head_dim numbers each
-''',
-    "scores": '''
-scores = q @ k.T  # (query, key)
-rounding = np.abs(q).sum(1)[:, None] * half["k"] + np.abs(k).sum(1)[None, :] * half["q"] + head_dim * half["q"] * half["k"]
-expect("scores", arrays["scores"], half["scores"] + rounding)
-check(scores, "scores")
-scores = arrays["scores"]  # from here on, the model's own
-''',
-}
-
-
-def step(name: str) -> str:
-    return STEPS[name].strip("\n")
-
-
 def attention(trace_file: str, model: str, text: str, layer: int, head: int, focus: int, focus_text: str) -> Section:
     s = Section(files=[trace_file])
     s.md(f"""
@@ -306,6 +329,7 @@ The chapter's first grid: model `{model}`, “{text}”, layer {layer + 1}, head
     s.code(f'''
 trace = load_json({trace_file!r})
 layer, head = {layer}, {head}  # layer {layer + 1}, head {head + 1} on the page, which counts from 1
+i = {focus}  # {focus_text}, the figure's focus token (positions count from 0)
 ''')
     s.md("Its weights: one row per token that looks, one column per token it can look at.")
     s.step("grid")
@@ -332,17 +356,39 @@ expect("mixed", arrays["out"], half["out"] + half["v"] + half["weights"] * np.ab
                "weights", '''
 e = np.exp(scaled - scaled.max(axis=1, keepdims=True))
 weights = e / e.sum(axis=1, keepdims=True)''')
-    s.md(f"""
-Row {focus}, {focus_text}, the figure's focus token: its three largest weights.
-""")
-    s.code(f'''
-row = arrays["weights"][{focus}]
-for j in np.argsort(-row)[:3]:
-    print(repr(trace["tokens"][j]["text"]), round(float(row[j]), 4))
+    s.md("The same softmax for one list of scores at a time: only the gaps between scores matter.")
+    s.step("softmax")
+    s.md(f"Row {focus}, {focus_text}, the figure's focus token, from its scores to its weights:")
+    s.step("row")
+    s.md("Its three largest weights:")
+    s.code('''
+for j in np.argsort(-arrays["weights"][i])[:3]:
+    print(repr(trace["tokens"][j]["text"]), round(float(arrays["weights"][i][j]), 4))
 ''')
     s.exercise("mixed", "What the head hands each token: its weights times the values, "
                "`weights @ v`, one row per token. The file calls it the head's `out`.",
                "mixed", "mixed = arrays[\"weights\"] @ v")
+    s.md("For the focus token alone:")
+    s.step("values")
+    s.md("A layer's heads work side by side; their outputs, one after another, make one row per token.")
+    s.step("concat")
+    return s
+
+
+def pair(files: tuple[str, str], texts: tuple[str, str], model: str, layer: int, head: int, focus: int, focus_text: str) -> Section:
+    s = Section(files=list(dict.fromkeys(files)))
+    s.md(f"""
+## One head, two sentences
+
+The chapter's comparison: model `{model}`, layer {layer + 1}, head {head + 1}, on “{texts[0]}”
+and “{texts[1]}”, row {focus} ({focus_text}).
+""")
+    s.code(f'''
+first, second = load_json({files[0]!r}), load_json({files[1]!r})
+L, H = {layer}, {head}  # layer {layer + 1}, head {head + 1} on the page
+i = {focus}  # {focus_text}
+''')
+    s.step("pair")
     return s
 
 

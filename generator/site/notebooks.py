@@ -8,10 +8,12 @@ hosted site and the one-file chapters, ``downloads/<page>-notebook.zip`` holds o
 notebook with the data it reads.
 
 A notebook has a section for the first figure of each kind it knows (:data:`SECTIONS`): the
-tokens and ids (chapter 1), embedding plus position and layer norm (chapter 2), one head step by
-step (the first attention or compare figure: chapter 3, GPT-2's chapter, the causal chapter),
+tokens and ids and the merges (chapter 1), embedding plus position, cosine similarity, the map and
+layer norm (chapter 2), one head step by step (the first attention or compare figure: chapter 3,
+GPT-2's chapter, the causal chapter) and one head on two sentences (the first compare figure),
 head-type scores from their definitions (a scoreboard), and a head removed in numpy (an ablation
-with two targets). The cells are generator/render/notebook_cells.py's and notebook_causal.py's;
+with two targets). The cells that a Code tab shows as its Python view are named steps
+(notebook_cells.STEPS), so page and notebook hold the same text. The cells are generator/render/notebook_cells.py's and notebook_causal.py's;
 this module works out where each one looks (a file, a layer and head, a position) from the same
 traces and pick rules as the figures.
 
@@ -73,12 +75,18 @@ def _trace_file(ctx: Ctx, model: str, text: str, ids=None) -> str | None:
     return None if path is None else f"{model}/{path.name}"
 
 
-def _tokens(d, ctx: Ctx) -> cells.Section:
+def _tokens(d, ctx: Ctx, done: set) -> cells.Section:
     for text in d.sentences:
         name = _trace_file(ctx, "tiny", text)
         if name:
             return cells.tokens(name, text)
     return cells.pending("Tokens and their ids", "tiny")
+
+
+def _merges(d, ctx: Ctx, done: set) -> cells.Section | None:
+    if d.model != "tiny":
+        return None  # the notebook ships the tiny model's tokenizer only; a later tiny figure may come
+    return cells.merges(d.word, d.model, with_byte_level="tokens" not in done)
 
 
 def _sentence_index(d, ctx: Ctx) -> int | None:
@@ -89,17 +97,34 @@ def _sentence_index(d, ctx: Ctx) -> int | None:
     return texts.index(d.sentence) if d.sentence in texts else None
 
 
-def _embedding(d, ctx: Ctx) -> cells.Section:
+def _vector_focus(d, ctx: Ctx, i: int) -> tuple[int, str]:
+    """The position the figure follows (its `token:`, else the sentence's last) and its label."""
+    toks = read_vectors(ctx.store.root, d.model).doc["sentences"][i]["tokens"]
+    token = getattr(d, "token", None)
+    pos = len(toks) - 1 if token is None else resolve_token(token, toks, d.where, f"{d.kind}: token")
+    return pos, toks[pos]["display"]
+
+
+def _embedding(d, ctx: Ctx, done: set) -> cells.Section:
     i = _sentence_index(d, ctx)
-    return cells.pending("Embedding plus position", d.model) if i is None else cells.embedding(i, d.sentence)
+    return cells.pending("Embedding plus position", d.model) if i is None else cells.embedding(i, d.sentence, *_vector_focus(d, ctx, i))
 
 
-def _layernorm(d, ctx: Ctx) -> cells.Section:
+def _neighbours(d, ctx: Ctx, done: set) -> cells.Section | None:
+    return cells.neighbours() if "embedding" in done else None  # it compares the embedding section's rows
+
+
+def _map(d, ctx: Ctx, done: set) -> cells.Section:
+    vectors = read_vectors(ctx.store.root, d.model)
+    return cells.vector_map() if d.model == "tiny" and vectors is not None and "map" in vectors.doc else cells.pending("The map", d.model)
+
+
+def _layernorm(d, ctx: Ctx, done: set) -> cells.Section:
     i = _sentence_index(d, ctx)
-    return cells.pending("Layer norm", d.model) if i is None else cells.layernorm(i)
+    return cells.pending("Layer norm", d.model) if i is None else cells.layernorm(i, *_vector_focus(d, ctx, i))
 
 
-def _attention(d, ctx: Ctx) -> cells.Section:
+def _attention(d, ctx: Ctx, done: set) -> cells.Section:
     text = d.sentence if d.kind == "attention" else d.sentences[0]
     panel = load_panel(d, d.model, text, ctx)
     if panel is None:
@@ -109,7 +134,18 @@ def _attention(d, ctx: Ctx) -> cells.Section:
     return cells.attention(_trace_file(ctx, d.model, text), d.model, text, layer, head, focus, panel.tokens[focus]["display"])
 
 
-def _scoreboard(d, ctx: Ctx) -> cells.Section:
+def _pair(d, ctx: Ctx, done: set) -> cells.Section:
+    """A compare figure's two sentences in its head (the first compare figure of a chapter)."""
+    panel = load_panel(d, d.model, d.sentences[0], ctx)
+    files = [_trace_file(ctx, d.model, text) for text in d.sentences[:2]]
+    if panel is None or None in files:
+        return cells.pending("One head, two sentences", d.model)
+    layer, head = pick_head(d.pick, panel, d.where, d.kind, ctx)
+    focus = len(panel.tokens) - 1 if d.token is None else resolve_token(d.token, panel.tokens, d.where, f"{d.kind}: token")
+    return cells.pair((files[0], files[1]), (d.sentences[0], d.sentences[1]), d.model, layer, head, focus, panel.tokens[focus]["display"])
+
+
+def _scoreboard(d, ctx: Ctx, done: set) -> cells.Section:
     scores = ctx.scores(d.model, d.where, d.kind)
     if scores is None or not {"previous-token", "induction"} <= set(scores.doc["scores"]):
         return cells.pending("Head-type scores", d.model)
@@ -118,7 +154,7 @@ def _scoreboard(d, ctx: Ctx) -> cells.Section:
     return cells.head_scores(d.model, scores.doc["definitions"], files["previous-token"], files["induction"])
 
 
-def _ablation(d, ctx: Ctx) -> cells.Section | None:
+def _ablation(d, ctx: Ctx, done: set) -> cells.Section | None:
     if d.model != "tiny" or len(d.targets) != 2:
         return None  # the notebook removes a head of the tiny model and measures a logit difference
     panel = load_panel(d, d.model, d.sentence, ctx)
@@ -135,16 +171,23 @@ def _ablation(d, ctx: Ctx) -> cells.Section | None:
                           [(t["id"], t["display"]) for t in targets], layer, head)
 
 
-# figure kind -> its section; compare figures count as attention ones (the first of either)
+# figure kind -> its section, for the first figure of the kind that gets one (a section may
+# return None: the next figure of its kind is tried). A compare figure counts as an attention one
+# too (the first of either is the head walked step by step), and the first compare figure also
+# gets its own section, the two sentences side by side.
 SECTIONS = {
     "tokens": _tokens,
+    "merges": _merges,
     "embedding": _embedding,
+    "neighbours": _neighbours,
+    "map": _map,
     "layernorm": _layernorm,
     "attention": _attention,
+    "pair": _pair,
     "scoreboard": _scoreboard,
     "ablation": _ablation,
 }
-SAME_AS = {"compare": "attention"}
+SAME_AS = {"compare": ("attention", "pair")}
 
 
 def page_title(md: Path) -> str:
@@ -163,13 +206,13 @@ def build_notebook(md: Path, page: str, ctx: Ctx) -> Notebook | None:
     opening = cells.opening(title, page.removesuffix(".html") + ".md")
     sections, done = [opening], set()
     for d in directives:
-        kind = SAME_AS.get(d.kind, d.kind)
-        if kind in done or kind not in SECTIONS:
-            continue
-        section = SECTIONS[kind](d, ctx)
-        if section is not None:
-            done.add(kind)
-            sections.append(section)
+        for kind in SAME_AS.get(d.kind, (d.kind,)):
+            if kind in done or kind not in SECTIONS:
+                continue
+            section = SECTIONS[kind](d, ctx, done)
+            if section is not None:
+                done.add(kind)
+                sections.append(section)
     if len(sections) == 1:
         sections.append(cells.Section())
         sections[-1].md("This chapter's figures need no traces: there is nothing here to recompute.")

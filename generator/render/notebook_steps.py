@@ -1,0 +1,121 @@
+"""The notebook cells that a lesson's Code tab shows as its Python view (a line
+`[[python: scores]]`, generator/markdown/python_view.py): one text for the page and for the
+notebook (notebook_cells.py places them), so the two cannot drift apart. A step reads the
+variables that the notebook's cells before it set (`trace`, `layer`, `head`, `i`, ...), which
+carry the numbers of the build; the steps themselves hold none."""
+
+from __future__ import annotations
+
+STEPS = {  # a step's cell, the same in the notebook and in a Code tab's Python view
+    # chapter 1
+    "tokens": '''
+for position, t in enumerate(trace["tokens"]):
+    print(position, t["id"], repr(t["text"]))  # a leading space is part of the token
+''',
+    "endoftext": '''
+print(trace["tokens"][0])  # position 0: <|endoftext|>, in front of every sentence
+print(vocab["<|endoftext|>"])  # its id in the vocabulary
+''',
+    "merges": '''
+merges = load_json("tiny/tokenizer.json")["model"]["merges"]  # the merge list, the earliest first
+rank = {tuple(pair): r + 1 for r, pair in enumerate(merges)}  # a pair -> its place in the list, from 1
+pieces = list(byte_level(word))  # one piece per byte; a space is "Ġ"
+while True:
+    ranked = [(rank[pair], pair) for pair in zip(pieces, pieces[1:]) if pair in rank]
+    if not ranked:
+        break  # no pair of the word is on the list: the pieces left are its tokens
+    r, pair = min(ranked)
+    joined, j = [], 0
+    while j < len(pieces):  # join every occurrence of the pair, left to right
+        if tuple(pieces[j:j + 2]) == pair:
+            joined.append(pieces[j] + pieces[j + 1])
+            j += 2
+        else:
+            joined.append(pieces[j])
+            j += 1
+    pieces = joined
+    print(r, pair, pieces)  # the merge's place in the list, its pair, the word after it
+print([vocab[p] for p in pieces])  # the tokens' ids
+''',
+    # chapter 2
+    "embedding": '''
+print([t["display"] for t in sentence["tokens"]])  # the rows of the figure
+print(token_rows[i])  # token i's row of the embedding matrix
+print(position_rows[i])  # the row of its position
+print(token_rows[i] + position_rows[i])  # their sum: what layer 1 receives
+''',
+    "cosine": '''
+cos = lambda a, b: a @ b / (np.linalg.norm(a) * np.linalg.norm(b))
+print(cos(token_rows[i], token_rows[i]))  # 1: a vector points its own way
+for t, row in zip(sentence["tokens"], token_rows):  # token i and each token of the sentence: how alike?
+    print(t["display"], round(float(cos(token_rows[i], row)), 3))
+''',
+    "map": '''
+points = load_json("tiny/vectors.json")["map"]
+print(points["rule"])  # which tokens the map shows
+for t in points["marks"]:
+    print(t["display"], t["x"], t["y"])  # a marked word: across, up
+print(points["explained"])  # the share of the spread on each of the two directions
+''',
+    "layernorm": '''
+row = x[i]  # token i's vector, as layer 1 receives it
+print(row.mean(), row.std())
+z = (row - row.mean()) / row.std()  # numpy's std divides by the count, as layer norm does
+print(z.mean(), z.std())  # mean 0, standard deviation 1
+''',
+    # chapter 3 (and every chapter's first head)
+    "grid": '''
+w = decode(trace["layers"][layer]["heads"][head]["weights"])  # (query, key)
+print(w.sum(axis=1))  # every row sums to 1
+print([t["display"] for t in trace["tokens"]])  # the row and column labels
+''',
+    "head": '''
+arrays, half = head_arrays(trace, layer, head)
+q, k, v = arrays["q"], arrays["k"], arrays["v"]  # (token, head_dim)
+head_dim = q.shape[1]
+print(q.shape, k.shape, v.shape)  # one row per token, head_dim numbers each
+''',
+    "scores": '''
+scores = q @ k.T  # (query, key)
+rounding = np.abs(q).sum(1)[:, None] * half["k"] + np.abs(k).sum(1)[None, :] * half["q"] + head_dim * half["q"] * half["k"]
+expect("scores", arrays["scores"], half["scores"] + rounding)
+check(scores, "scores")
+scores = arrays["scores"]  # from here on, the model's own
+''',
+    "softmax": '''
+def softmax(z):
+    e = np.exp(np.asarray(z, dtype=float) - np.max(z))  # minus the largest: the same weights, smaller numbers
+    return e / e.sum()
+
+
+print(softmax([1, 0, 0]))  # three weights that add up to 1
+print(softmax([1, 0, -np.inf]))  # the last one is hidden: exactly 0
+print(softmax([101, 100, 100]))  # the same as the first line: only gaps matter
+''',
+    "row": '''
+row = np.where(np.arange(len(scores)) <= i, scores[i] / np.sqrt(head_dim), -np.inf)  # token i's scores ÷ √d, later tokens masked
+print(softmax(row))  # the weights ...
+print(arrays["weights"][i])  # ... as stored
+''',
+    "values": '''
+print(arrays["weights"][i] @ v)  # weights · values, for token i
+print(arrays["out"][i])  # the model's own result
+''',
+    "concat": '''
+outs = [decode(h["out"]) for h in trace["layers"][layer]["heads"]]  # each (token, head_dim)
+concat = np.concatenate(outs, axis=1)  # (token, width): the layer's heads side by side, before W_O
+print(concat.shape)
+print(concat[i, head * head_dim:(head + 1) * head_dim])  # this head's part of row i: its out[i]
+''',
+    "pair": '''
+for t in (first, second):
+    print(t["text"], decode(t["layers"][L]["heads"][H]["weights"])[i].round(3))  # token i's row, in each sentence
+h = first["layers"][L]["heads"][H]
+w = decode(h["weights"])[i, 0]  # the weight token i puts on the first token
+print(np.linalg.norm(w * decode(h["v"])[0]))  # weight times value: how much the first token hands over
+''',
+}
+
+
+def step(name: str) -> str:
+    return STEPS[name].strip("\n")
