@@ -160,6 +160,55 @@ def test_the_playground(browser, course, play_url, tmp_path):
         page.click("#fig-1 table.course-table tbody tr:nth-child(2) th button")
         page.wait_for_function("document.getElementById('fig-1-token').value === '1'")
 
+        # -- a burst of edits in one task runs once, on its last text (the first would have run at once)
+        before = page.evaluate(RUNS)
+        page.evaluate("""() => { const t = document.getElementById('play-text');
+            ['Ben', 'Ben saw', 'Ben saw a', 'Ben saw a dog'].forEach(s => {
+              t.value = s; t.dispatchEvent(new Event('input', {bubbles: true})); }); }""")
+        page.wait_for_function(f"{RUNS} > {before} && document.querySelectorAll('.course-play-guesses tbody tr').length === 5")
+        assert page.evaluate(RUNS) == before + 1
+        assert page.inner_text(".course-play-tokens").startswith("5 tokens:")
+
+        # -- stale results are dropped: an edit made as a sentence's figures are drawn drops its
+        # guesses; only the newer sentence's are drawn
+        got = page.evaluate("""() => new Promise((resolve) => {
+          const root = document.getElementById('course-play'), t = document.getElementById('play-text');
+          const api = root.coursePlay, dropped = api.dropped, guessed = [];
+          let first = null;
+          root.addEventListener('play:guesses', (e) => {
+            guessed.push(e.detail.runs);
+            if (e.detail.runs > first) resolve({first, guessed, dropped: api.dropped - dropped,
+              rows: document.querySelectorAll('.course-play-guesses tbody tr').length});
+          });
+          root.addEventListener('play:drawn', (e) => {
+            first = e.detail.runs;
+            t.value = 'Lily and Ben went home'; t.dispatchEvent(new Event('input', {bubbles: true}));
+          }, {once: true});
+          t.value = 'Tom had a red ball'; t.dispatchEvent(new Event('input', {bubbles: true}));
+        })""")
+        assert got["first"] not in got["guessed"] and got["dropped"] >= 1, got
+        assert got["rows"] == 6, got  # <|endoftext|> Lily and Ben went home
+
+        # -- a long sentence's table (hidden at first) is written after its figures, by course.js's code
+        long = " ".join(["Lily saw Ben and the dog."] * 14)
+        typed(page, long)
+        n = page.evaluate("document.querySelectorAll('#fig-1-token option').length")
+        assert n > 64
+        page.wait_for_function(f"document.querySelectorAll('#fig-1 table.course-table tbody tr').length === {n}")
+        cells = page.evaluate("""() => {
+          const api = document.getElementById('course-play').coursePlay;
+          const l = +document.getElementById('fig-1-layer').value, h = +document.getElementById('fig-1-head').value;
+          const w = api.trace.layers[l].heads[h].weights; // the shown head's, from the model's own numbers
+          return [...document.querySelectorAll('#fig-1 table.course-table tbody td')].filter((td, i) => i % 97 === 0)
+            .map(td => [td.textContent, +td.dataset.q, +td.dataset.k, window.course.fmt(w[+td.dataset.q][+td.dataset.k], 2)]);
+        }""")
+        assert len(cells) > 20 and any(q >= k for _, q, k, _ in cells)
+        for text, q, k, want in cells:
+            assert text == ("hidden" if k > q else want), (text, q, k, want)
+        page.click("#fig-1 button.course-table-toggle")
+        page.click("#fig-1 table.course-table tbody tr:nth-child(3) th button")
+        page.wait_for_function("document.getElementById('fig-1-token').value === '2'")
+
         # -- bad input: a clear message, never a hang; no text becomes HTML
         typed(page, "")
         assert page.evaluate(STATE) == "empty" and "Type a sentence" in status(page)

@@ -171,6 +171,9 @@
     return this.cache[key];
   };
 
+  // ticklabeloverflow 'allow': the margins hold every label (labelRoom, labelOverhang), and
+  // Plotly's default ('hide past div') measures every label once per label drawn, n squared
+  // getBBox calls (most of a 256-token grid's first draw in a CPU profile).
   // A new figure object for Plotly.react on each change, built around arrays that stay the same
   // objects (react compares arrays by reference): a token change then only moves the focus
   // rectangle, and a head change only swaps z, text and hover text (cached per head).
@@ -204,10 +207,10 @@
       margin: { l: g.left, r: g.right, t: g.top, b: g.bottom },
       xaxis: { tickmode: 'array', tickvals: xVals, ticktext: xText, side: 'top', tickangle: g.upright ? -90 : -50,
         tickfont: tickFont, range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
-        title: { text: 'looks at (key)', standoff: 6 }, automargin: false },
+        title: { text: 'looks at (key)', standoff: 6 }, automargin: false, ticklabeloverflow: 'allow' },
       yaxis: { tickmode: 'array', tickvals: c.idx, ticktext: ticks, autorange: 'reversed', tickfont: tickFont,
         fixedrange: true, showgrid: false, zeroline: false,
-        title: { text: 'token (query)', standoff: 6 }, automargin: false },
+        title: { text: 'token (query)', standoff: 6 }, automargin: false, ticklabeloverflow: 'allow' },
       shapes: [{ type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
         y0: s.token - 0.5, y1: s.token + 0.5, line: { color: FOCUS_COLOUR, width: 3 },
         fillcolor: 'rgba(0,0,0,0)' }],

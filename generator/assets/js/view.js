@@ -66,6 +66,8 @@
       }
       tr.setAttribute('data-q', String(qi));
     });
+    if (this.tableListens) return; // again: rows written later (the playground's long sentences)
+    this.tableListens = true;
     this.table.addEventListener('click', function (ev) {
       var tr = ev.target.closest('tr[data-q]');
       if (!tr || !self.table.contains(tr)) return;

@@ -46,7 +46,7 @@
     var scoreBox = root.querySelector('.course-play-scores');
     var tok = null, model = null, timer = null, shown = null, want = readHash(location.hash);
     var last = null; // the sentence shown now: {text, ids, tokens, run}
-    var api = root.coursePlay = { runs: 0, lastMs: null, decodeMs: null, error: null };
+    var api = root.coursePlay = { runs: 0, dropped: 0, lastMs: null, decodeMs: null, error: null };
     // The numbers shown now as a trace file has them (nested arrays), made when asked for
     // (the tests read it; the console too: document.getElementById('course-play').coursePlay.trace).
     Object.defineProperty(api, 'trace', {
@@ -71,9 +71,14 @@
       try { history.replaceState(history.state, '', location.href.replace(/#.*$/, '') + h); } catch (e) { /* some file:// setups */ }
     }
 
+    // Every input bumps `gen`: a stage of an older sentence's work that has not run yet (its
+    // heatmap's "drawn", its guesses, its table) sees a newer gen and is dropped.
+    var gen = 0;
+    // The reader's figures first (tokens, heatmap, head-type scores: one task), then in idle
+    // time the guesses, 32 positions a task, then a long sentence's hidden table.
     function update() {
       timer = null;
-      var t0 = performance.now();
+      var mine = gen, t0 = performance.now();
       var prep = prepare(tok, model.nCtx, input.value);
       if (!prep.ids) {
         say(prep.notes);
@@ -83,7 +88,7 @@
         root.setAttribute('data-state', 'empty');
         return;
       }
-      var run = model.run(prep.ids, { predictions: false }); // the guesses follow the figure (below)
+      var run = model.run(prep.ids, { predictions: false }); // the guesses follow the figures (below)
       var tokens = pageTokens(tok, prep.ids);
       var old = shown && shown.state;
       var st = { layer: 0, head: 0, token: tokens.length - 1 };
@@ -94,27 +99,50 @@
         token: Math.max(0, Math.min(st.token, tokens.length - 1))
       };
       drawTokens(tokens);
-      drawFigure(prep.text, tokens, run, st);
+      var plotted = drawFigure(prep.text, tokens, run, st);
       drawScores(headScores(run, prep.ids));
       clear(predBox);
       predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
       say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
       writeHash(prep.text, shown && shown.state); // what was read: a pasted megabyte is not put in the address
-      last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run };
-      api.runs++;
-      api.lastMs = performance.now() - t0;
+      var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run };
+      var runNo = ++api.runs;
       root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
-      root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: api.runs } }));
-      // The top-5 guesses (a third of the work at 256 tokens) once the figure is on screen; a
-      // newer sentence drops them.
-      var mine = last;
-      setTimeout(function () {
-        if (last !== mine) return;
-        run.predictions = model.predict(run.final, run.n);
-        if (last !== mine) return;
-        drawPredictions(tokens, run.predictions);
-        root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: api.runs } }));
-      }, 0);
+      var fig = shown;
+      plotted.then(function () {
+        if (gen !== mine || last !== mineLast) return; // a newer sentence is on its way
+        api.lastMs = performance.now() - t0;
+        root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: runNo, ms: api.lastMs } }));
+        var preds = [], n = run.n;
+        (function guesses(from) {
+          whenIdle(function () {
+            if (gen !== mine || last !== mineLast) { api.dropped++; return; }
+            preds = preds.concat(model.predict(run.final, n, from, from + GUESS_CHUNK));
+            if (from + GUESS_CHUNK < n) { guesses(from + GUESS_CHUNK); return; }
+            run.predictions = preds;
+            drawPredictions(tokens, preds);
+            root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: runNo } }));
+            whenIdle(function () { if (gen === mine && last === mineLast && fig === shown) fillTable(fig); });
+          });
+        })(0);
+      });
+    }
+
+    var GUESS_CHUNK = 32; // positions of top-5 guesses per task (a few ms each): typing is read between them
+    function whenIdle(fn) {
+      if (window.requestIdleCallback) window.requestIdleCallback(fn, { timeout: 100 });
+      else setTimeout(fn, 0);
+    }
+
+    // A long sentence's table (page.js, TABLE_NOW): its rows written now, then set up and filled
+    // by course.js's own view code, as a frozen figure's are.
+    function fillTable(f) {
+      var v = f && f.views[0], tbody = v && v.table && v.table.tBodies[0];
+      if (!tbody || tbody.rows.length) return;
+      tableRows(tbody, v.tokens, v.state.token);
+      v.prepareTable();
+      v.renderCells((v.weights[v.state.layer] || [])[v.state.head] || []);
+      v.renderFocus(v.state.token);
     }
 
     function drawTokens(tokens) {
@@ -128,11 +156,19 @@
     // head or opens "All heads".
     function drawFigure(text, tokens, run, st) {
       var T = run.n, key = 'play-' + (api.runs + 1);
-      var all = run.layers.map(function (l) { return l.heads.map(function (h) { return nested(h.weights, T, T); }); });
-      var light = all.map(function (l, li) { return l.map(function (g, hi) { return li === st.layer && hi === st.head ? g : null; }); });
+      var sh = run.layers[st.layer].heads[st.head], shownGrid = nested(sh.weights, T, T);
+      var light = run.layers.map(function (l, li) { return l.heads.map(function (g, hi) { return li === st.layer && hi === st.head ? shownGrid : null; }); });
       var parts = window.courseTraceParts = window.courseTraceParts || {};
       Object.keys(parts).forEach(function (k) { if (/^play-/.test(k)) delete parts[k]; });
-      parts[key] = { layers: all.map(function (l) { return { heads: l.map(function (g) { return { weights: g }; }) }; }) };
+      // the other heads as nested arrays only when course.js merges the part in (another head
+      // picked, "All heads", or its idle loading after the first paint): 1 M numbers at 256 tokens
+      var layersMemo = null;
+      parts[key] = {};
+      Object.defineProperty(parts[key], 'layers', { enumerable: true, get: function () {
+        return layersMemo || (layersMemo = run.layers.map(function (l, li) {
+          return { heads: l.heads.map(function (h, hi) { return { weights: li === st.layer && hi === st.head ? shownGrid : nested(h.weights, T, T) }; }) };
+        }));
+      } });
       var data = {
         key: key, model: 'tiny', text: text, meta: { model: 'tiny', nLayer: model.nLayer, nHead: model.nHead, headDim: model.headDim },
         tokens: tokens, weights: light
@@ -142,12 +178,19 @@
       figBox.appendChild(fig);
       window.course.enhance();
       var f = (window.course.figures || []).filter(function (x) { return x.el === fig; })[0];
-      if (!f) return;
+      if (!f) return Promise.resolve(false);
       // this page writes its own hash (the sentence with the state), not course.js's #fig-1:…
       Object.defineProperty(f, 'inHash', { get: function () { return false; }, set: function () {} });
       f.views.forEach(function (v) { v.renderDom(null); });
       shown = f;
       fig.addEventListener('course:statechange', function () { writeHash(text, f.state); });
+      // the reader opens a long sentence's table before its rows were written: written now,
+      // before the toggle's own listener shows it
+      var toggle = fig.querySelector('button.course-table-toggle');
+      if (toggle) toggle.addEventListener('click', function () { fillTable(f); }, true);
+      // drawn now, in this task (course.js's scheduler asks the same view for the same promise):
+      // it resolves once the heatmap is on screen
+      return f.plot();
     }
 
     var KIND_NAMES = { 'previous-token': 'Previous token', 'duplicate-token': 'Duplicate token', induction: 'Induction', sink: 'Attention sink' };
@@ -212,10 +255,17 @@
       predBox.appendChild(wrap);
     }
 
+    // Leading edge: the first edit after TYPING_DELAY of quiet runs at once (in the next task,
+    // so the keystroke is on screen first), while a run takes under QUICK_RUN; the rest of a
+    // burst of typing waits for TYPING_DELAY of quiet and runs once, on the text as it is then.
+    var lastInput = -Infinity;
     function schedule() {
       if (!model) return;
+      gen++;
+      var now = performance.now(), quiet = now - lastInput >= TYPING_DELAY;
+      lastInput = now;
       if (timer) clearTimeout(timer);
-      timer = setTimeout(safeUpdate, TYPING_DELAY);
+      timer = setTimeout(safeUpdate, quiet && !(api.lastMs >= QUICK_RUN) ? 0 : TYPING_DELAY);
     }
     function safeUpdate() {
       try { update(); } catch (e) {

@@ -3,11 +3,25 @@
   // GPT-2's architecture at the tiny model's 4 layers x 4 heads x 128: pre-layer-norm blocks,
   // causal attention, GELU-new MLP, the unembedding tied to the token embedding. The weights are
   // float32 (play-model.js, generator/render/play_model.py); every sum here is a double.
+  // The base64 text as float32 numbers: viewed in place where the machine is little-endian (all
+  // machines a browser runs on today), else read number by number.
+  var LITTLE = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
   function decodeWeights(b64) {
-    var bin = atob(b64), bytes = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    var dv = new DataView(bytes.buffer), n = bytes.length >> 2, out = new Float32Array(n);
-    for (var j = 0; j < n; j++) out[j] = dv.getFloat32(4 * j, true); // little-endian on any machine
+    var bin = atob(b64), n = bin.length, bytes = new Uint8Array(n);
+    for (var i = 0; i < n; i++) bytes[i] = bin.charCodeAt(i);
+    if (LITTLE) return new Float32Array(bytes.buffer, 0, n >> 2);
+    var dv = new DataView(bytes.buffer), out = new Float32Array(n >> 2);
+    for (var j = 0; j < out.length; j++) out[j] = dv.getFloat32(4 * j, true);
+    return out;
+  }
+
+  // A Conv1D weight (nIn, nOut) as (nOut, nIn) doubles: each output is then a dot product over
+  // one contiguous row, summed in the same order as x @ W (so the numbers are the same).
+  function transposed(wt, nIn, nOut) {
+    var out = new Float64Array(nIn * nOut);
+    for (var i = 0; i < nIn; i++) {
+      for (var o = 0; o < nOut; o++) out[o * nIn + i] = wt[i * nOut + o];
+    }
     return out;
   }
 
@@ -22,10 +36,25 @@
       w[t.name] = flat.subarray(t.offset, t.offset + size);
     });
     this.w = w;
+    var W = this.width;
+    // the four linear layers of each block, transposed once here (about 8 ms for all 16)
+    this.lin = [];
+    for (var l = 0; l < this.nLayer; l++) {
+      var p = 'h.' + l + '.';
+      this.lin.push({
+        attn: transposed(w[p + 'attn.c_attn.weight'], W, 3 * W), proj: transposed(w[p + 'attn.c_proj.weight'], W, W),
+        fc: transposed(w[p + 'mlp.c_fc.weight'], W, 4 * W), mlp: transposed(w[p + 'mlp.c_proj.weight'], 4 * W, W)
+      });
+    }
+    // scratch for one run at the longest context, reused by every run: nothing of it is returned
+    var T = this.nCtx;
+    this.buf = {
+      x: new Float64Array(T * W), h: new Float64Array(T * W), qkv: new Float64Array(T * 3 * W), // (token, width), (token, 3 width)
+      concat: new Float64Array(T * W), proj: new Float64Array(T * W), m: new Float64Array(T * 4 * W) // (token, width), (token, 4 width)
+    };
   }
 
-  function layerNorm(x, T, W, g, b, eps) { // (token, width) -> (token, width)
-    var y = new Float64Array(T * W);
+  function layerNorm(x, T, W, g, b, eps, y) { // (token, width) -> y (token, width)
     for (var t = 0; t < T; t++) {
       var o = t * W, mu = 0, v = 0;
       for (var i = 0; i < W; i++) mu += x[o + i];
@@ -37,38 +66,36 @@
     return y;
   }
 
-  // x (token, nIn) times a Conv1D weight (nIn, nOut) plus bias: (token, nOut). Four tokens at a
-  // time, so each weight row is read once per four tokens, not once per token.
-  function linear(x, T, nIn, wt, bias, nOut) {
-    var y = new Float64Array(T * nOut);
-    for (var t = 0; t < T; t++) y.set(bias, t * nOut);
-    for (var t0 = 0; t0 < T; t0 += 4) {
-      var n = Math.min(4, T - t0);
-      var y0 = t0 * nOut, y1 = y0 + nOut, y2 = y1 + nOut, y3 = y2 + nOut;
-      for (var i = 0; i < nIn; i++) {
-        var wo = i * nOut, x0 = x[t0 * nIn + i];
-        var x1 = n > 1 ? x[(t0 + 1) * nIn + i] : 0, x2 = n > 2 ? x[(t0 + 2) * nIn + i] : 0, x3 = n > 3 ? x[(t0 + 3) * nIn + i] : 0;
-        if (n === 4) {
-          for (var o = 0; o < nOut; o++) {
-            var wv = wt[wo + o];
-            y[y0 + o] += x0 * wv; y[y1 + o] += x1 * wv; y[y2 + o] += x2 * wv; y[y3 + o] += x3 * wv;
-          }
-        } else {
-          for (var o2 = 0; o2 < nOut; o2++) {
-            var wv2 = wt[wo + o2];
-            y[y0 + o2] += x0 * wv2;
-            if (n > 1) y[y1 + o2] += x1 * wv2;
-            if (n > 2) y[y2 + o2] += x2 * wv2;
-          }
+  // y (token, nOut) = x (token, nIn) @ W + bias, with wT the transposed weight (nOut, nIn). Four
+  // tokens at a time: each weight is read once per four tokens, the four sums stay in registers.
+  // Each sum starts at the bias and adds x[i] * w[i] for i upwards.
+  function linear(x, T, nIn, wT, bias, nOut, y) {
+    var t0 = 0;
+    for (; t0 + 4 <= T; t0 += 4) {
+      var a0 = t0 * nIn, a1 = a0 + nIn, a2 = a1 + nIn, a3 = a2 + nIn, yo = t0 * nOut;
+      for (var o = 0; o < nOut; o++) {
+        var wo = o * nIn, bo = bias[o], s0 = bo, s1 = bo, s2 = bo, s3 = bo;
+        for (var i = 0; i < nIn; i++) {
+          var wv = wT[wo + i];
+          s0 += x[a0 + i] * wv; s1 += x[a1 + i] * wv; s2 += x[a2 + i] * wv; s3 += x[a3 + i] * wv;
         }
+        y[yo + o] = s0; y[yo + nOut + o] = s1; y[yo + 2 * nOut + o] = s2; y[yo + 3 * nOut + o] = s3;
+      }
+    }
+    for (; t0 < T; t0++) {
+      var a = t0 * nIn, yt = t0 * nOut;
+      for (var o2 = 0; o2 < nOut; o2++) {
+        var w2 = o2 * nIn, s = bias[o2];
+        for (var i2 = 0; i2 < nIn; i2++) s += x[a + i2] * wT[w2 + i2];
+        y[yt + o2] = s;
       }
     }
     return y;
   }
 
   var GELU_C = Math.sqrt(2 / Math.PI);
-  function geluNew(x) {
-    for (var i = 0; i < x.length; i++) {
+  function geluNew(x, n) {
+    for (var i = 0; i < n; i++) {
       var v = x[i];
       x[i] = 0.5 * v * (1 + Math.tanh(GELU_C * (v + 0.044715 * v * v * v)));
     }
@@ -76,79 +103,104 @@
   }
 
   // One head's numbers, flat and row-major: q, k, v, out (token, headDim); scores, scaledMasked,
-  // weights (query, key), scaledMasked -Infinity and weights 0 above the diagonal.
+  // weights (query, key), scaledMasked -Infinity and weights 0 above the diagonal. Each is a view
+  // into one new buffer per run (a shown result keeps its numbers while the next run computes).
   Model.prototype.run = function (ids, opts) {
-    var T = ids.length, W = this.width, H = this.nHead, d = this.headDim, w = this.w;
-    var x = new Float64Array(T * W);
+    var T = ids.length, W = this.width, H = this.nHead, d = this.headDim, w = this.w, b = this.buf;
+    var x = b.x, hbuf = b.h, qkv = b.qkv, concat = b.concat, proj = b.proj, m = b.m;
+    var wte = w['wte.weight'], wpe = w['wpe.weight'];
     for (var t = 0; t < T; t++) {
-      for (var i = 0; i < W; i++) x[t * W + i] = w['wte.weight'][ids[t] * W + i] + w['wpe.weight'][t * W + i];
+      var eo = ids[t] * W, po = t * W;
+      for (var i = 0; i < W; i++) x[po + i] = wte[eo + i] + wpe[po + i];
     }
-    var layers = [], scale = 1 / Math.sqrt(d);
+    var per = 4 * T * d + 3 * T * T; // q, k, v, out; scores, scaledMasked, weights
+    var store = new Float64Array(this.nLayer * H * per);
+    var layers = [], scale = 1 / Math.sqrt(d), W3 = 3 * W;
     for (var l = 0; l < this.nLayer; l++) {
-      var p = 'h.' + l + '.';
-      var h = layerNorm(x, T, W, w[p + 'ln_1.weight'], w[p + 'ln_1.bias'], this.eps);
-      var qkv = linear(h, T, W, w[p + 'attn.c_attn.weight'], w[p + 'attn.c_attn.bias'], 3 * W); // (token, 3 width)
-      var concat = new Float64Array(T * W); // (token, width): every head's out side by side
+      var p = 'h.' + l + '.', lin = this.lin[l];
+      layerNorm(x, T, W, w[p + 'ln_1.weight'], w[p + 'ln_1.bias'], this.eps, hbuf);
+      linear(hbuf, T, W, lin.attn, w[p + 'attn.c_attn.bias'], W3, qkv); // (token, 3 width)
       var heads = [];
       for (var hd = 0; hd < H; hd++) {
-        var q = new Float64Array(T * d), k = new Float64Array(T * d), v = new Float64Array(T * d);
+        var base = (l * H + hd) * per, Td = T * d, TT = T * T;
+        var q = store.subarray(base, base + Td), k = store.subarray(base + Td, base + 2 * Td);
+        var v = store.subarray(base + 2 * Td, base + 3 * Td), out = store.subarray(base + 3 * Td, base + 4 * Td);
+        var sb = base + 4 * Td;
+        var scores = store.subarray(sb, sb + TT), scaled = store.subarray(sb + TT, sb + 2 * TT), wts = store.subarray(sb + 2 * TT, sb + 3 * TT);
         for (var t2 = 0; t2 < T; t2++) {
+          var src = t2 * W3 + hd * d, dst = t2 * d;
           for (var j = 0; j < d; j++) {
-            q[t2 * d + j] = qkv[t2 * 3 * W + hd * d + j];
-            k[t2 * d + j] = qkv[t2 * 3 * W + W + hd * d + j];
-            v[t2 * d + j] = qkv[t2 * 3 * W + 2 * W + hd * d + j];
+            q[dst + j] = qkv[src + j]; k[dst + j] = qkv[src + W + j]; v[dst + j] = qkv[src + 2 * W + j];
           }
         }
-        var scores = new Float64Array(T * T), scaled = new Float64Array(T * T), wts = new Float64Array(T * T);
-        var out = new Float64Array(T * d);
         for (var a = 0; a < T; a++) {
-          var max = -Infinity;
-          for (var b = 0; b < T; b++) {
-            var s = 0;
-            for (var j2 = 0; j2 < d; j2++) s += q[a * d + j2] * k[b * d + j2];
-            scores[a * T + b] = s;
-            scaled[a * T + b] = b > a ? -Infinity : s * scale;
-            if (b <= a && s * scale > max) max = s * scale;
+          var max = -Infinity, qa = a * d, ra = a * T;
+          for (var c = 0; c < T; c++) {
+            var s = 0, kc = c * d;
+            for (var j2 = 0; j2 < d; j2++) s += q[qa + j2] * k[kc + j2];
+            scores[ra + c] = s;
+            if (c > a) { scaled[ra + c] = -Infinity; continue; }
+            var sc = s * scale;
+            scaled[ra + c] = sc;
+            if (sc > max) max = sc;
           }
           var sum = 0;
-          for (var b2 = 0; b2 <= a; b2++) { var e = Math.exp(scaled[a * T + b2] - max); wts[a * T + b2] = e; sum += e; }
-          for (var b3 = 0; b3 <= a; b3++) {
-            var wt = wts[a * T + b3] / sum;
-            wts[a * T + b3] = wt;
-            for (var j3 = 0; j3 < d; j3++) out[a * d + j3] += wt * v[b3 * d + j3];
+          for (var c2 = 0; c2 <= a; c2++) { var e = Math.exp(scaled[ra + c2] - max); wts[ra + c2] = e; sum += e; }
+          for (var c3 = 0; c3 <= a; c3++) {
+            var wt = wts[ra + c3] / sum, vc = c3 * d;
+            wts[ra + c3] = wt;
+            for (var j3 = 0; j3 < d; j3++) out[qa + j3] += wt * v[vc + j3];
           }
-          for (var j4 = 0; j4 < d; j4++) concat[a * W + hd * d + j4] = out[a * d + j4];
+          var co = a * W + hd * d;
+          for (var j4 = 0; j4 < d; j4++) concat[co + j4] = out[qa + j4];
         }
         heads.push({ q: q, k: k, v: v, scores: scores, scaledMasked: scaled, weights: wts, out: out });
       }
       layers.push({ heads: heads });
-      var proj = linear(concat, T, W, w[p + 'attn.c_proj.weight'], w[p + 'attn.c_proj.bias'], W);
-      for (var i4 = 0; i4 < x.length; i4++) x[i4] += proj[i4];
-      var h2 = layerNorm(x, T, W, w[p + 'ln_2.weight'], w[p + 'ln_2.bias'], this.eps);
-      var m = geluNew(linear(h2, T, W, w[p + 'mlp.c_fc.weight'], w[p + 'mlp.c_fc.bias'], 4 * W)); // (token, 4 width)
-      var mo = linear(m, T, 4 * W, w[p + 'mlp.c_proj.weight'], w[p + 'mlp.c_proj.bias'], W);
-      for (var i5 = 0; i5 < x.length; i5++) x[i5] += mo[i5];
+      linear(concat, T, W, lin.proj, w[p + 'attn.c_proj.bias'], W, proj);
+      var TW = T * W;
+      for (var i4 = 0; i4 < TW; i4++) x[i4] += proj[i4];
+      layerNorm(x, T, W, w[p + 'ln_2.weight'], w[p + 'ln_2.bias'], this.eps, hbuf);
+      geluNew(linear(hbuf, T, W, lin.fc, w[p + 'mlp.c_fc.bias'], 4 * W, m), T * 4 * W); // (token, 4 width)
+      linear(m, T, 4 * W, lin.mlp, w[p + 'mlp.c_proj.bias'], W, proj);
+      for (var i5 = 0; i5 < TW; i5++) x[i5] += proj[i5];
     }
     // final: the last layer norm's output, from which predict() reads the guesses (later, if asked)
-    var result = { n: T, headDim: d, layers: layers, final: layerNorm(x, T, W, w['ln_f.weight'], w['ln_f.bias'], this.eps) };
-    if (!opts || opts.predictions !== false) result.predictions = this.predict(result.final, T);
+    var final = layerNorm(x, T, W, w['ln_f.weight'], w['ln_f.bias'], this.eps, new Float64Array(T * W));
+    var result = { n: T, headDim: d, layers: layers, final: final };
+    if (!opts || opts.predictions !== false) result.predictions = this.predict(final, T);
     return result;
   };
 
-  // The top 5 next tokens after every position: logits against the tied embedding, softmax.
-  // The embedding (2 MB) is read once, every position's logit of a token from its one row.
-  Model.prototype.predict = function (hf, T) {
+  // The top 5 next tokens after each position from `from` up to `to` (all when not given):
+  // logits against the tied embedding, softmax. Four positions per read of an embedding row
+  // (2 MB in all), their sums in registers, each summed from i = 0 up as x @ E.T is.
+  Model.prototype.predict = function (hf, T, from, to) {
     var W = this.width, V = this.nVocab, E = this.w['wte.weight'], top = [];
-    var logits = new Float64Array(T * V);
-    for (var id = 0; id < V; id++) {
-      var eo = id * W;
-      for (var t = 0; t < T; t++) {
-        var s = 0, ho = t * W;
-        for (var i = 0; i < W; i++) s += hf[ho + i] * E[eo + i];
-        logits[t * V + id] = s;
+    from = from || 0;
+    to = to == null ? T : Math.min(to, T);
+    var logits = new Float64Array(Math.max(0, to - from) * V); // (position - from, vocab)
+    var t0 = from;
+    for (; t0 + 4 <= to; t0 += 4) {
+      var h0 = t0 * W, h1 = h0 + W, h2 = h1 + W, h3 = h2 + W, l0 = (t0 - from) * V;
+      for (var id = 0; id < V; id++) {
+        var eo = id * W, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (var i = 0; i < W; i++) {
+          var e = E[eo + i];
+          s0 += hf[h0 + i] * e; s1 += hf[h1 + i] * e; s2 += hf[h2 + i] * e; s3 += hf[h3 + i] * e;
+        }
+        logits[l0 + id] = s0; logits[l0 + V + id] = s1; logits[l0 + 2 * V + id] = s2; logits[l0 + 3 * V + id] = s3;
       }
     }
-    for (var t2 = 0; t2 < T; t2++) {
+    for (; t0 < to; t0++) {
+      var ho = t0 * W, lo = (t0 - from) * V;
+      for (var id1 = 0; id1 < V; id1++) {
+        var s = 0, eo1 = id1 * W;
+        for (var i1 = 0; i1 < W; i1++) s += hf[ho + i1] * E[eo1 + i1];
+        logits[lo + id1] = s;
+      }
+    }
+    for (var t2 = 0; t2 < to - from; t2++) {
       var row = logits.subarray(t2 * V, (t2 + 1) * V), max = -Infinity, sum = 0, best = [];
       for (var j = 0; j < V; j++) if (row[j] > max) max = row[j];
       for (var id2 = 0; id2 < V; id2++) {

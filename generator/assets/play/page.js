@@ -6,7 +6,9 @@
   // two to the same structure), then course.enhance() sets it up as it does a frozen one.
   var EOT_SHOWN = '<|endoftext|>';
   var MAX_CHARS = 2000;     // read at most this much of a paste (256 tokens rarely need 1,500)
-  var TYPING_DELAY = 150;   // ms of quiet after the last keystroke before the model runs
+  var TYPING_DELAY = 150;   // ms: an edit this soon after the last one waits for this much quiet
+  var QUICK_RUN = 100;      // ms: the first edit after a pause runs at once while a run takes less
+  var TABLE_NOW = 64;       // tokens: a longer sentence's table rows are written after its figures
   var FIG_ID = 'fig-1';
   var CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g; // every control character but tab and newline
   var LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?:^|[^\ud800-\udbff])[\udc00-\udfff]/;
@@ -135,21 +137,7 @@
     thead.appendChild(hr);
     table.appendChild(thead);
     var tbody = make('tbody');
-    data.tokens.forEach(function (t, q) {
-      var tr = make('tr');
-      if (q === st.token) tr.className = 'course-focus';
-      var th = make('th');
-      th.setAttribute('scope', 'row');
-      th.appendChild(tokSpan(t));
-      tr.appendChild(th);
-      for (var k = 0; k < n; k++) {
-        var td = make('td', k > q ? 'course-masked' : null, k > q ? 'hidden' : null);
-        td.setAttribute('data-q', String(q));
-        td.setAttribute('data-k', String(k));
-        tr.appendChild(td);
-      }
-      tbody.appendChild(tr);
-    });
+    if (n <= TABLE_NOW) tableRows(tbody, data.tokens, st.token);
     table.appendChild(tbody);
     wrap.appendChild(table);
     view.appendChild(wrap);
@@ -166,6 +154,29 @@
     json.textContent = JSON.stringify(data);
     fig.appendChild(json);
     return fig;
+  }
+
+  // The table's rows (n x n cells: 65,536 at 256 tokens), as _grid.html writes them. A longer
+  // sentence's table is hidden until the reader opens it: its rows are written after the heatmap
+  // and the guesses are drawn (controller.js, fillTable), or at once when the reader opens it.
+  function tableRows(tbody, tokens, focus) {
+    var n = tokens.length, frag = document.createDocumentFragment();
+    tokens.forEach(function (t, q) {
+      var tr = make('tr');
+      if (q === focus) tr.className = 'course-focus';
+      var th = make('th');
+      th.setAttribute('scope', 'row');
+      th.appendChild(tokSpan(t));
+      tr.appendChild(th);
+      for (var k = 0; k < n; k++) {
+        var td = make('td', k > q ? 'course-masked' : null, k > q ? 'hidden' : null);
+        td.setAttribute('data-q', String(q));
+        td.setAttribute('data-k', String(k));
+        tr.appendChild(td);
+      }
+      frag.appendChild(tr);
+    });
+    tbody.appendChild(frag);
   }
 
   function range(n) { var a = []; for (var i = 0; i < n; i++) a.push(i); return a; }
