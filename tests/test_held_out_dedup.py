@@ -6,6 +6,7 @@ checks made when the log is read, and the `{{ model.tiny.training.* }}` referenc
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -245,3 +246,24 @@ def test_the_heads_page_gives_both_figures_from_the_committed_log(tmp_path):
     assert f"only the {dedup['stories']:,} held-back stories that share no {dedup['ngram']} words in a row" in text
     assert f"{dedup['bitsPerChar']:.2f} bits per character" in text
     assert f"the same {sample['windows']:,} full-length windows" in text and f"({sample['tokens']:,} tokens)" in text
+
+
+def test_the_log_is_read_once_until_it_changes(tmp_path, monkeypatch):
+    """Every page's state asks for the log: one read per process while the file stays the same;
+    an edit (even one of the same size) or a damage is seen on the next read."""
+    from generator.render import training_figure
+
+    path = tmp_path / "training_log.json"
+    log = good_log()
+    path.write_text(json.dumps(log), encoding="utf-8")
+    reads = []
+    real = training_figure.parse_log_file
+    monkeypatch.setattr(training_figure, "parse_log_file", lambda p: reads.append(p) or real(p))
+    assert course.read_training_log(path) == log and course.read_training_log(path) == log and len(reads) == 1
+    edited = json.dumps(log).replace('"stories": ', '"stories":', 1)
+    path.write_text(edited + " ", encoding="utf-8")  # the same size, a new mtime
+    os.utime(path, ns=(1, 1))
+    assert course.read_training_log(path) == log and len(reads) == 2
+    path.write_text(json.dumps(log)[:30], encoding="utf-8")
+    with pytest.raises(CourseBuildError, match="not valid JSON"):
+        course.read_training_log(path)

@@ -97,6 +97,29 @@ def test_write_load_and_index(tmp_path):
     assert s.lookup("gpt2", "apple") is None and s.model_meta("gpt2") is None
 
 
+def test_a_trace_is_read_once_until_its_file_changes(tmp_path, monkeypatch):
+    """Figures that share a sentence share one read; the same file rewritten (through this store
+    or another process's), or damaged in place, is read again: its stat stamp changed."""
+    s = TraceStore(tmp_path)
+    path = s.write(fake_doc("apple"))
+    reads = []
+    real = traces.read_bytes
+    monkeypatch.setattr(traces, "read_bytes", lambda p, limit: reads.append(p) or real(p, limit))
+    first = s.load("tiny", "apple")
+    assert s.load("tiny", "apple") is first and reads == [path]
+    q0 = first["layers"][0]["heads"][0]["q"]
+    assert s.write(fake_doc("apple", seed=1)) == path  # the same key, a new file renamed over it
+    second = s.load("tiny", "apple")
+    assert len(reads) == 2 and second["layers"][0]["heads"][0]["q"] != q0
+    assert TraceStore(tmp_path).write(fake_doc("apple", seed=2)) == path  # another writer
+    third = s.load("tiny", "apple")
+    assert len(reads) == 3 and third["layers"][0]["heads"][0]["q"] != second["layers"][0]["heads"][0]["q"]
+    path.write_bytes(path.read_bytes()[:40])  # cut short in place: same inode, new size
+    with pytest.raises(store_files.DamagedFile):
+        s.load("tiny", "apple")
+    assert len(reads) == 4
+
+
 def test_file_format_is_compact_ordered_rounded(tmp_path):
     path = TraceStore(tmp_path).write(fake_doc("héllo ünïcode"))
     raw = path.read_bytes()

@@ -37,10 +37,26 @@ ARG_FIELDS = {
 }
 
 
+_LOGS: dict[Path, tuple[tuple[int, int, int], object]] = {}
+
+
 def load_log(path: Path | str) -> dict | None:
+    """The parsed log, or None when there is none; parsed once per process while the file stays
+    the same (every page asks for it; `make serve` rebuilds on each save). Callers check it."""
     p = Path(path)
     if not p.is_file():
         return None
+    st = p.stat()
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    kept = _LOGS.get(p)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    log = parse_log_file(p)
+    _LOGS[p] = (stamp, log)
+    return log
+
+
+def parse_log_file(p: Path):
     return json.loads(p.read_text(encoding="utf-8"))
 
 

@@ -22,13 +22,14 @@ import functools
 import hashlib
 import json
 import os
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import schema
 from .checks import check_index, check_trace
-from .codec import decode, encode_causal, encode_layer
+from .codec import DecodedTrace, decode, encode_causal, encode_layer
 from .files import INDEX_NAME, KEY_LENGTH, MAX_INDEX_BYTES, MAX_TRACE_BYTES, MODEL_NAME_RE, TMP_SUFFIX, TRACE_FILE_RE, DamagedFile, StoreError, atomic_write, check_model_name, dumps, ids_key, parse_json, read_bytes, read_json, round_floats
 
 
@@ -116,12 +117,25 @@ def _entry_sort(e: dict):
 # ---------------------------------------------------------------- the store
 
 
+def _regular_file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime in ns) of a regular file, else None (never cached: read_bytes names
+    what is wrong with it)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
+
+
 class TraceStore:
     """Traces under `root` (normally the repository's traces/)."""
 
     def __init__(self, root: Path | str):
         self.root = Path(root)
         self._index_cache: dict[str, tuple[tuple[int, int], dict]] = {}
+        # path -> (its stat stamp, the checked trace): a build's figures share sentences, and a
+        # page in `make serve` is rebuilt on every save; a changed file has a new stamp
+        self._trace_cache: dict[Path, tuple[tuple[int, int, int], DecodedTrace]] = {}
 
     # ---- one writer at a time
 
@@ -226,9 +240,15 @@ class TraceStore:
         path = self.lookup(model, text, ids)
         if path is None:
             raise MissingTrace(model, text, ids_key(ids), self.root)
+        stamp = _regular_file_stamp(path)
+        kept = self._trace_cache.get(path)
+        if stamp is not None and kept is not None and kept[0] == stamp:
+            return kept[1]
         raw = read_bytes(path, MAX_TRACE_BYTES)
         trace = check_trace(decode(parse_json(raw, path), path), path, model, text, ids)
         trace.raw = raw  # the download copy is the file itself: kept, not read again
+        if stamp is not None:
+            self._trace_cache[path] = (stamp, trace)
         return trace
 
     def usable(self, model: str, text: str, ids=None, revision: str | None = None) -> bool:
