@@ -96,7 +96,6 @@ class PageState:
     marks: list = field(default_factory=list)  # the lines of the page's `{: .needs-traces }` marks
     trace_refs: set = field(default_factory=set)  # placeholders of references that traces fill in
     scripts_marked: bool = False  # SCRIPTS_MARK follows the page's first drawn heatmap
-    bound: int = 0  # prose numbers bound to their figures so far (render/ref_binding.py)
 
     def code_pending(self, placeholder: str):
         """The PendingRef of a reference inside code that has no number in this build, or None."""
@@ -399,8 +398,7 @@ class RefProcessor(InlineProcessor):
             hit = pending_ref(ref, state.ctx) if out == PENDING_REF else None
             bound = None if hit else ref_binding.binding(ref, state.ctx, out)
             if bound is not None:  # a prose number points at its figure (code stays plain: CodeRefPostprocessor)
-                state.bound += 1
-                out = ref_binding.bound_html(bound, out, state.bound)
+                out = ref_binding.bound_html(bound, out)
             placeholder = self.md.htmlStash.store(TRACING_REF if hit and hit.tracing else out)
             if ref.target != "model" or ".training." in f".{ref.name}.":
                 state.trace_refs.add(placeholder)

@@ -106,9 +106,9 @@ def attention_binding(ref: Ref, fig: Figure) -> Binding | None:
     return Binding(fid, STATE, says, attrs)
 
 
-def bound_html(b: Binding, out: str, n: int) -> str:
-    """`out` (the reference's HTML) inside its binding; `n` numbers the page's bound references."""
+def bound_html(b: Binding, out: str) -> str:
+    """`out` (the reference's HTML) inside its binding."""
     if templating.NO_HTML.get():  # `make check`: the number as it is
         return out
-    return templating.render("ref.html", b=b, value=templating.html(out), did=f"course-ref-{n}")
+    return templating.render("ref.html", b=b, value=templating.html(out))
 
