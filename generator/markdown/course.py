@@ -69,7 +69,7 @@ from ..lessons.directives import SPECS, check_code_fence, parse_directive
 from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
-from ..render import training_figure as training
+from ..render import ref_binding, training_figure as training
 from ..render.context import Ctx, Missing
 from ..render.ref_common import PENDING_REF, TRACING_REF
 from ..store import DamagedFile, StoreError, TraceStore
@@ -396,6 +396,9 @@ class RefProcessor(InlineProcessor):
             ref = refs.parse_ref(m.group(1), state.shown)
             out = render.render_ref(ref, state.ctx)
             hit = pending_ref(ref, state.ctx) if out == PENDING_REF else None
+            bound = None if hit else ref_binding.binding(ref, state.ctx, out)
+            if bound is not None:  # a prose number points at its figure (code stays plain: CodeRefPostprocessor)
+                out = ref_binding.bound_html(bound, out)
             placeholder = self.md.htmlStash.store(TRACING_REF if hit and hit.tracing else out)
             if ref.target != "model" or ".training." in f".{ref.name}.":
                 state.trace_refs.add(placeholder)

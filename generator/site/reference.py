@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import STAGES, render
 from ..lessons.directives import SPECS
-from ..render import model_refs, training_figure
+from ..render import model_refs, ref_binding, training_figure
 
 PACKAGE = Path(__file__).resolve().parents[1]
 README = PACKAGE.parent / "README.md"
@@ -86,7 +86,18 @@ def authors_reference() -> str:
     out.append("- the page: `{{ page.minutes }}` `{{ page.words }}`")
     out += ["", "What each reference returns is described in `generator/render/__init__.py`; a figure kind's",
             "module (the `KINDS` registry there) answers its own."]
+    out += ["", "What a number in prose points at (`generator/render/ref_binding.py`): hovered or focused, it",
+            "outlines where it came from and sets the figure's pickers to match; a click, Enter or Space",
+            "scrolls the figure into view; a screen reader hears \"from figure 3, layer 2, head 1: …\"",
+            "after it; printed, it is plain text.", ""]
+    out += binding_list()
     return "\n".join(out)
+
+
+def binding_list() -> list[str]:
+    """The bullets of ref_binding's docstring: what each reference kind is bound to."""
+    doc = ref_binding.__doc__ or ""
+    return [line.rstrip() for line in doc[doc.index("\n* ") + 1:].strip().split("\n")]
 
 
 def sections() -> dict[str, str]:
