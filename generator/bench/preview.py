@@ -19,6 +19,7 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -77,18 +78,21 @@ def figure_shows(sentence_word: str) -> str:
 
 
 class ServeProcess:
-    """`python -m generator serve` on a course copy at `root`, its log in root/serve.log."""
+    """`python -m generator serve` on a course copy at `root`, its log in root/serve.log. With
+    `make_serve`, the checkout's own `make serve PORT=…` instead (a clone: its generator, its
+    Makefile), `make_args` added to the make command line."""
 
-    def __init__(self, root: Path, extra_args: tuple[str, ...] = ()):
+    def __init__(self, root: Path, extra_args: tuple[str, ...] = (), make_serve: bool = False, make_args: tuple[str, ...] = ()):
         self.root = Path(root)
         self.port = free_port()
         self.log_path = self.root / "serve.log"
-        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        code = self.root if make_serve else REPO
+        env = dict(os.environ, PYTHONPATH=str(code) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "generator", "serve", "--port", str(self.port), *extra_args],
-            cwd=self.root, env=env, stdout=self._log, stderr=subprocess.STDOUT,
-        )
+        cmd = (["make", "--no-print-directory", "serve", f"PORT={self.port}", *make_args] if make_serve
+               else [sys.executable, "-m", "generator", "serve", "--port", str(self.port), *extra_args])
+        # its own process group: make's child (the server) goes with it on close
+        self.proc = subprocess.Popen(cmd, cwd=self.root, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
         self.url = f"http://127.0.0.1:{self.port}"
 
     def log(self) -> str:
@@ -106,18 +110,18 @@ class ServeProcess:
 
     def close(self) -> None:
         if self.proc.poll() is None:
-            self.proc.terminate()
+            os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
         self._log.close()
 
 
 @contextlib.contextmanager
-def serving(root: Path, extra_args: tuple[str, ...] = ()):
-    server = ServeProcess(root, extra_args)
+def serving(root: Path, extra_args: tuple[str, ...] = (), **make):
+    server = ServeProcess(root, extra_args, **make)
     try:
         server.wait_serving()
         yield server

@@ -69,26 +69,50 @@ def test_a_failed_build_shows_over_the_last_good_page_and_goes_on_the_next_good_
 NEW = "A small bird sang on the roof of the red barn"
 
 
-def test_a_new_author_s_path_make_lesson_serve_a_save_a_typo_and_its_fix(tmp_path, open_served):
-    """The scripted new-author run on a copy of the course: `make lesson` (python -m generator
-    lesson), then the server alone; the new page shows real figures at once; a save with a new
-    sentence becomes its real heatmap with nothing else run; a typo shows the overlay and its fix
-    clears it."""
-    from course_builds import run
+def fresh_clone(dest: Path) -> Path:
+    """A clone of the repository's committed HEAD (what a new author gets), or a skip where the
+    tests do not run from a git checkout."""
+    import subprocess
+
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: no clone to make")
+    done = subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(dest)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return dest
+
+
+def make_in(clone: Path) -> list[str]:
+    """make's arguments for a clone that uses this test run's virtual environment, with its
+    install stamps taken as done (-o): the clone's `make` must not reinstall the packages, which
+    would point the editable install at the clone."""
     import sys
+
+    venv = Path(sys.prefix)
+    if not any((venv / stamp).is_file() for stamp in (".deps-test", ".deps-models")):  # the test extra includes the models'
+        pytest.skip(f"{venv} was not set up by the Makefile (no .deps-test stamp): `make test` sets it up")
+    return [f"VENV={venv}", "-o", str(venv / ".deps-site"), "-o", str(venv / ".deps-models")]
+
+
+def test_a_new_author_s_path_make_lesson_serve_a_save_a_typo_and_its_fix(tmp_path, open_served):
+    """The scripted new-author run: a fresh clone, `make lesson NAME=my-lesson`, then `make serve`
+    alone; the new page shows real figures at once; a save with a new sentence becomes its real
+    heatmap with nothing else run; a typo shows the overlay and its fix clears it. (The clone is
+    of the committed HEAD: uncommitted changes are not in it.)"""
+    import subprocess
 
     from generator.store import TraceStore
 
-    root = project(tmp_path / "course")
-    (root / "mkdocs.yml").write_text((root / "mkdocs.yml").read_text(encoding="utf-8") + "\nnav:\n  - Home: index.md\n  - Glossary: glossary.md\n", encoding="utf-8")
+    root = fresh_clone(tmp_path / "clone")
+    args = make_in(root)
     assert not TraceStore(root / "traces").has("tiny", NEW)
-    made = run([sys.executable, "-m", "generator", "lesson", "my-lesson"], cwd=root, timeout=300)
-    assert made.returncode == 0, made.stderr
+    made = subprocess.run(["make", "--no-print-directory", "lesson", "NAME=my-lesson", *args], cwd=root, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "my-lesson.md" in (root / "mkdocs.yml").read_text(encoding="utf-8"), "make lesson puts the page in the navigation"
     lesson = root / "content" / "my-lesson.md"
-    with serving(root) as server:
+    with serving(root, make_serve=True, make_args=tuple(args)) as server:
         w = open_served(server)()
         page = w.goto(f"{server.url}/my-lesson.html")
-        page.wait_for_function(figure_shows("her").replace("#fig-1", "#fig-2"), timeout=90000)  # fig-1: the tokens figure
+        page.wait_for_function(figure_shows("her").replace("#fig-1", "#fig-2"), timeout=120000)  # fig-1: the tokens figure
         text = lesson.read_text(encoding="utf-8")
         assert 'sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her' in text
         lesson.write_text(text.replace('sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her', f'sentence: "{NEW}"\nlayer: 3\nhead: 3\ntoken: barn')
