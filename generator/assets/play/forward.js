@@ -31,6 +31,7 @@
     this.nCtx = c.n_positions; this.nVocab = c.vocab_size; this.eps = c.layer_norm_epsilon;
     this.headDim = this.width / this.nHead;
     this.headMeans = doc.headMeans; // (layer, head, headDim): mean-ablation's reference (ablation.js)
+    this.meanReference = doc.meanReference; // what the means were taken over, as the traces record it
     var flat = decodeWeights(doc.weights), w = {};
     doc.tensors.forEach(function (t) {
       var size = t.shape.reduce(function (a, b) { return a * b; }, 1);
