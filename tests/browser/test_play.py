@@ -298,6 +298,8 @@ def test_the_playground(browser, course, play_url, tmp_path):
         typed(page, "x" * 1_000_000)
         assert "Only the first 2,000 of your 1,000,000 characters" in status(page)
         typed(page, XSS)
+        page.wait_for_function(ABLATED)  # its tokens in the pickers and the ablation figure too
+        assert "logit(" in page.inner_text(".course-play-ablation .course-summary")
         assert page.evaluate("window.__pwned") is None
         assert page.locator(".course-play img, .course-play b").count() == 0
         assert "<₁ /₂ sc ri pt >₆ <₇ im g" in page.inner_text(".course-play-tokens")  # shown as text, token by token
@@ -313,6 +315,7 @@ def test_the_playground(browser, course, play_url, tmp_path):
         w3.page.goto(alone.as_uri())
         w3.page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
         assert "·her looks most at" in w3.page.inner_text("#fig-1 .course-summary")
+        w3.page.wait_for_function(ABLATED)
         assert w3.requests == [alone.as_uri()] and w3.errors == [], (w3.requests, w3.errors)
 
         # -- a deep link, at 375 px in dark mode
