@@ -139,3 +139,27 @@ def test_a_damaged_weights_file_is_one_line(tmp_path, damage, says):
     bad.write_bytes(damage(play_model.WEIGHTS.read_bytes()))
     with pytest.raises(play_model.WeightsError, match=says):
         play_model.read_safetensors(bad)
+
+
+def test_the_mean_ablation_reference_is_the_traces():
+    """The asset's headMeans, each head's mean output for mean-ablation, are the mean of the
+    committed traces' own head outputs over the reference texts (every position but 0), within
+    the files' int16 step, and its record is the one every trace's causal block holds."""
+    from generator import heads
+    from generator.store.traces import TraceStore
+
+    doc = json.loads(play_model.play_model_js().decode("ascii").removeprefix("window.coursePlayModel = ").rstrip(";\n"))
+    means = np.array(doc["headMeans"])  # (layer, head, head_dim)
+    store = TraceStore(REPO / "traces")
+    total, n, step = np.zeros_like(means), 0, 0.0
+    for text in heads.SCORING_SENTENCES:
+        t = store.load("tiny", text)
+        assert t["causal"]["meanReference"] == doc["meanReference"], text
+        out = np.array([[h["out"] for h in layer["heads"]] for layer in t["layers"]])  # (layer, head, token, head_dim)
+        total += out[:, :, 1:].sum(axis=2)
+        n += out.shape[2] - 1
+        step = max(step, max(h["out"]["scale"] for layer in t.stored_layers for h in layer["heads"]) / 2)
+    assert n == doc["meanReference"]["positions"]
+    err = np.abs(total / n - means).max()
+    assert err <= step + 1e-6, f"headMeans off the traces' mean head outputs by {err:.1e} (int16 step {step:.1e})"
+    assert np.abs(means).max() > 100 * step  # not all near zero: zero-ablation's numbers would pass too

@@ -4,6 +4,8 @@ mean-ablation, from the trace's causal block (generator/model/causal.py)."""
 
 from __future__ import annotations
 
+from markupsafe import Markup
+
 from ..lessons.refs import Ref
 from . import templating
 from .causal_data import (
@@ -115,3 +117,24 @@ def ref(ref: Ref, fig: Figure) -> str:
     if len(targets) != 2:
         ref_fail(ref, "a verdict needs a logit difference (two targets)", "give the figure `targets: [her, his]`")
     return verdict(-e, clean)
+
+
+SLOT = "\u27e6{}\u27e7"  # ⟦name⟧: where the playground writes a number (generator/assets/play/ablation.js)
+
+
+def live_template(n: int, n_layer: int, n_head: int, grid: int | None) -> str:
+    """This figure as ablation.html writes it, for the playground to fill in the page: its number
+    `n`, zero-ablation first and mean in the details, each cell linked to attention figure
+    `grid`, slots where the sentence's token, measure and numbers go, no provenance line (the
+    page writes its own). Every cell's text and colour, and each slot, are set there as text."""
+    slot = SLOT.format
+    token = Markup(f'<span class="course-tok" aria-label="{slot("token-spoken")}">{slot("token")}</span>')
+    grids = []
+    for mode in ("zero", "mean"):
+        rows = [[{"text": slot("cell"), "style": "", "label": head_label(l, h),
+                  "link": None if grid is None else f"#fig-{grid}:layer={l + 1},head={h + 1},token={slot('pos')}"}
+                 for h in range(n_head)] for l in range(n_layer)]
+        grids.append({"mode": mode, "words": ABLATION_WORDS[mode], "rows": rows, "top": slot(f"top.{mode}"),
+                      "top_effect": slot(f"effect.{mode}")})
+    return templating.render("ablation.html", n=n, model="tiny", token=token, measure=slot("measure"), clean=slot("clean"),
+                             main=grids[0], others=grids[1:], n_head=n_head, prov=None)

@@ -12,6 +12,7 @@ playground's exactness bar of 1e-4.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import struct
 from pathlib import Path
@@ -32,7 +33,7 @@ SCRIPT = "play.js"  # the playground's script, joined from generator/assets/play
 PLAY_DIR = Path(__file__).resolve().parents[1] / "assets" / "play"
 # Its parts, in join order: one closure, as course.js's. bpe.js and forward.js touch no DOM, so
 # the joined script also runs under node (the tokenizer test); page.js runs only in a page.
-PLAY_PARTS = ("bpe.js", "forward.js", "scores.js", "page.js", "controller.js")
+PLAY_PARTS = ("bpe.js", "forward.js", "scores.js", "ablation.js", "page.js", "controller.js")
 
 
 class WeightsError(ValueError):
@@ -91,6 +92,7 @@ def model_doc(dtype: str = "float32") -> dict:
         table.append({"name": name, "shape": list(a.shape), "offset": offset})
         offset += a.size
         chunks.append(a.tobytes())
+    means, record = head_means(weights, int(config["n_head"]))
     tok = json.loads(TOKENIZER.read_text(encoding="utf-8"))
     vocab = tok["model"]["vocab"]
     by_id = [None] * len(vocab)
@@ -106,6 +108,10 @@ def model_doc(dtype: str = "float32") -> dict:
         "vocab": by_id,
         "merges": merges,
         "eot": tokens.EOT,
+        # mean-ablation's reference: each head's mean output (layer, head, head_dim), 8 digits
+        # (float32 holds about 7: the same on every machine, whatever its BLAS sums last)
+        "headMeans": [[[float(f"{x:.8g}") for x in hd] for hd in layer] for layer in means],
+        "meanReference": record,
     }
 
 
@@ -116,13 +122,44 @@ def play_model_js(dtype: str = "float32") -> bytes:
 
 def play_js() -> str:
     """The playground's classic script: its parts in one closure; `coursePlay` is its one global."""
+    from .ablation import live_template
+
     body = "\n".join((PLAY_DIR / name).read_text(encoding="utf-8").rstrip("\n") + "\n" for name in PLAY_PARTS)
+    # the ablation figure's markup, from its own template (fig-2, its cells linked to the attention figure, fig-1)
+    config = json.loads(CONFIG.read_text(encoding="utf-8"))
+    template = live_template(2, int(config["n_layer"]), int(config["n_head"]), 1)
+    body = "  var ABLATION_TEMPLATE = " + fmt.json_for_script(template) + ";\n\n" + body
     return ("/* play.js: the tiny model in the reader's page (the playground, play.html). Loaded only there.\n"
             " * Parts: generator/assets/play/ (" + ", ".join(PLAY_PARTS) + "), joined by generator/render/play_model.py. */\n"
             "(function (root) {\n  'use strict';\n\n" + body
             + "  root.coursePlay = { Tokenizer: Tokenizer, Model: Model, page: typeof startPage === 'function' ? startPage : null };\n"
             "  if (root.document && typeof startPage === 'function') startPage();\n"
             "})(typeof window !== 'undefined' ? window : globalThis);\n")
+
+
+def head_means(weights: dict[str, np.ndarray] | None = None, n_head: int | None = None) -> tuple[np.ndarray, dict]:
+    """Each head's mean output over heads.SCORING_SENTENCES, for the page's mean-ablation: as
+    generator/model/causal.py's head_means takes it (every position but 0, <|endoftext|>, each
+    text read after <|endoftext|>), here with numpy in float64 from the float32 weights, and its
+    record as the traces' `causal.meanReference` has it (the test holds the two equal).
+    Returns means (layer, head, head_dim) and the record."""
+    from .. import heads
+
+    config = json.loads(CONFIG.read_text(encoding="utf-8"))
+    n_head = n_head or int(config["n_head"])
+    w = {k: v.astype(np.float64) for k, v in (weights or read_safetensors()).items()}
+    total, n = None, 0
+    for text in heads.SCORING_SENTENCES:
+        ids = [t.id for t in tokens.encode("tiny", text)]
+        concat = _forward(w, ids, n_head)[1]  # (layer, token, width)
+        part = concat[:, 1:].sum(axis=1)  # (layer, width)
+        total = part if total is None else total + part
+        n += len(ids) - 1
+    L, W = total.shape
+    means = (total / n).reshape(L, n_head, W // n_head)  # (layer, head, head_dim)
+    digest = hashlib.sha256(json.dumps(list(heads.SCORING_SENTENCES), ensure_ascii=False).encode()).hexdigest()[:12]
+    record = {"texts": "heads.SCORING_SENTENCES", "version": heads.SCORING_SET_VERSION, "sha": digest, "positions": n}
+    return means, record
 
 
 def measure() -> None:
@@ -139,17 +176,20 @@ def measure() -> None:
         ids = [tk["id"] for tk in t["tokens"]]
         want = np.array([[h["weights"] for h in layer["heads"]] for layer in t["layers"]])  # (layer, head, q, k)
         for name, w in (("float32", w32), ("float16", w16)):
-            worst[name] = max(worst[name], float(np.abs(_attention(w, ids) - want).max()))
+            worst[name] = max(worst[name], float(np.abs(_forward(w, ids)[0] - want).max()))
     print({k: f"{v:.2e}" for k, v in worst.items()})
 
 
-def _attention(w, ids, n_head=4):
+def _forward(w, ids, n_head=4):
+    """The tiny model in numpy: attention weights (layer, head, q, k) and each layer's head
+    outputs side by side, c_proj's input (layer, token, width)."""
     x = w["wte.weight"][ids] + w["wpe.weight"][: len(ids)]  # (token, width)
     T, W = x.shape
     d = W // n_head
+    n_layer = sum(1 for k in w if k.endswith(".ln_1.weight"))
     mask = np.triu(np.ones((T, T), bool), 1)
-    out = []
-    for l in range(4):
+    out, concats = [], []
+    for l in range(n_layer):
         p = f"h.{l}."
         h = _ln(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"])
         qkv = h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]  # (token, 3 width)
@@ -158,12 +198,14 @@ def _attention(w, ids, n_head=4):
         a = np.exp(s - s.max(-1, keepdims=True))
         a /= a.sum(-1, keepdims=True)
         out.append(a)
-        x = x + (a @ v).transpose(1, 0, 2).reshape(T, W) @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+        concat = (a @ v).transpose(1, 0, 2).reshape(T, W)  # (token, width)
+        concats.append(concat)
+        x = x + concat @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
         h = _ln(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"])
         m = h @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"]  # (token, 4 width)
         m = 0.5 * m * (1 + np.tanh(np.sqrt(2 / np.pi) * (m + 0.044715 * m**3)))
         x = x + m @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
-    return np.stack(out)  # (layer, head, q, k)
+    return np.stack(out), np.stack(concats)  # (layer, head, q, k), (layer, token, width)
 
 
 def _ln(x, g, b, eps=1e-5):

@@ -1,11 +1,14 @@
-"""The playground (play.html) in Chromium, from file:// on the session's shared course build, with
-every request off the machine refused: the page's own numbers against every committed tiny trace
+"""The playground (play.html) in Chromium, on the session's shared course build, with every
+request off the machine refused: the page's own numbers against every committed tiny trace
 (q, k, v, scores, weights and head outputs to 1e-4, plus half the trace file's own int16 step;
-the top 5 guesses), its tokens, typing and editing, the pickers and "All heads", deep links, each
-bad input, no text ever becoming HTML, the figure's markup against a frozen one, and axe.
+the top 5 guesses; each head's zero- and mean-ablation effects on the traced tokens), its tokens,
+typing and editing, the pickers and "All heads", deep links, each bad input, no text ever
+becoming HTML, the attention and ablation figures' markup against frozen ones, and axe.
 
-One page load does most of it; the one-file download opens alone from a folder of its own; a
-last context opens a deep link at 375 px in dark mode."""
+From file:// one page load does most of it; the one-file download opens alone from a folder of
+its own; a last context opens a deep link at 375 px in dark mode. Served over http (the hosted
+site), at 1280 and 375 px, light and dark, with the ablation grid, the table view and "All
+heads" open: axe 0 on each."""
 
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ from .test_a11y import axe
 pytestmark = [pytest.mark.browser]
 
 FIELDS = ("q", "k", "v", "scores", "out")
+API = "document.getElementById('course-play').coursePlay"
+ABLATED = "document.querySelector('.course-play-ablation #fig-2') !== null"
 XSS = "</script><img src=x onerror=window.__pwned=1> & <b>bold</b>"
 STATE = "document.getElementById('course-play').getAttribute('data-state')"
 RUNS = "document.getElementById('course-play').coursePlay.runs"
@@ -79,6 +84,20 @@ def play_url(course) -> str:
     return (course / "build" / "site" / "play.html").as_uri()
 
 
+def ablation_signature(page, selector: str) -> list[str]:
+    """The ablation figure's markup, less its number and its provenance line: tag, classes, the
+    attributes readers and styles use (cell colours among them), each leaf's text."""
+    return page.locator(selector).evaluate(r"""(fig) => {
+      const out = [];
+      fig.querySelectorAll('*').forEach(e => {
+        if (e.closest('figcaption')) return;
+        const attrs = ['style', 'scope', 'aria-label', 'href'].map(a => e.getAttribute(a) || '');
+        out.push(e.tagName + '.' + e.className + '[' + attrs.join('|') + ']' + (e.children.length ? '' : e.textContent));
+      });
+      return out;
+    }""")
+
+
 def test_the_playground(browser, course, play_url, tmp_path):
     with page_opener(browser, set(), width=1280) as open_:
         w = open_()
@@ -113,6 +132,29 @@ def test_the_playground(browser, course, play_url, tmp_path):
                 assert [g["id"] for g in mine] == [g["id"] for g in want], f"{name}: top 5 after token {t}"
                 assert np.allclose([g["prob"] for g in mine], [g["prob"] for g in want], rtol=1e-4, atol=1e-5), name
 
+        # -- ablation: each head zeroed, or set to its mean output over the reference texts (the
+        # model asset's headMeans), at every position; the change in the logit and log-probability
+        # of every token the trace follows, and the KL divergence, at its last position and one in
+        # the middle: to 1e-4 plus half the file's int16 step (the trace's float32 runs against the
+        # page's float64 sums of the same float32 weights differ by about 1e-4 on the random tokens)
+        record = page.evaluate(f"{API}.model.meanReference")
+        for trace in committed_traces():
+            c, ids, name = trace["causal"], [t["id"] for t in trace["tokens"]], trace["text"]
+            assert record == c["meanReference"], name  # the means are over the traces' own reference texts
+            stored = json.loads(trace.raw)["causal"]
+            assert c["ablations"] == ["zero", "mean"]
+            for pos in sorted({len(ids) - 1, len(ids) // 2}):
+                follow = [int(i) for i in c["followed"][pos]]
+                got = page.evaluate(f"([ids, pos, follow]) => {API}.ablationFor(ids, pos, follow)", [ids, pos, follow])
+                assert got["modes"] == c["ablations"]
+                for f in ("dLogit", "dLogprob", "kl"):
+                    want = c[f][:, :, :, pos]  # (mode, layer, head[, followed])
+                    err = np.abs(np.array(got[f]) - want).max()
+                    assert err <= 1e-4 + stored[f]["scale"] / 2, f"{name}: {f} at token {pos} off by {err:.1e}"
+                for f, key in (("cleanLogit", "cleanLogit"), ("cleanLogprob", "cleanLogprob")):
+                    err = np.abs(np.array(got[f]) - c[key][pos]).max()
+                    assert err <= 1e-4 + stored[key]["scale"] / 2, f"{name}: {f} at token {pos} off by {err:.1e}"
+
         # -- head-type scores on one sentence, as generator/heads.py scores it
         from generator import heads
 
@@ -144,6 +186,38 @@ def test_the_playground(browser, course, play_url, tmp_path):
                       [{k: int(frozen[k]) for k in ("layer", "head", "token")}])
         page.wait_for_timeout(300)
         assert figure_signature(page, "#fig-1") == figure_signature(other, "#fig-1")
+        other.close()
+
+        # -- the ablation figure is ablation.html's own: the page's, for the causal chapter's
+        # sentence, position and targets, is the frozen one cell by cell (numbers and colours)
+        typed(page, "Lily wanted to play with")
+        page.wait_for_function(ABLATED)
+        other = w.context.new_page()
+        other.goto((course / "build" / "site" / "causal.html").as_uri())
+        other.wait_for_function("window.course && window.course.paintedAt !== null")
+        frozen = other.evaluate("[...document.querySelectorAll('figure[data-kind=ablation]')].findIndex(f => f.querySelector('.course-summary').textContent.includes('logit(·her) − logit(·his)'))")
+        assert frozen >= 0
+        her, his = (page.evaluate(f"{API}.tokenizer.encode(' ' + {json.dumps(w_)})")[0] for w_ in ("her", "his"))
+        page.evaluate("""([t]) => new Promise((resolve) => {
+          document.getElementById('course-play').addEventListener('play:ablation', resolve, {once: true});
+          document.getElementById('course-play').coursePlay.showAblation({token: 5, targets: t}); })""", [[her, his]])
+        mine = ablation_signature(page, ".course-play-ablation figure")
+        theirs = ablation_signature(other, f"figure[data-kind=ablation] >> nth={frozen}")
+        assert len(mine) > 40 and mine == theirs
+        assert page.input_value("#play-ab-target") == str(her) and page.input_value("#play-ab-against") == str(his)
+        # the colours are causal_data.signed_style's at every strength, both signs
+        from generator.render.causal_data import signed_style
+
+        xs = [float(x) for x in np.linspace(-1.25, 1.25, 201)] + [0.0, -0.0, 0.5, -0.5, 0.49999, 1e-12]
+        assert page.evaluate(f"([xs]) => xs.map(x => {API}.signedStyle(x, 1))", [xs]) == [signed_style(x, 1.0) for x in xs]
+        # a cell opens its head in the attention figure above
+        page.click(".course-play-ablation figure table tbody tr:nth-child(2) td:nth-child(4) a")
+        page.wait_for_function("document.getElementById('fig-1-layer').value === '1' && document.getElementById('fig-1-head').value === '2'")
+        # the pickers: another target, then no second token (a log-probability)
+        page.focus("#play-ab-against")
+        page.select_option("#play-ab-against", "-1")
+        page.wait_for_function("(document.querySelector('.course-play-ablation .course-summary') || {}).textContent?.startsWith('At ·with, log P(·her) is')")
+        assert page.evaluate("document.activeElement.id") == "play-ab-against"
         other.close()
 
         # -- typing, the pickers, "All heads", the hash
@@ -224,6 +298,8 @@ def test_the_playground(browser, course, play_url, tmp_path):
         typed(page, "x" * 1_000_000)
         assert "Only the first 2,000 of your 1,000,000 characters" in status(page)
         typed(page, XSS)
+        page.wait_for_function(ABLATED)  # its tokens in the pickers and the ablation figure too
+        assert "logit(" in page.inner_text(".course-play-ablation .course-summary")
         assert page.evaluate("window.__pwned") is None
         assert page.locator(".course-play img, .course-play b").count() == 0
         assert "<₁ /₂ sc ri pt >₆ <₇ im g" in page.inner_text(".course-play-tokens")  # shown as text, token by token
@@ -239,6 +315,7 @@ def test_the_playground(browser, course, play_url, tmp_path):
         w3.page.goto(alone.as_uri())
         w3.page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
         assert "·her looks most at" in w3.page.inner_text("#fig-1 .course-summary")
+        w3.page.wait_for_function(ABLATED)
         assert w3.requests == [alone.as_uri()] and w3.errors == [], (w3.requests, w3.errors)
 
         # -- a deep link, at 375 px in dark mode
@@ -251,4 +328,30 @@ def test_the_playground(browser, course, play_url, tmp_path):
         assert w2.page.evaluate("document.body.scrollWidth <= window.innerWidth")
         assert w2.errors == [], "\n".join(w2.errors)  # before axe, whose own stylesheet reads file:// refuses
         violations = axe(w2.page)
+        assert violations == [], json.dumps(violations, indent=1)
+
+
+@pytest.mark.parametrize("width,scheme", [(1280, "light"), (1280, "dark"), (375, "light"), (375, "dark")])
+def test_served_over_http_with_everything_open(browser, server, width, scheme):
+    """The hosted site: play.html and its weights over http, the ablation grid drawn, then with
+    "All heads", the table view and the ablation's second grid open, axe finds nothing."""
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=width) as open_:
+        w = open_(color_scheme=scheme)
+        page = w.page
+        page.goto(f"{server.base}/play.html#s={enc('Tom had a red ball. Tom gave the red ball to')}&layer=2&head=3&token=8")
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        page.wait_for_function(ABLATED, timeout=60000)
+        assert f"{server.base}/assets/generated/play-model.js" in w.requests
+        assert [page.input_value(f"#fig-1-{k}") for k in ("layer", "head", "token")] == ["1", "2", "8"]
+        assert page.inner_text(".course-play-ablation .course-summary").startswith("At ·to, logit(")
+        page.click("#fig-1 button[data-action=heads]")
+        page.wait_for_function("document.querySelectorAll('#fig-1-heads button').length === 16")
+        page.click("#fig-1 button.course-table-toggle")
+        page.locator(".course-play-ablation details.course-causal-other > summary").click()
+        assert page.evaluate("document.querySelector('.course-play-ablation details').open")
+        page.locator("#fig-1 table.course-table").wait_for(state="visible")
+        page.wait_for_timeout(300)
+        assert page.evaluate("document.body.scrollWidth <= window.innerWidth"), "the page scrolls sideways"
+        assert w.errors == [], "\n".join(w.errors)
+        violations = axe(page)
         assert violations == [], json.dumps(violations, indent=1)

@@ -44,6 +44,7 @@
     var figBox = root.querySelector('.course-play-figure');
     var predBox = root.querySelector('.course-play-predictions');
     var scoreBox = root.querySelector('.course-play-scores');
+    var abBox = root.querySelector('.course-play-ablation');
     var tok = null, model = null, timer = null, shown = null, want = readHash(location.hash);
     var last = null; // the sentence shown now: {text, ids, tokens, run}
     var api = root.coursePlay = { runs: 0, dropped: 0, lastMs: null, decodeMs: null, error: null };
@@ -54,6 +55,11 @@
     });
     api.runIds = function (ids) { return pageTrace('', ids, pageTokens(tok, ids), model.run(ids)); };
     api.scoresFor = function (ids) { return headScores(model.run(ids, { predictions: false }), ids); };
+    // the ablation numbers at one position, as a trace's causal block holds them (test_play)
+    api.ablationFor = function (ids, pos, follow) { var job = model.ablation(ids, pos, follow); while (job.next()) { /* all */ } return job.result; };
+    api.signedStyle = signedStyle;
+    // the ablation figure for these targets (one or two token ids) after token `token`
+    api.showAblation = function (st) { ablate(last, st); };
 
     if (want.s != null) {
       try { input.value = decodeSentence(want.s); } catch (e) { want.bad = true; }
@@ -83,6 +89,7 @@
       if (!prep.ids) {
         say(prep.notes);
         clear(tokBox); clear(figBox); clear(predBox); clear(scoreBox);
+        if (abBox) clear(abBox);
         shown = null;
         last = null;
         root.setAttribute('data-state', 'empty');
@@ -103,6 +110,7 @@
       drawScores(headScores(run, prep.ids));
       clear(predBox);
       predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
+      if (abBox) { clear(abBox); abBox.appendChild(make('p', 'course-play-wait', 'Waiting for the guesses\u2026')); }
       say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
       writeHash(prep.text, shown && shown.state); // what was read: a pasted megabyte is not put in the address
       var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run };
@@ -123,6 +131,7 @@
             drawPredictions(tokens, preds);
             root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: runNo } }));
             whenIdle(function () { if (gen === mine && last === mineLast && fig === shown) fillTable(fig); });
+            if (abBox) ablate(mineLast, null);
           });
         })(0);
       });
@@ -143,6 +152,68 @@
       v.prepareTable();
       v.renderCells((v.weights[v.state.layer] || [])[v.state.head] || []);
       v.renderFocus(v.state.token);
+    }
+
+    // What removing each head does (ablation.js): the reader picks a position and a target next
+    // token (its top 5 guesses there), against a second one (a logit difference) or none (a
+    // log-probability); 32 ablated runs, one per idle task, then the figure as ablation.html draws it.
+    var abGen = 0;
+    function ablate(sent, st) {
+      if (!sent || !sent.run.predictions || !abBox) return;
+      var mine = gen, myAb = ++abGen, n = sent.tokens.length;
+      var pos = st && st.token != null ? Math.max(0, Math.min(st.token, n - 1)) : n - 1;
+      var guesses = sent.run.predictions[pos].map(function (g) { return g.id; });
+      var targets = st && st.targets ? st.targets.slice(0, 2) : guesses.slice(0, 2);
+      targets = targets.filter(function (id, i) { return id != null && targets.indexOf(id) === i; });
+      sent.ablation = { token: pos, targets: targets };
+      var focused = document.activeElement && abBox.contains(document.activeElement) ? document.activeElement.id : null;
+      clear(abBox);
+      abBox.appendChild(ablationControls(sent, pos, guesses, targets));
+      if (focused && document.getElementById(focused)) document.getElementById(focused).focus(); // the picker the reader changed
+      var note = make('p', 'course-play-wait', 'Removing each head in turn\u2026');
+      note.setAttribute('role', 'status');
+      abBox.appendChild(note);
+      var job = model.ablation(sent.ids, pos, targets), t0 = performance.now();
+      (function step() {
+        whenIdle(function () {
+          if (gen !== mine || last !== sent || myAb !== abGen) { api.dropped++; return; }
+          if (job.next()) { step(); return; }
+          api.ablationMs = performance.now() - t0;
+          var toks = pageTokens(tok, targets);
+          note.parentNode.replaceChild(ablationFigure(job.result, targets.map(function (id, i) { return i; }), sent.tokens, toks), note);
+          root.dispatchEvent(new CustomEvent('play:ablation', { detail: { token: pos, targets: targets } }));
+        });
+      })();
+    }
+
+    function ablationControls(sent, pos, guesses, targets) {
+      var box = make('div', 'course-controls course-play-ab-controls');
+      function picker(id, text, options, value, onchange) {
+        var span = make('span', 'course-control'), lab = make('label', null, text), sel = make('select');
+        lab.setAttribute('for', id);
+        sel.id = id;
+        options.forEach(function (o) {
+          var opt = make('option', null, o[1]);
+          opt.value = String(o[0]);
+          if (o[0] === value) opt.selected = true;
+          sel.appendChild(opt);
+        });
+        sel.addEventListener('change', function () { onchange(sel.value); });
+        span.appendChild(lab);
+        span.appendChild(sel);
+        box.appendChild(span);
+      }
+      var ids = guesses.slice();
+      targets.forEach(function (id) { if (ids.indexOf(id) < 0) ids.push(id); });
+      function named(id) { return label(pageTokens(tok, [id])[0]); }
+      picker('play-ab-token', 'After token', sent.tokens.map(function (t, j) { return [j, j + ': ' + label(t)]; }), pos,
+        function (v) { ablate(sent, { token: Number(v) }); });
+      picker('play-ab-target', 'Next token', ids.map(function (id) { return [id, named(id)]; }), targets[0],
+        function (v) { var a = Number(v), b = targets[1] === a ? null : targets[1]; ablate(sent, { token: pos, targets: [a, b] }); });
+      picker('play-ab-against', 'Against', [[-1, 'nothing: its log-probability']].concat(ids.map(function (id) { return [id, named(id)]; })),
+        targets.length > 1 ? targets[1] : -1,
+        function (v) { var b = Number(v); ablate(sent, { token: pos, targets: [targets[0], b < 0 || b === targets[0] ? null : b] }); });
+      return box;
     }
 
     function drawTokens(tokens) {

@@ -30,6 +30,8 @@
     this.nLayer = c.n_layer; this.nHead = c.n_head; this.width = c.n_embd;
     this.nCtx = c.n_positions; this.nVocab = c.vocab_size; this.eps = c.layer_norm_epsilon;
     this.headDim = this.width / this.nHead;
+    this.headMeans = doc.headMeans; // (layer, head, headDim): mean-ablation's reference (ablation.js)
+    this.meanReference = doc.meanReference; // what the means were taken over, as the traces record it
     var flat = decodeWeights(doc.weights), w = {};
     doc.tensors.forEach(function (t) {
       var size = t.shape.reduce(function (a, b) { return a * b; }, 1);
@@ -106,70 +108,97 @@
   // weights (query, key), scaledMasked -Infinity and weights 0 above the diagonal. Each is a view
   // into one new buffer per run (a shown result keeps its numbers while the next run computes).
   Model.prototype.run = function (ids, opts) {
-    var T = ids.length, W = this.width, H = this.nHead, d = this.headDim, w = this.w, b = this.buf;
-    var x = b.x, hbuf = b.h, qkv = b.qkv, concat = b.concat, proj = b.proj, m = b.m;
-    var wte = w['wte.weight'], wpe = w['wpe.weight'];
+    var T = ids.length, H = this.nHead, d = this.headDim;
+    var x = this.embed(ids, this.buf.x), concat = this.buf.concat;
+    var per = 4 * T * d + 3 * T * T; // q, k, v, out; scores, scaledMasked, weights
+    var store = new Float64Array(this.nLayer * H * per);
+    var layers = [];
+    for (var l = 0; l < this.nLayer; l++) {
+      var heads = [];
+      for (var hd = 0; hd < H; hd++) heads.push(headViews(store, (l * H + hd) * per, T, d));
+      this.attend(l, x, T, heads, concat);
+      layers.push({ heads: heads });
+      this.finish(l, x, T, concat);
+    }
+    // final: the last layer norm's output, from which predict() reads the guesses (later, if asked)
+    var final = this.final(x, T, new Float64Array(T * this.width));
+    var result = { n: T, headDim: d, layers: layers, final: final };
+    if (!opts || opts.predictions !== false) result.predictions = this.predict(final, T);
+    return result;
+  };
+
+  function headViews(store, base, T, d) {
+    var Td = T * d, TT = T * T, sb = base + 4 * Td;
+    return {
+      q: store.subarray(base, base + Td), k: store.subarray(base + Td, base + 2 * Td),
+      v: store.subarray(base + 2 * Td, base + 3 * Td), out: store.subarray(base + 3 * Td, base + 4 * Td),
+      scores: store.subarray(sb, sb + TT), scaledMasked: store.subarray(sb + TT, sb + 2 * TT), weights: store.subarray(sb + 2 * TT, sb + 3 * TT)
+    };
+  }
+
+  // x (token, width) = token embedding + position embedding
+  Model.prototype.embed = function (ids, x) {
+    var T = ids.length, W = this.width, wte = this.w['wte.weight'], wpe = this.w['wpe.weight'];
     for (var t = 0; t < T; t++) {
       var eo = ids[t] * W, po = t * W;
       for (var i = 0; i < W; i++) x[po + i] = wte[eo + i] + wpe[po + i];
     }
-    var per = 4 * T * d + 3 * T * T; // q, k, v, out; scores, scaledMasked, weights
-    var store = new Float64Array(this.nLayer * H * per);
-    var layers = [], scale = 1 / Math.sqrt(d), W3 = 3 * W;
-    for (var l = 0; l < this.nLayer; l++) {
-      var p = 'h.' + l + '.', lin = this.lin[l];
-      layerNorm(x, T, W, w[p + 'ln_1.weight'], w[p + 'ln_1.bias'], this.eps, hbuf);
-      linear(hbuf, T, W, lin.attn, w[p + 'attn.c_attn.bias'], W3, qkv); // (token, 3 width)
-      var heads = [];
-      for (var hd = 0; hd < H; hd++) {
-        var base = (l * H + hd) * per, Td = T * d, TT = T * T;
-        var q = store.subarray(base, base + Td), k = store.subarray(base + Td, base + 2 * Td);
-        var v = store.subarray(base + 2 * Td, base + 3 * Td), out = store.subarray(base + 3 * Td, base + 4 * Td);
-        var sb = base + 4 * Td;
-        var scores = store.subarray(sb, sb + TT), scaled = store.subarray(sb + TT, sb + 2 * TT), wts = store.subarray(sb + 2 * TT, sb + 3 * TT);
-        for (var t2 = 0; t2 < T; t2++) {
-          var src = t2 * W3 + hd * d, dst = t2 * d;
-          for (var j = 0; j < d; j++) {
-            q[dst + j] = qkv[src + j]; k[dst + j] = qkv[src + W + j]; v[dst + j] = qkv[src + 2 * W + j];
-          }
+    return x;
+  };
+  Model.prototype.final = function (x, T, y) {
+    return layerNorm(x, T, this.width, this.w['ln_f.weight'], this.w['ln_f.bias'], this.eps, y);
+  };
+
+  // Block l's attention on the stream x (token, width): each head's numbers into heads[h]
+  // (headViews' fields), their outputs side by side into concat (token, width): c_proj's input.
+  Model.prototype.attend = function (l, x, T, heads, concat) {
+    var W = this.width, H = this.nHead, d = this.headDim, w = this.w, b = this.buf, p = 'h.' + l + '.';
+    var hbuf = b.h, qkv = b.qkv, scale = 1 / Math.sqrt(d), W3 = 3 * W;
+    layerNorm(x, T, W, w[p + 'ln_1.weight'], w[p + 'ln_1.bias'], this.eps, hbuf);
+    linear(hbuf, T, W, this.lin[l].attn, w[p + 'attn.c_attn.bias'], W3, qkv); // (token, 3 width)
+    for (var hd = 0; hd < H; hd++) {
+      var g = heads[hd], q = g.q, k = g.k, v = g.v, out = g.out, scores = g.scores, scaled = g.scaledMasked, wts = g.weights;
+      for (var t2 = 0; t2 < T; t2++) {
+        var src = t2 * W3 + hd * d, dst = t2 * d;
+        for (var j = 0; j < d; j++) {
+          q[dst + j] = qkv[src + j]; k[dst + j] = qkv[src + W + j]; v[dst + j] = qkv[src + 2 * W + j];
         }
-        for (var a = 0; a < T; a++) {
-          var max = -Infinity, qa = a * d, ra = a * T;
-          for (var c = 0; c < T; c++) {
-            var s = 0, kc = c * d;
-            for (var j2 = 0; j2 < d; j2++) s += q[qa + j2] * k[kc + j2];
-            scores[ra + c] = s;
-            if (c > a) { scaled[ra + c] = -Infinity; continue; }
-            var sc = s * scale;
-            scaled[ra + c] = sc;
-            if (sc > max) max = sc;
-          }
-          var sum = 0;
-          for (var c2 = 0; c2 <= a; c2++) { var e = Math.exp(scaled[ra + c2] - max); wts[ra + c2] = e; sum += e; }
-          for (var c3 = 0; c3 <= a; c3++) {
-            var wt = wts[ra + c3] / sum, vc = c3 * d;
-            wts[ra + c3] = wt;
-            for (var j3 = 0; j3 < d; j3++) out[qa + j3] += wt * v[vc + j3];
-          }
-          var co = a * W + hd * d;
-          for (var j4 = 0; j4 < d; j4++) concat[co + j4] = out[qa + j4];
-        }
-        heads.push({ q: q, k: k, v: v, scores: scores, scaledMasked: scaled, weights: wts, out: out });
       }
-      layers.push({ heads: heads });
-      linear(concat, T, W, lin.proj, w[p + 'attn.c_proj.bias'], W, proj);
-      var TW = T * W;
-      for (var i4 = 0; i4 < TW; i4++) x[i4] += proj[i4];
-      layerNorm(x, T, W, w[p + 'ln_2.weight'], w[p + 'ln_2.bias'], this.eps, hbuf);
-      geluNew(linear(hbuf, T, W, lin.fc, w[p + 'mlp.c_fc.bias'], 4 * W, m), T * 4 * W); // (token, 4 width)
-      linear(m, T, 4 * W, lin.mlp, w[p + 'mlp.c_proj.bias'], W, proj);
-      for (var i5 = 0; i5 < TW; i5++) x[i5] += proj[i5];
+      for (var a = 0; a < T; a++) {
+        var max = -Infinity, qa = a * d, ra = a * T;
+        for (var c = 0; c < T; c++) {
+          var s = 0, kc = c * d;
+          for (var j2 = 0; j2 < d; j2++) s += q[qa + j2] * k[kc + j2];
+          scores[ra + c] = s;
+          if (c > a) { scaled[ra + c] = -Infinity; wts[ra + c] = 0; continue; }
+          var sc = s * scale;
+          scaled[ra + c] = sc;
+          if (sc > max) max = sc;
+        }
+        var sum = 0;
+        for (var c2 = 0; c2 <= a; c2++) { var e = Math.exp(scaled[ra + c2] - max); wts[ra + c2] = e; sum += e; }
+        for (var j0 = 0; j0 < d; j0++) out[qa + j0] = 0; // a reused buffer (ablation) holds an older row
+        for (var c3 = 0; c3 <= a; c3++) {
+          var wt = wts[ra + c3] / sum, vc = c3 * d;
+          wts[ra + c3] = wt;
+          for (var j3 = 0; j3 < d; j3++) out[qa + j3] += wt * v[vc + j3];
+        }
+        var co = a * W + hd * d;
+        for (var j4 = 0; j4 < d; j4++) concat[co + j4] = out[qa + j4];
+      }
     }
-    // final: the last layer norm's output, from which predict() reads the guesses (later, if asked)
-    var final = layerNorm(x, T, W, w['ln_f.weight'], w['ln_f.bias'], this.eps, new Float64Array(T * W));
-    var result = { n: T, headDim: d, layers: layers, final: final };
-    if (!opts || opts.predictions !== false) result.predictions = this.predict(final, T);
-    return result;
+  };
+
+  // The rest of block l, on x in place: x += concat @ W_O + bias, then x += MLP(layer norm of x).
+  Model.prototype.finish = function (l, x, T, concat) {
+    var W = this.width, w = this.w, b = this.buf, p = 'h.' + l + '.', lin = this.lin[l];
+    var hbuf = b.h, proj = b.proj, m = b.m, TW = T * W;
+    linear(concat, T, W, lin.proj, w[p + 'attn.c_proj.bias'], W, proj);
+    for (var i4 = 0; i4 < TW; i4++) x[i4] += proj[i4];
+    layerNorm(x, T, W, w[p + 'ln_2.weight'], w[p + 'ln_2.bias'], this.eps, hbuf);
+    geluNew(linear(hbuf, T, W, lin.fc, w[p + 'mlp.c_fc.bias'], 4 * W, m), T * 4 * W); // (token, 4 width)
+    linear(m, T, 4 * W, lin.mlp, w[p + 'mlp.c_proj.bias'], W, proj);
+    for (var i5 = 0; i5 < TW; i5++) x[i5] += proj[i5];
   };
 
   // The top 5 next tokens after each position from `from` up to `to` (all when not given):
