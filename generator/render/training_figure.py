@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import registry
 from ..lessons.directives import Training
+from ..store.files import stat_stamp
 from . import templating
 from .context import Ctx, Figure, Missing
 from .format import esc, f2, shown, whole
@@ -46,8 +47,7 @@ def load_log(path: Path | str) -> dict | None:
     p = Path(path)
     if not p.is_file():
         return None
-    st = p.stat()
-    stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    stamp = stat_stamp(p.stat())
     kept = _LOGS.get(p)
     if kept is not None and kept[0] == stamp:
         return kept[1]

@@ -56,6 +56,22 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def stat_stamp(st: os.stat_result) -> tuple[int, int, int]:
+    """What a read-once cache keys a file's contents on: (inode, size, mtime in ns). A file
+    renamed over it (an atomic write) or edited in place gets a new one."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def regular_file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """stat_stamp of the regular file at `path`, else None (missing, a FIFO, a device: never
+    cached, so that its reader says what is wrong with it)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return stat_stamp(st) if stat.S_ISREG(st.st_mode) else None
+
+
 def read_bytes(path: Path, limit: int, fix: str = REPAIR_FIX) -> bytes:
     """The bytes of the regular file at `path` (a symlink is followed), or DamagedFile: a device,
     FIFO or folder (which could block or never end), or over `limit` bytes. At most limit + 1

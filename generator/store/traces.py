@@ -22,7 +22,6 @@ import functools
 import hashlib
 import json
 import os
-import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from pathlib import Path
 from .. import schema
 from .checks import check_index, check_trace
 from .codec import DecodedTrace, decode, encode_causal, encode_layer
-from .files import INDEX_NAME, KEY_LENGTH, MAX_INDEX_BYTES, MAX_TRACE_BYTES, MODEL_NAME_RE, TMP_SUFFIX, TRACE_FILE_RE, DamagedFile, StoreError, atomic_write, check_model_name, dumps, ids_key, parse_json, read_bytes, read_json, round_floats
+from .files import INDEX_NAME, KEY_LENGTH, MAX_INDEX_BYTES, MAX_TRACE_BYTES, MODEL_NAME_RE, TMP_SUFFIX, TRACE_FILE_RE, DamagedFile, StoreError, atomic_write, check_model_name, dumps, ids_key, parse_json, read_bytes, read_json, regular_file_stamp, round_floats, stat_stamp
 
 
 _DOC_ORDER = ("schemaVersion", "key", "model", "text", "ids", "meta", "tokens", "layers", "predictions", "causal")
@@ -117,22 +116,12 @@ def _entry_sort(e: dict):
 # ---------------------------------------------------------------- the store
 
 
-def _regular_file_stamp(path: Path) -> tuple[int, int, int] | None:
-    """(inode, size, mtime in ns) of a regular file, else None (never cached: read_bytes names
-    what is wrong with it)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns) if stat.S_ISREG(st.st_mode) else None
-
-
 class TraceStore:
     """Traces under `root` (normally the repository's traces/)."""
 
     def __init__(self, root: Path | str):
         self.root = Path(root)
-        self._index_cache: dict[str, tuple[tuple[int, int], dict]] = {}
+        self._index_cache: dict[str, tuple[tuple[int, int, int], dict]] = {}
         # path -> (its stat stamp, the checked trace): a build's figures share sentences, and a
         # page in `make serve` is rebuilt on every save; a changed file has a new stamp
         self._trace_cache: dict[Path, tuple[tuple[int, int, int], DecodedTrace]] = {}
@@ -185,7 +174,7 @@ class TraceStore:
             st = p.stat()
         except FileNotFoundError:
             return None
-        stamp = (st.st_mtime_ns, st.st_size)
+        stamp = stat_stamp(st)
         hit = self._index_cache.get(model)
         if hit and hit[0] == stamp:
             return hit[1]
@@ -240,7 +229,7 @@ class TraceStore:
         path = self.lookup(model, text, ids)
         if path is None:
             raise MissingTrace(model, text, ids_key(ids), self.root)
-        stamp = _regular_file_stamp(path)
+        stamp = regular_file_stamp(path)
         kept = self._trace_cache.get(path)
         if stamp is not None and kept is not None and kept[0] == stamp:
             return kept[1]

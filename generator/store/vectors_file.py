@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import tokens
-from .files import DamagedFile, atomic_write, dumps, read_json, round_floats
+from .files import DamagedFile, atomic_write, dumps, read_json, round_floats, stat_stamp
 
 FILE = "vectors.json"
 FORMAT = 1  # the document's `format`; a reader refuses any other
@@ -89,7 +89,7 @@ class Vectors:
         return next((w for w in self.doc["words"] if w["word"] == word), None)
 
 
-_CACHE: dict[Path, tuple[tuple[int, int], Vectors]] = {}
+_CACHE: dict[Path, tuple[tuple[int, int, int], Vectors]] = {}
 
 
 def read(root: Path | str, model: str) -> Vectors | None:
@@ -101,7 +101,7 @@ def read(root: Path | str, model: str) -> Vectors | None:
         return None
     except OSError as e:
         raise DamagedFile(p, f"cannot be read ({e.strerror or e})", FIX) from None
-    stamp = (st.st_mtime_ns, st.st_size)
+    stamp = stat_stamp(st)
     hit = _CACHE.get(p)
     if hit and hit[0] == stamp:
         return hit[1]
