@@ -42,6 +42,17 @@ def update_golden(request) -> bool:
     return bool(request.config.getoption("--update-golden"))
 
 
+# ---------------------------------------------------------------- rendered prose
+
+
+BOUND_NUMBER = re.compile(r'<span class="course-ref[^"]*"[^>]*>(.*?)</span>', re.S)
+
+
+def unbound(html: str) -> str:
+    """A page's HTML with each bound prose number (a course-ref span) read as its text."""
+    return BOUND_NUMBER.sub(r"\1", html)
+
+
 # ---------------------------------------------------------------- synthetic traces
 
 

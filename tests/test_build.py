@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Built, LILY, lily_trace, run_build, synthetic_trace, training_log_doc, write_project, write_traces
+from conftest import REPO, Built, LILY, lily_trace, run_build, synthetic_trace, training_log_doc, unbound, write_project, write_traces
 
 LESSON = textwrap.dedent('''\
     ---
@@ -129,12 +129,12 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     write_project(tmp_path, {"lesson.md": LESSON, "sub/deep.md": DEEP}, traces(), training_log_doc())
     built = run_build(tmp_path, strict=True)
     assert built.ok, built.log
-    page = built.html("lesson.md")
+    page = unbound(built.html("lesson.md"))
     assert figure_count(page) == 6
     assert [int(n) for n in re.findall(r'id="fig-(\d+)"', page)] == [1, 2, 3, 4, 5, 6]
     for kind in ("attention", "compare", "stepper", "softmax", "training", "predictions"):
         assert f'data-kind="{kind}"' in page
-    assert "Intro: ·her gives Lily 0.66 in layer 3, head 3." in page
+    assert "Intro: ·her gives Lily 0.66 in layer 3, head 3." in unbound(page)
     assert "The model has 16 heads." in page and "Layer index 2 in the console; <code>trace.layers[2]</code> runs as written." in page
     # references inside fenced code are filled in as plain text, through the syntax highlighting
     code = html.unescape(re.sub(r"<[^>]+>", "", page[page.index('<code>trace.layers[2]</code> runs as written'):]))
@@ -166,7 +166,7 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     rebuilt = run_build(tmp_path, strict=True)
     assert rebuilt.ok, rebuilt.log
     page2 = rebuilt.html("lesson.md")
-    assert "Intro: ·her gives Lily 0.55 in layer 3, head 3." in page2 and "0.66" not in re.sub(r"<script.*?</script>", "", page2, flags=re.S)
+    assert "Intro: ·her gives Lily 0.55 in layer 3, head 3." in unbound(page2) and "0.66" not in re.sub(r"<script.*?</script>", "", page2, flags=re.S)
     report_weights(rebuilt.site / "lesson.html", gen / "plotly-cartesian.min.js")
 
 

@@ -13,7 +13,7 @@ import markdown
 import numpy as np
 import pytest
 
-from conftest import GOLDEN, LILY, REPO, lily_trace, synthetic_trace, training_log_doc, write_traces
+from conftest import GOLDEN, LILY, REPO, lily_trace, synthetic_trace, training_log_doc, unbound, write_traces
 from generator.render import assets, script
 from generator.store import TraceStore
 from generator import render, schema
@@ -637,8 +637,10 @@ def test_markdown_page_renders_figures_refs_and_math(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = md_convert(tmp_path, PAGE, [lily_trace()])
     assert out.count('<figure class="course-fig" id="fig-1" data-kind="attention"') == 1
-    assert "Intro: 0.66 and <code>{{ not.a.ref }}</code>" in out
-    assert "In layer 3, ·her looks at" in out and "Lily</span> 0.66" in out
+    assert "Intro: 0.66 and <code>{{ not.a.ref }}</code>" in unbound(out)
+    # the number is bound to the cell it came from: figure 1, layer 3, head 3, ·her (5) to Lily (0)
+    assert re.search(r'Intro: <span class="course-ref course-ref-cell"[^>]* data-fig="fig-1" data-layer="2" data-head="2" data-panel="0" data-q="5" data-k="0"[^>]*>0\.66</span>', out)
+    assert "In layer 3, ·her looks at" in unbound(out) and "Lily</span> 0.66" in unbound(out)
     assert "{{ not a ref either }}" in out  # in a code block, untouched
     assert "# @source" not in out and " @1" not in out
     assert out.count("<math") == 2 and 'display="block"' in out and "costs $5" in out
