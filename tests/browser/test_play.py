@@ -355,3 +355,51 @@ def test_served_over_http_with_everything_open(browser, server, width, scheme):
         assert w.errors == [], "\n".join(w.errors)
         violations = axe(page)
         assert violations == [], json.dumps(violations, indent=1)
+
+
+def test_the_ablation_grid_is_in_the_address(browser, play_url):
+    """The grid's position and targets go into #s=…&ablation=pos,id[,id] as the reader picks
+    them, a link with them opens on that grid, and ids a link makes up are not trusted."""
+    sentence = "Tom had a red ball. Tom gave the red ball to"
+    values = "([sel]) => [...document.querySelector(sel).options].map(o => o.value)"
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        page = w.page
+        page.goto(play_url + f"#s={enc(sentence)}")
+        page.wait_for_function(ABLATED, timeout=60000)
+        last = len(page.evaluate(values, ["#play-ab-token"])) - 1
+        assert re.search(rf"&ablation={last},\d+,\d+$", page.url), page.url  # the grid drawn by default: the last token, its top two guesses
+        page.select_option("#play-ab-token", "4")
+        page.wait_for_function("location.hash.includes('&ablation=4,')")
+        page.wait_for_function(ABLATED, timeout=60000)
+        guesses = page.evaluate(values, ["#play-ab-target"])
+        third, fourth = int(guesses[2]), int(guesses[3])
+        page.select_option("#play-ab-target", str(third))
+        page.wait_for_function(f"location.hash.includes('&ablation=4,{third},')")
+        page.select_option("#play-ab-against", "-1")
+        page.wait_for_function(f"location.hash.endsWith('&ablation=4,{third}')")
+        page.wait_for_function(ABLATED, timeout=60000)
+        summary = page.inner_text(".course-play-ablation .course-summary")
+        assert summary.startswith("At ·red₄, log P(")
+
+        # a link with a grid: it opens on that position and those targets
+        w2 = open_()
+        w2.page.goto(play_url + f"#s={enc(sentence)}&layer=2&head=1&token=4&ablation=4,{fourth},{third}")
+        w2.page.wait_for_function(ABLATED, timeout=60000)
+        assert [w2.page.input_value(s) for s in ("#play-ab-token", "#play-ab-target", "#play-ab-against")] == ["4", str(fourth), str(third)]
+        assert w2.page.inner_text(".course-play-ablation .course-summary").startswith("At ·red₄, logit(")
+        assert w2.page.url.endswith(f"&layer=2&head=1&token=4&ablation=4,{fourth},{third}")
+        # the same sentence with another grid, from the address bar: the grid follows
+        w2.page.evaluate(f"location.hash = location.hash.replace(/&ablation=.*$/, '&ablation=2,{third}')")
+        w2.page.wait_for_function("document.getElementById('play-ab-token') && document.getElementById('play-ab-token').value === '2'")
+        w2.page.wait_for_function(ABLATED, timeout=60000)
+        assert w2.page.input_value("#play-ab-target") == str(third) and w2.page.input_value("#play-ab-against") == "-1"
+
+        # made-up ids (past the vocabulary) and a position past the end: the guesses, the last token
+        w3 = open_()
+        w3.page.goto(play_url + f"#s={enc(sentence)}&ablation=99,999999")
+        w3.page.wait_for_function(ABLATED, timeout=60000)
+        assert w3.page.input_value("#play-ab-token") == str(last)
+        assert len(w3.page.evaluate(values, ["#play-ab-target"])) == 5  # the five guesses alone
+        assert "999999" not in w3.page.evaluate(values, ["#play-ab-target"]) and "999999" not in w3.page.url
+        assert w.errors == [] and w2.errors == [] and w3.errors == [], (w.errors, w2.errors, w3.errors)

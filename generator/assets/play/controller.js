@@ -71,8 +71,10 @@
     }
     function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
-    function writeHash(text, st) {
-      var h = '#s=' + encodeSentence(text) + (st ? '&layer=' + (st.layer + 1) + '&head=' + (st.head + 1) + '&token=' + st.token : '');
+    // ab: the ablation grid's {token, targets}, when it is drawn (or asked for by the address)
+    function writeHash(text, st, ab) {
+      var h = '#s=' + encodeSentence(text) + (st ? '&layer=' + (st.layer + 1) + '&head=' + (st.head + 1) + '&token=' + st.token : '') +
+        (ab && ab.targets.length ? '&ablation=' + [ab.token].concat(ab.targets).join(',') : '');
       if (location.hash === h) return;
       try { history.replaceState(history.state, '', location.href.replace(/#.*$/, '') + h); } catch (e) { /* some file:// setups */ }
     }
@@ -98,8 +100,8 @@
       var run = model.run(prep.ids, { predictions: false }); // the guesses follow the figures (below)
       var tokens = pageTokens(tok, prep.ids);
       var old = shown && shown.state;
-      var st = { layer: 0, head: 0, token: tokens.length - 1 };
-      if (want) { ['layer', 'head', 'token'].forEach(function (k) { if (want[k] != null) st[k] = want[k]; }); want = null; }
+      var st = { layer: 0, head: 0, token: tokens.length - 1 }, abWant = null;
+      if (want) { ['layer', 'head', 'token'].forEach(function (k) { if (want[k] != null) st[k] = want[k]; }); abWant = want.ablation || null; want = null; }
       else if (old) st = { layer: old.layer, head: old.head, token: tokens.length - 1 };
       st = {
         layer: Math.max(0, Math.min(st.layer, model.nLayer - 1)), head: Math.max(0, Math.min(st.head, model.nHead - 1)),
@@ -112,8 +114,8 @@
       predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
       if (abBox) { clear(abBox); abBox.appendChild(make('p', 'course-play-wait', 'Waiting for the guesses\u2026')); }
       say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
-      writeHash(prep.text, shown && shown.state); // what was read: a pasted megabyte is not put in the address
-      var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run };
+      writeHash(prep.text, shown && shown.state, abWant); // what was read: a pasted megabyte is not put in the address
+      var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run, abWant: abWant };
       var runNo = ++api.runs;
       root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
       var fig = shown;
@@ -131,7 +133,7 @@
             drawPredictions(tokens, preds);
             root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: runNo } }));
             whenIdle(function () { if (gen === mine && last === mineLast && fig === shown) fillTable(fig); });
-            if (abBox) ablate(mineLast, null);
+            if (abBox) ablate(mineLast, mineLast.abWant);
           });
         })(0);
       });
@@ -163,9 +165,12 @@
       var mine = gen, myAb = ++abGen, n = sent.tokens.length;
       var pos = st && st.token != null ? Math.max(0, Math.min(st.token, n - 1)) : n - 1;
       var guesses = sent.run.predictions[pos].map(function (g) { return g.id; });
-      var targets = st && st.targets ? st.targets.slice(0, 2) : guesses.slice(0, 2);
-      targets = targets.filter(function (id, i) { return id != null && targets.indexOf(id) === i; });
+      var known = function (id, i, all) { return id != null && id >= 0 && id < model.nVocab && all.indexOf(id) === i; };
+      var targets = (st && st.targets ? st.targets.slice(0, 2) : []).filter(known); // an address's ids are checked, not trusted
+      if (!targets.length) targets = guesses.slice(0, 2).filter(known);
       sent.ablation = { token: pos, targets: targets };
+      sent.abWant = null;
+      if (sent === last) writeHash(sent.text, shown && shown.state, sent.ablation);
       var focused = document.activeElement && abBox.contains(document.activeElement) ? document.activeElement.id : null;
       clear(abBox);
       abBox.appendChild(ablationControls(sent, pos, guesses, targets));
@@ -254,7 +259,7 @@
       Object.defineProperty(f, 'inHash', { get: function () { return false; }, set: function () {} });
       f.views.forEach(function (v) { v.renderDom(null); });
       shown = f;
-      fig.addEventListener('course:statechange', function () { writeHash(text, f.state); });
+      fig.addEventListener('course:statechange', function () { writeHash(text, f.state, last && last.text === text ? last.ablation || last.abWant : null); });
       // the reader opens a long sentence's table before its rows were written: written now,
       // before the toggle's own listener shows it
       var toggle = fig.querySelector('button.course-table-toggle');
@@ -351,7 +356,11 @@
       if (h.s == null) return;
       var text;
       try { text = decodeSentence(h.s); } catch (e) { say(['This link\u2019s sentence could not be read.']); return; }
-      if (shown && last && text === last.text) { shown.setState(h, {}); return; }
+      if (shown && last && text === last.text) {
+        shown.setState(h, {});
+        if (h.ablation) { if (last.run.predictions) ablate(last, h.ablation); else last.abWant = h.ablation; }
+        return;
+      }
       input.value = text;
       want = h;
       schedule();

@@ -181,7 +181,9 @@
 
   function range(n) { var a = []; for (var i = 0; i < n; i++) a.push(i); return a; }
 
-  // #s=<the sentence as base64url UTF-8>&layer=2&head=3&token=4 (layer and head from 1, the token from 0: as the pickers and the chapters count).
+  // #s=<the sentence as base64url UTF-8>&layer=2&head=3&token=4&ablation=4,262,1 (layer and head
+  // from 1, the token from 0: as the pickers and the chapters count; the ablation grid's position,
+  // from 0, then its one or two target token ids).
   function encodeSentence(text) {
     var bytes = utf8.encode(text), bin = '';
     for (var i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
@@ -201,6 +203,12 @@
       if (k === 's') out.s = v;
       // layer and head count from 1, as their menus; token from 0, as its menu and the chapters' addresses
       else if (k === 'layer' || k === 'head' || k === 'token') { var x = parseInt(v, 10); if (isFinite(x)) out[k] = k === 'token' ? x : x - 1; }
+      else if (k === 'ablation') {
+        var n = v.split(',');
+        if (n.length >= 2 && n.length <= 3 && n.every(function (d) { return /^\d{1,6}$/.test(d); })) {
+          out.ablation = { token: Number(n[0]), targets: n.slice(1).map(Number) };
+        }
+      }
     });
     return out;
   }
