@@ -116,7 +116,8 @@
     }
     svg.appendChild(all);
     var keys = svgEl('g', { 'aria-hidden': 'true' }, 'course-lines-keys');
-    var list = svgEl('g', { role: 'listbox', 'aria-label': 'Token that looks (query)' }, 'course-lines-queries');
+    // tabindex -1: Chromium makes an SVG element with focus listeners a tab stop of its own
+    var list = svgEl('g', { role: 'listbox', tabindex: -1, 'aria-label': 'Token that looks (query)' }, 'course-lines-queries');
     this.lineQueries = [];
     this.lineKeys = [];
     labels.forEach(function (text, i) {
