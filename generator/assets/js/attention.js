@@ -213,13 +213,13 @@
   AttentionFigure.prototype.plot = function () {
     var self = this;
     this.plotting = true;
-    var draw = function (v) {
+    var drawView = function (v) {
       if (self.mode !== 'lines') return v.ensurePlot();
       v.setMode('lines');
       painted(self.id);
       return true;
     };
-    return Promise.all(this.views.map(draw)).then(function () {
+    return Promise.all(this.views.map(drawView)).then(function () {
       if (self.wantHeads) {
         self.wantHeads = false;
         self.toggleHeads(true);

@@ -86,7 +86,7 @@
     var col = Math.min(Math.floor(W * 0.32), Math.max(L.labelMin, Math.ceil(Math.max.apply(null, [0].concat(widths))) + 4));
     var H = L.top + n * L.row + L.bottom;
     var x1 = col + L.gap, x2 = W - col - L.gap;
-    var y = function (i) { return L.top + (i + 0.5) * L.row; };
+    var rowY = function (i) { return L.top + (i + 0.5) * L.row; };
     var svg = svgEl('svg', { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'group',
       'font-size': L.font }, 'course-lines-svg');
     svg.setAttribute('aria-label', 'Lines view: each token on the left is joined to the tokens on the right that it ' +
@@ -106,7 +106,7 @@
       var g = svgEl('g', { 'data-q': q }, 'course-lines-q');
       var row = [];
       for (var k = 0; k <= q; k++) {
-        var line = svgEl('line', { x1: x1, y1: y(q), x2: x2, y2: y(k), 'data-q': q, 'data-k': k });
+        var line = svgEl('line', { x1: x1, y1: rowY(q), x2: x2, y2: rowY(k), 'data-q': q, 'data-k': k });
         g.appendChild(line);
         row.push(line);
       }
@@ -122,13 +122,13 @@
     this.lineKeys = [];
     labels.forEach(function (text, i) {
       var opt = svgEl('g', { role: 'option', tabindex: -1, 'data-q': i, 'aria-selected': 'false' }, 'course-lines-tok');
-      opt.appendChild(svgEl('rect', { x: 1, y: y(i) - L.row / 2 + 1, width: col - 1, height: L.row - 2, rx: 3 }));
-      var t = svgEl('text', { x: col - 4, y: y(i), 'text-anchor': 'end', 'dominant-baseline': 'central' });
+      opt.appendChild(svgEl('rect', { x: 1, y: rowY(i) - L.row / 2 + 1, width: col - 1, height: L.row - 2, rx: 3 }));
+      var t = svgEl('text', { x: col - 4, y: rowY(i), 'text-anchor': 'end', 'dominant-baseline': 'central' });
       t.textContent = text;
       opt.appendChild(t);
       list.appendChild(opt);
       self.lineQueries.push(opt);
-      var kt = svgEl('text', { x: W - col + 4, y: y(i), 'text-anchor': 'start', 'dominant-baseline': 'central', 'data-k': i });
+      var kt = svgEl('text', { x: W - col + 4, y: rowY(i), 'text-anchor': 'start', 'dominant-baseline': 'central', 'data-k': i });
       kt.textContent = text;
       keys.appendChild(kt);
       self.lineKeys.push(kt);
