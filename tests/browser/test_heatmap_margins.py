@@ -70,12 +70,17 @@ def test_margin_check_can_fail():
     assert "over the grid" in margin_problems([on_grid])[0]
 
 
+# a phone opens a long sentence in the lines view (lines.js): these tests are about the heatmap
+GRID_VIEW_JS = "() => document.querySelectorAll('.course-viewswitch button[data-view=grid]').forEach(b => b.click())"
+
+
 @pytest.mark.parametrize("page", ["attention.html", "heads.html"])
 def test_plotly_keeps_the_margins_course_js_measured(course, server, open_site, page):
     w = open_site()
     for width in (1280, 375, 320):
         w.page.set_viewport_size({"width": width, "height": 900})
         w.page.goto(f"{server.base}/{page}")
+        w.page.evaluate(GRID_VIEW_JS)
         settle(w.page)
         w.page.evaluate(DRAW_ALL_JS)
         plots = w.page.evaluate(MARGINS_JS)
@@ -104,6 +109,7 @@ def test_long_labels_at_either_end_stay_inside_the_plot(course, server, open_sit
     w = open_site()
     w.page.set_viewport_size({"width": width, "height": 900})
     w.page.goto(f"{server.base}/attention.html")
+    w.page.evaluate(GRID_VIEW_JS)
     settle(w.page)
     for fig in ("fig-1", "fig-5"):  # 7 and 15 tokens
         w.page.locator(f"#{fig} .course-plot").scroll_into_view_if_needed()

@@ -61,6 +61,14 @@
     // The HTML already shows this state (the renderer writes the same text): only the row buttons
     // learn which row is pressed. Nothing else is written before the first paint.
     this.views.forEach(function (v) { v.take(self.state); v.renderFocus(v.state.token); });
+    // Grid / Lines (lines.js), where the views draw; a phone opens a long sentence in lines
+    this.mode = 'grid';
+    if (this.views.some(function (v) { return v.tableToggle; })) {
+      this.viewSwitch = viewSwitch(this);
+      var controls = fig.querySelector('.course-controls');
+      if (controls) controls.appendChild(this.viewSwitch.el);
+      this.setMode(defaultMode(this.maxTokens));
+    }
     this.syncControls();
     if (fig.getAttribute('data-show-heads') === 'true') this.wantHeads = true;
   }
@@ -68,6 +76,22 @@
   AttentionFigure.prototype.clamp = function (s) {
     function c(v, n) { return Math.max(0, Math.min(isFinite(v) ? v : 0, Math.max(0, n - 1))); }
     return { layer: c(s.layer, this.nLayer), head: c(s.head, this.nHead), token: c(s.token, this.nToken) };
+  };
+
+  // The view shown (grid or lines): the switch's buttons say which; the lines are drawn at
+  // once, a grid not drawn yet is drawn by plot() (schedule.js) or here once the plots started.
+  AttentionFigure.prototype.setMode = function (mode) {
+    if (!this.viewSwitch || (mode !== 'lines' && mode !== 'grid')) return Promise.resolve();
+    var self = this;
+    this.mode = mode;
+    Object.keys(this.viewSwitch.buttons).forEach(function (m) {
+      self.viewSwitch.buttons[m].setAttribute('aria-pressed', m === mode ? 'true' : 'false');
+    });
+    if (mode === 'grid' && !this.plotting) {
+      this.views.forEach(function (v) { v.mode = 'grid'; v.plotHost.parentNode.classList.remove('course-view-lines'); });
+      return Promise.resolve();
+    }
+    return Promise.all(this.views.map(function (v) { return v.setMode(mode); }));
   };
 
   AttentionFigure.prototype.syncControls = function () {
@@ -137,6 +161,11 @@
       token: partial.token != null ? partial.token : this.state.token
     };
     this.state = this.clamp(next);
+    if (partial.view && partial.view !== this.mode) {
+      this.setMode(partial.view);
+      if (opts.user) this.viewChosen = true;
+    }
+    if (opts.fromHash && partial.view) this.viewChosen = true;
     var prevs = this.views.map(function (v) { return v.take(self.state); });
     var done = Promise.all(this.views.map(function (v) { return v.redrawPlot(); }));
     this.views.forEach(function (v, i) { v.renderDom(prevs[i]); });
@@ -183,7 +212,14 @@
 
   AttentionFigure.prototype.plot = function () {
     var self = this;
-    return Promise.all(this.views.map(function (v) { return v.ensurePlot(); })).then(function () {
+    this.plotting = true;
+    var drawView = function (v) {
+      if (self.mode !== 'lines') return v.ensurePlot();
+      v.setMode('lines');
+      painted(self.id);
+      return true;
+    };
+    return Promise.all(this.views.map(drawView)).then(function () {
       if (self.wantHeads) {
         self.wantHeads = false;
         self.toggleHeads(true);

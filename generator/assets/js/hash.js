@@ -16,6 +16,7 @@
         // from 0 (<|endoftext|>), as the token menu ("6: ·her"), its subscripts and the prose say
         if ((k === 'layer' || k === 'head') && isFinite(v)) st[k] = v - 1;
         else if (k === 'token' && isFinite(v)) st[k] = v;
+        else if (k === 'view' && /^(grid|lines)$/.test((p[1] || '').trim())) st.view = p[1].trim(); // lines.js
       });
       out.push({ id: m[1], state: st });
     });
@@ -36,7 +37,8 @@
   function writeHash() {
     var parts = figures.filter(function (f) { return f.inHash && f.state; }).map(function (f) {
       var s = f.state;
-      return f.id + ':layer=' + (s.layer + 1) + ',head=' + (s.head + 1) + ',token=' + s.token;
+      return f.id + ':layer=' + (s.layer + 1) + ',head=' + (s.head + 1) + ',token=' + s.token +
+        (f.viewChosen ? ',view=' + f.mode : '');
     });
     if (!parts.length) return;
     var url = location.href.replace(/#.*$/, '') + '#' + parts.join(';');

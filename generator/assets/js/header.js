@@ -17,9 +17,10 @@
  *   traces.js                    the console's `traces`, parts loaded by <script>, schema-3 decoding
  *   table.js                     "Show as a table": the disclosure that keeps a plotted figure's table one click away
  *   view.js, heatmap.js          one attention panel, AttentionView: table, summary, top-3; its Plotly heatmap (HEATMAP)
+ *   lines.js                     its lines view (LINES): Grid / Lines, one SVG line per (query, key); a phone's top-3 toggle
  *   minis.js                     its small multiples (MINIS)
  *   attention.js                 AttentionFigure: pickers, state, "All heads", the compare diff
- *   hash.js                      #fig-1:layer=3,head=3,token=6 (HASH_WRITE_DELAY)
+ *   hash.js                      #fig-1:layer=3,head=3,token=6[,view=lines] (HASH_WRITE_DELAY)
  *   stepper.js, softmax.js, scoreboard.js, training.js (TRAINING, CHART_COLOURS)
  *   schedule.js                  first paint (course:painted), which plot is drawn when (LAZY)
  *   tabs.js, scroll-boxes.js     print labels, Code tabs load parts; keyboard stops for wide boxes

@@ -348,6 +348,7 @@
   // when it is not drawn yet (it is drawn later from the current state).
   AttentionView.prototype.redrawPlot = function () {
     var self = this;
+    if (this.mode === 'lines') { this.plotStale = true; return Promise.resolve(); } // hidden: redrawn when shown
     if (this.plotReady) return this.react();
     if (this.plotted) {
       return this.plotted.then(function (ok) { if (ok) return self.react(); });

@@ -24,6 +24,7 @@
     var view = root.querySelector('.course-view'); // the one that holds plotHost
     if (this.plotHost && this.n && hasPlotly()) this.tableToggle = tableToggle(this.table, fig.id);
     else if (view) view.classList.add('course-view-static');
+    top3Toggle(this);
     var self = this;
     afterFirstPaint(function () { self.holdSummary(); }); // drawn or not, its summary changes with the pickers
   }
@@ -123,6 +124,7 @@
       this.renderTop3(grid);
     }
     if (!prev || prev.token !== s.token) this.renderFocus(s.token);
+    if (this.mode === 'lines') this.drawLines();
     if (this.minis) this.updateMinis();
   };
 
@@ -154,6 +156,9 @@
 
   AttentionView.prototype.renderFocus = function (token) {
     var self = this;
+    if (this.top3) {
+      Array.prototype.forEach.call(this.top3.children, function (li, i) { li.classList.toggle('course-focus', i === token); });
+    }
     this.rows.forEach(function (tr, q) {
       if (!tr) return;
       var on = q === token;
