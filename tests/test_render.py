@@ -161,7 +161,9 @@ def test_attention_summary_top3_table(tmp_path):
     summary = re.search(r'<p class="course-summary"[^>]*>(.*?)</p>', out).group(1)
     assert text_of(summary) == "In layer 3, head 3, ·her looks most at Lily 0.66, ·her 0.12, ·wanted 0.10."
     assert '<span class="course-tok" aria-label="space her">·her</span>' in summary
-    items = re.findall(r"<li>(.*?)</li>", re.search(r'<div class="course-top3">(.*?)</div>', out).group(1))
+    top3 = re.search(r'<div class="course-top3">(.*?)</div>', out).group(1)
+    assert top3.startswith('<ol start="0">')  # numbered from 0, as the token menu ("5: ·her") and the address
+    items = re.findall(r"<li>(.*?)</li>", top3)
     assert text_of(items[0]) == "Lily looks at Lily 1.00."
     assert text_of(items[5]) == "·her looks at Lily 0.66, ·her 0.12, ·wanted 0.10."
     # table: focus row, masked cells, colours with readable text

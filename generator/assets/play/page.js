@@ -142,6 +142,7 @@
     wrap.appendChild(table);
     view.appendChild(wrap);
     var top3 = make('div', 'course-top3'), ol = make('ol');
+    ol.setAttribute('start', '0'); // as _grid.html: tokens count from 0, as the token menu
     data.tokens.forEach(function () { ol.appendChild(make('li')); });
     top3.appendChild(ol);
     view.appendChild(top3);
