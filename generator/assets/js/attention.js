@@ -81,16 +81,27 @@
   // The small multiples open just below the pickers, where the reader is looking; opened by the
   // reader, focus moves to the head shown in the big grid (arrow keys move on from there).
   // Runs `then` once every view has the weights of `heads` ((layer, head) pairs; all when null):
-  // at once when the page holds them, else after the heavy parts load (failed loads included: the
-  // figure then shows what it has).
+  // at once when the page holds them, else after the parts load (failed loads included: the
+  // figure then shows what it has). A head's part loads when the head is first shown, even when
+  // its grid is already here (weights.js): it brings the head's arrays for the Code views.
   AttentionFigure.prototype.withWeights = function (heads, then) {
-    var missing = this.views.filter(function (v) {
-      return v.trace && (heads ? heads.some(function (lh) { return !hasHead(v.weights, lh[0], lh[1]); })
-        : v.weights.some(function (layer) { return layer.some(function (g) { return !Array.isArray(g); }); }));
+    var waits = [];
+    this.views.forEach(function (v) {
+      if (!v.trace) return;
+      if (!heads) {
+        var missing = v.weights.some(function (layer) { return layer.some(function (g) { return !Array.isArray(g); }); });
+        if (missing) waits.push(loadWeights(v.trace));
+        return;
+      }
+      heads.forEach(function (lh) {
+        var p = loadHead(v.trace, lh[0], lh[1]);
+        if (!hasHead(v.weights, lh[0], lh[1])) waits.push(p);
+        else p.catch(function (e) { console.warn(e.message || e); });
+      });
     });
-    if (!missing.length) return then();
+    if (!waits.length) return then();
     var anyway = function () { return then(); };
-    return Promise.all(missing.map(function (v) { return loadTrace(v.trace); })).then(anyway, anyway);
+    return Promise.all(waits).then(anyway, anyway);
   };
 
   AttentionFigure.prototype.toggleHeads = function (open, opts) {
