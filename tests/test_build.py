@@ -151,13 +151,18 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     for name in ("plotly-cartesian.min.js", "colorscale.js"):
         assert (gen / name).is_file()
     key = lily_trace()["meta"] and re.search(r'data-trace-key="([0-9a-f]+)"', page).group(1)
-    assert (gen / "traces" / "tiny" / f"{key}.js").is_file() and (gen / "traces" / "tiny" / f"{key}.json").is_file()
-    part = (gen / "traces" / "tiny" / f"{key}.js").read_text()
-    # the part is encoded (render/assets.py, heavy_part_js): the trace file's arrays and every head's page weights
+    folder = gen / "traces" / "tiny" / key
+    assert (gen / "traces" / "tiny" / f"{key}.json").is_file() and not (gen / "traces" / "tiny" / f"{key}.js").exists()
+    # one part a head and weights.js (render/assets.py, head_parts), encoded: the trace file's arrays and the head's page weights
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["weights.js"] + [f"{l}-{h}.js" for l in range(4) for h in range(4)])
+    part = (folder / "2-2.js").read_text()
     assert part.startswith("window.courseTraceParts = window.courseTraceParts || {};") and '"int16"' in part
+    assert f'courseTraceParts["{key}/2-2"]' in part and '"layer":2,"head":2' in part
     assert '"scaledMaskedFactor"' in part and '"weights"' in part and '"scaledMasked"' not in part and '"tokens"' not in part
-    assert f'data-parts="assets/generated/traces/tiny/{key}.js"' in page
-    assert f'data-parts="../assets/generated/traces/tiny/{key}.js"' in built.html("sub/deep.md")
+    weights = (folder / "weights.js").read_text()
+    assert f'courseTraceParts["{key}/weights"]' in weights and '"q"' not in weights and '"int16"' in weights
+    assert f'data-parts="assets/generated/traces/tiny/{key}"' in page
+    assert f'data-parts="../assets/generated/traces/tiny/{key}"' in built.html("sub/deep.md")
     assert 'src="assets/generated/plotly-cartesian.min.js"' in page and "plotly.min.js" not in page and 'src="assets/generated/colorscale.js"' in page
     assert no_cdn(built.site) == []
     # the number in the prose comes from the trace: change the trace, rebuild, the prose follows
