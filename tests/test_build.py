@@ -309,8 +309,15 @@ def test_assets_step_rewrites_only_changed_files(tmp_path):
     write_project(tmp_path, {"lesson.md": LESSON}, traces())
     first = publish.write_assets(tmp_path / "content", tmp_path / "traces")
     names = {p.name for p in first}
-    assert {"plotly-cartesian.min.js", "colorscale.js"} <= names and any(n.endswith(".js") and len(n) == 15 for n in names)
+    assert {"plotly-cartesian.min.js", "colorscale.js", "weights.js", "0-0.js", "3-3.js"} <= names
     assert publish.write_assets(tmp_path / "content", tmp_path / "traces") == []
+    # an older build's one-file part (traces/<model>/<key>.js) and a stale head part are removed
+    tdir = tmp_path / "content" / "assets" / "generated" / "traces" / "tiny"
+    [folder] = [d for d in tdir.iterdir() if d.is_dir()]
+    (tdir / f"{folder.name}.js").write_text("old")
+    (folder / "7-7.js").write_text("stale")
+    assert publish.write_assets(tmp_path / "content", tmp_path / "traces") == []
+    assert not (tdir / f"{folder.name}.js").exists() and not (folder / "7-7.js").exists()
     # a trace no lesson uses any more is removed from the generated folder
     (tmp_path / "content" / "lesson.md").write_text("# Empty\n")
     publish.write_assets(tmp_path / "content", tmp_path / "traces")
