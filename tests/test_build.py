@@ -313,7 +313,7 @@ def test_assets_step_rewrites_only_changed_files(tmp_path):
     assert publish.write_assets(tmp_path / "content", tmp_path / "traces") == []
     # an older build's one-file part (traces/<model>/<key>.js) and a stale head part are removed
     tdir = tmp_path / "content" / "assets" / "generated" / "traces" / "tiny"
-    [folder] = [d for d in tdir.iterdir() if d.is_dir()]
+    folder = sorted(d for d in tdir.iterdir() if d.is_dir())[0]
     (tdir / f"{folder.name}.js").write_text("old")
     (folder / "7-7.js").write_text("stale")
     assert publish.write_assets(tmp_path / "content", tmp_path / "traces") == []

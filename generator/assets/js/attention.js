@@ -83,7 +83,8 @@
   // Runs `then` once every view has the weights of `heads` ((layer, head) pairs; all when null):
   // at once when the page holds them, else after the parts load (failed loads included: the
   // figure then shows what it has). A head's part loads when the head is first shown, even when
-  // its grid is already here (weights.js): it brings the head's arrays for the Code views.
+  // its grid is already here (weights.js): it brings the head's arrays for the Code views (not
+  // for a trace without a part folder, the playground's, whose one part holds every head).
   AttentionFigure.prototype.withWeights = function (heads, then) {
     var waits = [];
     this.views.forEach(function (v) {
@@ -94,9 +95,8 @@
         return;
       }
       heads.forEach(function (lh) {
-        var p = loadHead(v.trace, lh[0], lh[1]);
-        if (!hasHead(v.weights, lh[0], lh[1])) waits.push(p);
-        else p.catch(function (e) { console.warn(e.message || e); });
+        if (!hasHead(v.weights, lh[0], lh[1])) waits.push(loadHead(v.trace, lh[0], lh[1]));
+        else if (v.trace._parts) loadHead(v.trace, lh[0], lh[1]).catch(function (e) { console.warn(e.message || e); });
       });
     });
     if (!waits.length) return then();
