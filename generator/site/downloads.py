@@ -350,7 +350,8 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
         model_js.append(f"<script>{script_text(path.read_text(encoding='utf-8'))}</script>")
         article = PLAY_SCRIPT_RE.sub("", article)
 
-    # The heavy parts of this page's figures, each once, in document order.
+    # The parts of this page's figures (each trace's part folder joined in one script), each
+    # trace once, in document order.
     parts_js = []
     for rel in dict.fromkeys(PARTS_RE.findall(article)):
         path, _ = _resolve(site_dir, page, html.unescape(rel))

@@ -1,4 +1,4 @@
-  // ------------------------------------------------------------------ traces and heavy parts
+  // ------------------------------------------------------------------ traces and their per-head parts
 
   var traces = [];
   var scriptLoads = {}; // absolute src -> Promise
