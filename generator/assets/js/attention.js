@@ -130,23 +130,28 @@
     return this;
   };
 
+  // Changes in flight merge into one target state (a layer, then a head picked before the first
+  // head's part is in); it is drawn once its head's grid is here, whichever part arrives first.
   AttentionFigure.prototype.setState = function (partial, opts) {
     var self = this;
-    var want = this.clamp({
-      layer: partial.layer != null ? partial.layer : this.state.layer,
-      head: partial.head != null ? partial.head : this.state.head, token: 0
+    var base = this.target || this.state;
+    var want = this.target = this.clamp({
+      layer: partial.layer != null ? partial.layer : base.layer,
+      head: partial.head != null ? partial.head : base.head,
+      token: partial.token != null ? partial.token : base.token
     });
-    return this.withWeights([[want.layer, want.head]], function () { return self.applyState(partial, opts); });
+    return this.withWeights([[want.layer, want.head]], function () { return self.applyState(opts); });
   };
 
-  AttentionFigure.prototype.applyState = function (partial, opts) {
+  AttentionFigure.prototype.applyState = function (opts, settled) {
     var self = this;
     opts = opts || {};
-    var next = {
-      layer: partial.layer != null ? partial.layer : this.state.layer,
-      head: partial.head != null ? partial.head : this.state.head,
-      token: partial.token != null ? partial.token : this.state.token
-    };
+    var next = this.target || this.state;
+    var missing = this.views.some(function (v) { return v.trace && !hasHead(v.weights, next.layer, next.head); });
+    if (missing && !settled) { // a later change's head: wait for its part (failed loads included)
+      return this.withWeights([[next.layer, next.head]], function () { return self.applyState(opts, true); });
+    }
+    if (this.target === next) this.target = null;
     this.state = this.clamp(next);
     var prevs = this.views.map(function (v) { return v.take(self.state); });
     var done = Promise.all(this.views.map(function (v) { return v.redrawPlot(); }));
