@@ -151,13 +151,18 @@ def test_full_build_renders_figures_refs_and_math(tmp_path):
     for name in ("plotly-cartesian.min.js", "colorscale.js"):
         assert (gen / name).is_file()
     key = lily_trace()["meta"] and re.search(r'data-trace-key="([0-9a-f]+)"', page).group(1)
-    assert (gen / "traces" / "tiny" / f"{key}.js").is_file() and (gen / "traces" / "tiny" / f"{key}.json").is_file()
-    part = (gen / "traces" / "tiny" / f"{key}.js").read_text()
-    # the part is encoded (render/assets.py, heavy_part_js): the trace file's arrays and every head's page weights
+    folder = gen / "traces" / "tiny" / key
+    assert (gen / "traces" / "tiny" / f"{key}.json").is_file() and not (gen / "traces" / "tiny" / f"{key}.js").exists()
+    # one part a head and weights.js (render/assets.py, head_parts), encoded: the trace file's arrays and the head's page weights
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["weights.js"] + [f"{l}-{h}.js" for l in range(4) for h in range(4)])
+    part = (folder / "2-2.js").read_text()
     assert part.startswith("window.courseTraceParts = window.courseTraceParts || {};") and '"int16"' in part
+    assert f'courseTraceParts["{key}/2-2"]' in part and '"layer":2,"head":2' in part
     assert '"scaledMaskedFactor"' in part and '"weights"' in part and '"scaledMasked"' not in part and '"tokens"' not in part
-    assert f'data-parts="assets/generated/traces/tiny/{key}.js"' in page
-    assert f'data-parts="../assets/generated/traces/tiny/{key}.js"' in built.html("sub/deep.md")
+    weights = (folder / "weights.js").read_text()
+    assert f'courseTraceParts["{key}/weights"]' in weights and '"q"' not in weights and '"int16"' in weights
+    assert f'data-parts="assets/generated/traces/tiny/{key}"' in page
+    assert f'data-parts="../assets/generated/traces/tiny/{key}"' in built.html("sub/deep.md")
     assert 'src="assets/generated/plotly-cartesian.min.js"' in page and "plotly.min.js" not in page and 'src="assets/generated/colorscale.js"' in page
     assert no_cdn(built.site) == []
     # the number in the prose comes from the trace: change the trace, rebuild, the prose follows
@@ -304,8 +309,15 @@ def test_assets_step_rewrites_only_changed_files(tmp_path):
     write_project(tmp_path, {"lesson.md": LESSON}, traces())
     first = publish.write_assets(tmp_path / "content", tmp_path / "traces")
     names = {p.name for p in first}
-    assert {"plotly-cartesian.min.js", "colorscale.js"} <= names and any(n.endswith(".js") and len(n) == 15 for n in names)
+    assert {"plotly-cartesian.min.js", "colorscale.js", "weights.js", "0-0.js", "3-3.js"} <= names
     assert publish.write_assets(tmp_path / "content", tmp_path / "traces") == []
+    # an older build's one-file part (traces/<model>/<key>.js) and a stale head part are removed
+    tdir = tmp_path / "content" / "assets" / "generated" / "traces" / "tiny"
+    folder = sorted(d for d in tdir.iterdir() if d.is_dir())[0]
+    (tdir / f"{folder.name}.js").write_text("old")
+    (folder / "7-7.js").write_text("stale")
+    assert publish.write_assets(tmp_path / "content", tmp_path / "traces") == []
+    assert not (tdir / f"{folder.name}.js").exists() and not (folder / "7-7.js").exists()
     # a trace no lesson uses any more is removed from the generated folder
     (tmp_path / "content" / "lesson.md").write_text("# Empty\n")
     publish.write_assets(tmp_path / "content", tmp_path / "traces")

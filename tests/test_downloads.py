@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -49,9 +50,12 @@ PAGE = """<!doctype html>
 </body></html>
 """
 
-FIG = ('<figure class="course-fig" id="fig-{n}" data-kind="attention" data-parts="{up}assets/generated/traces/tiny/{key}.js">'
+FIG = ('<figure class="course-fig" id="fig-{n}" data-kind="attention" data-parts="{up}assets/generated/traces/tiny/{key}">'
        '<div class="course-plot" aria-hidden="true"></div>'
        '<figcaption><a href="{up}assets/generated/traces/tiny/{key}.json" download>trace JSON</a></figcaption></figure>')
+
+
+PREFIX = "window.courseTraceParts = window.courseTraceParts || {};"
 
 
 def make_site(root: Path) -> Path:
@@ -64,9 +68,9 @@ def make_site(root: Path) -> Path:
         "assets/javascripts/bundle.0123abcd.min.js.map": "{}",
         "assets/generated/plotly.min.js": "var Plotly={};/* '</script>' inside a string */",
         "assets/generated/course.js": "window.courseLoaded=true;",
-        "assets/generated/traces/tiny/aaaaaaaaaaaa.js": 'window.courseTraceParts=window.courseTraceParts||{};window.courseTraceParts["aaaaaaaaaaaa"]={};',
-        "assets/generated/traces/tiny/bbbbbbbbbbbb.js": 'window.courseTraceParts["bbbbbbbbbbbb"]={};',
-        "assets/generated/traces/tiny/cccccccccccc.js": 'window.courseTraceParts["cccccccccccc"]={};',
+        # each trace's part folder (render/assets.py head_parts): weights.js and one file a head
+        **{f"assets/generated/traces/tiny/{key}/{name}.js": f'{PREFIX}\nwindow.courseTraceParts["{key}/{name}"] = {{}};\n'
+           for key in ("aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc") for name in ("weights", "0-0", "0-1", "1-0", "1-1")},
         "assets/generated/traces/tiny/aaaaaaaaaaaa.json": "{}",
         "search/search_index.js": "var __index = {}",
         "404.html": "<html lang=en><title>404</title><body>nope</body></html>",
@@ -111,7 +115,7 @@ def test_scripts_placed_after_the_first_heatmap_are_inlined_once_after_the_artic
     article = out[out.index("<article"):out.index("</article>")]
     assert "course:scripts" not in article and "<script" not in article.replace('<script type="application/json"', "")
     assert out.count("window.courseLoaded") == 1 and out.count("var Plotly={}") == 1
-    assert out.index("</article>") < out.index('courseTraceParts["bbbbbbbbbbbb"]') < out.index("var Plotly={}") < out.index("window.courseLoaded")
+    assert out.index("</article>") < out.index('courseTraceParts["bbbbbbbbbbbb/0-0"]') < out.index("var Plotly={}") < out.index("window.courseLoaded")
     assert out.count('window.course || document.documentElement.classList.remove("course-js")') == 1
 
 
@@ -131,12 +135,14 @@ def test_one_file_chapter_inlines_everything_and_only_its_own_data(tmp_path):
     assert text.index('classList.add("course-js")') < first_style
     assert text.index("window.courseLoaded") < text.index('window.course || document.documentElement.classList.remove("course-js")')
     assert re.search(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]+" alt="a dot">', text)
-    # this page's parts, each once; not the other page's
-    assert text.count('courseTraceParts["aaaaaaaaaaaa"]') == 1
-    assert 'courseTraceParts["bbbbbbbbbbbb"]' in text
+    # this page's parts, every file of each part folder once, in order; not the other page's
+    for key in ("aaaaaaaaaaaa", "bbbbbbbbbbbb"):
+        at = [text.index(f'courseTraceParts["{key}/{name}"]') for name in ("weights", "0-0", "0-1", "1-0", "1-1")]
+        assert at == sorted(at) and all(text.count(f'courseTraceParts["{key}/{name}"]') == 1 for name in ("weights", "1-1"))
+    assert text.count(PREFIX) == 2  # once a trace: the one-file chapter joins a folder's parts in one script
     assert "cccccccccccc" not in text
     # parts come before course.js, Material's app and the worker shim are left out
-    assert text.index('courseTraceParts["bbbbbbbbbbbb"]') < text.index("window.courseLoaded")
+    assert text.index('courseTraceParts["bbbbbbbbbbbb/1-1"]') < text.index("window.courseLoaded")
     assert "/* material */" not in text and "/* shim */" not in text
     # the closing tags inside the inlined code cannot end the elements early
     assert "'<\\/script>' inside a string" in text and "content:'<\\/style>'" in text
@@ -176,8 +182,8 @@ def test_nested_pages_rebase_links_from_their_own_folder(tmp_path):
     dl.build_downloads(site, tmp_path / "out", log=None)
     text = (site / "downloads/part-deep.html").read_text(encoding="utf-8")
     assert 'href="../index.html#intro"' in text
-    assert 'data-parts="../assets/generated/traces/tiny/cccccccccccc.js"' in text
-    assert 'courseTraceParts["cccccccccccc"]' in text
+    assert 'data-parts="../assets/generated/traces/tiny/cccccccccccc"' in text
+    assert 'courseTraceParts["cccccccccccc/1-1"]' in text
 
 
 def test_with_a_site_url_one_file_links_are_absolute(tmp_path):
@@ -194,7 +200,7 @@ def test_with_a_site_url_one_file_links_are_absolute(tmp_path):
     assert 'href="https://user.github.io/course/index.html#intro"' in nested
     assert 'href="https://user.github.io/course/assets/generated/traces/tiny/cccccccccccc.json"' in nested
     # the figure data is inlined: its data-parts attribute is not a link a reader follows
-    assert 'data-parts="../assets/generated/traces/tiny/cccccccccccc.js"' in nested
+    assert 'data-parts="../assets/generated/traces/tiny/cccccccccccc"' in nested
     # the zip is the same with or without: its pages keep their relative links
     plain = tmp_path / "plain"
     dl.build_downloads(make_site(plain), plain / "out", log=None)
@@ -252,15 +258,15 @@ def test_missing_site_or_figure_data_is_one_line(tmp_path):
     with pytest.raises(dl.DownloadError, match=r"no index\.html; build the site first \(make site\)$"):
         dl.build_downloads(tmp_path / "nothing", tmp_path / "out")
     site = make_site(tmp_path)
-    (site / "assets/generated/traces/tiny/bbbbbbbbbbbb.js").unlink()
+    shutil.rmtree(site / "assets/generated/traces/tiny/bbbbbbbbbbbb")
     with pytest.raises(dl.DownloadError) as info:
         dl.build_onefile(site, "attention.html")
-    assert str(info.value) == "attention.html: figure data assets/generated/traces/tiny/bbbbbbbbbbbb.js is missing from the build"
+    assert str(info.value) == "attention.html: figure data assets/generated/traces/tiny/bbbbbbbbbbbb is missing from the build"
     # in the site build it is a warning: the downloads are still made
     report = dl.build_downloads(site, tmp_path / "out", log=None)
-    assert report.warnings == ["attention.html: figure data assets/generated/traces/tiny/bbbbbbbbbbbb.js is missing from the build; "
+    assert report.warnings == ["attention.html: figure data assets/generated/traces/tiny/bbbbbbbbbbbb is missing from the build; "
                                "the one-file chapter (and the hosted page) will lack that figure's q, k, v"]
-    assert 'courseTraceParts["aaaaaaaaaaaa"]' in (site / "downloads/attention.html").read_text()
+    assert 'courseTraceParts["aaaaaaaaaaaa/0-0"]' in (site / "downloads/attention.html").read_text()
 
 
 def test_script_text_escapes_closing_tags_and_comment_openers():

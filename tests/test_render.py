@@ -172,12 +172,12 @@ def test_attention_summary_top3_table(tmp_path):
     cell = re.search(r'<td data-q="5" data-k="0" style="([^"]+)">0.66</td>', out)
     assert cell and "color:#000" in cell.group(1)
     data = course_data(out)
-    # the first load holds only the shown head's grid; the heavy part brings every head
+    # the first load holds only the shown head's grid; a head's part brings its own, weights.js every head's
     assert data["weights"][2][2][5][0] == 0.66 and data["weights"][2][2][0] == [1, 0, 0, 0, 0, 0]
     assert [[g is None for g in layer] for layer in data["weights"]] == [[(l, h) != (2, 2) for h in range(4)] for l in range(4)]
     assert data["tokens"][5] == {"id": 105, "text": " her", "display": "·her", "spoken": "space her"}
     assert "q" not in json.dumps(data["weights"])  # only weights ship with the page
-    assert 'data-parts="assets/generated/traces/tiny/' in out and 'download>trace JSON</a>' in out
+    assert f'data-parts="assets/generated/traces/tiny/{data["key"]}"' in out and 'download>trace JSON</a>' in out
     assert "revision synthetic-0" in text_of(out)
 
 
@@ -521,45 +521,61 @@ def test_every_output_escapes_token_text(tmp_path):
     data = course_data(attention)
     assert [x["text"] for x in data["tokens"]] == NASTY
     assert "\\ud83d\\ude42" in attention and "\\u003c/script\\u003e" in attention
-    part = assets.heavy_part_js(stored(tmp_path, t))
-    assert part.isascii() and b"</" not in part
+    for part in assets.head_parts(stored(tmp_path, t)).values():
+        assert part.isascii() and b"</" not in part
 
 
 def stored(root, t):
     return TraceStore(root).load(t["model"], t["text"])
 
 
-def part_body(js: bytes) -> dict:
-    head, body = js.decode("ascii").split(" = ", 2)[-2:]
-    return json.loads(body.rstrip().rstrip(";"))
+def part_body(js: bytes) -> tuple[str, dict]:
+    """(name, value) of a part: `window.courseTraceParts["<name>"] = <value>;`."""
+    text = js.decode("ascii")
+    assert text.startswith(assets.PART_PREFIX + "\n") and text.count("\n") == 2
+    m = re.fullmatch(r'window\.courseTraceParts\[("[^"]+")\] = (.*);', text.splitlines()[1])
+    return json.loads(m.group(1)), json.loads(m.group(2))
 
 
-def test_heavy_part_holds_the_stored_files_arrays_and_every_heads_page_weights(tmp_path):
-    """The site's part (and the one-file chapters', the same file) is encoded: the trace file's own
-    q, k, v, scores and out objects, byte for byte, and the page weights as int16 × 0.0001, which
-    decode to exactly the 4-decimal weights the renderer printed from, all from the store's one
-    read of the file. A trace held only in memory (a plain dict) gets a plain part, with the same
-    weights."""
+def test_head_parts_hold_the_stored_files_arrays_and_each_heads_page_weights(tmp_path):
+    """The site's parts (and the one-file chapters', the same files joined) are encoded: one per
+    head, `<layer>-<head>.js`, with the trace file's own q, k, v, scores and out objects, byte for
+    byte, and the head's page weights as int16 × 0.0001, which decode to exactly the 4-decimal
+    weights the renderer printed from; and weights.js with every head's page weights only. All
+    from the store's one read of the file. A trace held only in memory (a plain dict) gets plain
+    parts, with the same weights."""
     from test_committed_traces import decode as decode_readme  # traces/README.md's decoder
 
     [path] = write_traces(tmp_path, [lily_trace()])
     trace = TraceStore(tmp_path).load("tiny", LILY)
     raw = path.read_bytes()
-    part = part_body(assets.heavy_part_js(trace))
+    parts = assets.head_parts(trace)
+    n_layer, n_head = trace["meta"]["nLayer"], trace["meta"]["nHead"]
+    assert list(parts) == ["weights.js"] + [f"{l}-{h}.js" for l in range(n_layer) for h in range(n_head)]
     assert assets.download_copy(trace) == raw  # the download copy is the file, as the store read it
     doc = json.loads(raw)
     page = context.trace_weights(trace)  # (layer, head, query, key)
-    assert part["schemaVersion"] == schema.SCHEMA_VERSION and part["key"] == trace["key"] and "tokens" not in part and "text" not in part
-    assert part["meta"] == {"headDim": trace["meta"]["headDim"], "scaledMaskedFactor": trace["meta"]["headDim"] ** -0.5}
-    for l, layer in enumerate(part["layers"]):
-        for h, head in enumerate(layer["heads"]):
+    key = trace["key"]
+    name, weights = part_body(parts["weights.js"])
+    assert name == f"{key}/weights" and set(weights) == {"schemaVersion", "key", "weights"}
+    for l in range(n_layer):
+        for h in range(n_head):
+            name, part = part_body(parts[f"{l}-{h}.js"])
+            assert name == f"{key}/{l}-{h}" and (part["layer"], part["head"]) == (l, h)
+            assert part["schemaVersion"] == schema.SCHEMA_VERSION and part["key"] == key and "tokens" not in part and "text" not in part
+            assert part["meta"] == {"headDim": trace["meta"]["headDim"], "scaledMaskedFactor": trace["meta"]["headDim"] ** -0.5}
+            head = part["fields"]
             assert {f: head[f] for f in ("q", "k", "v", "scores", "out")} == {f: doc["layers"][l]["heads"][h][f] for f in ("q", "k", "v", "scores", "out")}
-            w = np.round(decode_readme(head["weights"]), 4)
-            assert np.array_equal(w, page[l, h]), (l, h)
-    plain = part_body(assets.heavy_part_js(dict(trace)))
-    assert "schemaVersion" not in plain
-    assert plain["layers"][2]["heads"][2]["weights"] == page[2, 2].tolist()
-    assert plain["layers"][1]["heads"][3]["q"] == trace["layers"][1]["heads"][3]["q"]
+            assert np.array_equal(np.round(decode_readme(head["weights"]), 4), page[l, h]), (l, h)
+            assert weights["weights"][l][h] == head["weights"]
+    plain = assets.head_parts(dict(trace))
+    assert "schemaVersion" not in part_body(plain["2-2.js"])[1]
+    assert part_body(plain["2-2.js"])[1]["fields"]["weights"] == page[2, 2].tolist()
+    assert part_body(plain["1-3.js"])[1]["fields"]["q"] == trace["layers"][1]["heads"][3]["q"]
+    assert part_body(plain["weights.js"])[1]["weights"][1][3] == page[1, 3].tolist()
+    # the one-file chapters' script: every part, the prefix once
+    joined = assets.heavy_part_js(trace).decode("ascii")
+    assert joined.count(assets.PART_PREFIX) == 1 and joined.count("window.courseTraceParts[") == 1 + n_layer * n_head
     held = lily_trace()  # a trace held only in memory: its download copy is the trace as JSON
     assert json.loads(assets.download_copy(held)) == json.loads(json.dumps(held))
 
@@ -570,8 +586,28 @@ def test_the_asset_step_reads_no_trace_file(tmp_path, monkeypatch):
     trace = TraceStore(tmp_path).load("tiny", LILY)
     path.unlink()  # were it read again, this would fail or fall back to a plain part
     written = assets.write_trace_assets(trace, tmp_path / "generated")
-    copy, part = sorted(written, key=lambda p: p.suffix)[::-1]
-    assert copy.read_bytes() == trace.raw and b'"schemaVersion"' in part.read_bytes()
+    [copy] = [p for p in written if p.suffix == ".json"]
+    parts = [p for p in written if p.suffix == ".js"]
+    assert copy.read_bytes() == trace.raw and len(parts) == 1 + 16
+    assert all(b'"schemaVersion"' in p.read_bytes() for p in parts)
+
+
+def test_trace_assets_are_byte_identical_atomic_and_pruned(tmp_path):
+    """Writing the same trace twice writes nothing the second time (same bytes); a stale file in
+    the part folder goes; no temporary file is left."""
+    write_traces(tmp_path, [lily_trace()])
+    trace = TraceStore(tmp_path).load("tiny", LILY)
+    gen = tmp_path / "generated"
+    first = assets.write_trace_assets(trace, gen)
+    folder = gen / "traces" / "tiny" / trace["key"]
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    (folder / "9-9.js").write_text("stale")
+    assert assets.write_trace_assets(trace, gen) == []
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert len(first) == 1 + len(before) and not list(gen.rglob(".*"))
+    other = gen / "elsewhere"
+    assets.write_trace_assets(trace, other)
+    assert {p.name: p.read_bytes() for p in (other / "traces" / "tiny" / trace["key"]).iterdir()} == before
 
 
 # ---------------------------------------------------------------- the Markdown extension, in process

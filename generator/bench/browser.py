@@ -61,6 +61,8 @@ SWITCH_JS = """async ([n]) => {
   await frame();
   for (let i = 0; i < n; i++) {
     const layer = (i + 1) % f.nLayer, head = (i * 3 + 1) % f.nHead;
+    // the redraw once the head's part is there (its load is what a first switch adds; page_scripts sizes it)
+    await Promise.all(f.views.map(v => v.trace.loadHead(layer, head)));
     const t0 = performance.now();
     await course.setState(f.id, {layer, head});
     const t1 = performance.now();
@@ -119,7 +121,7 @@ SCRIPT_RE = re.compile(r"<script\b([^>]*)>(.*?)</script>", re.S | re.I)
 SRC_RE = re.compile(r"\bsrc=\"([^\"]+)\"")
 TYPE_RE = re.compile(r"\btype=\"([^\"]+)\"")
 PARTS_RE = re.compile(r"\sdata-parts=\"([^\"]+)\"")
-INLINE_PART_RE = re.compile(r"<script>window\.courseTraceParts = .*?</script>", re.S)
+INLINE_PART_RE = re.compile(r"<script>window\.courseTraceParts = .*?</script>", re.S)  # a trace's parts, joined
 JS_TYPES = ("", "text/javascript", "module", "application/javascript")
 SCRIPT_TARGET, ONEFILE_TARGET, RATIO_TARGET, PAINT_TARGET_MS, SWITCH_TARGET_MS = 1.8e6, 2.5e6, 1.3, 300, 50
 
@@ -133,7 +135,9 @@ def _local(page: Path, url: str) -> Path | None:
 
 def page_scripts(page: Path) -> dict:
     """What one built page loads as script: its <script src> files and inline JavaScript (counted),
-    and the heavy trace parts its figures name (loaded after the first paint, not counted)."""
+    and the trace parts its figures name (not counted as code): the shown heads' (loaded on idle
+    after the first paint), the largest head's (what a head switch loads), weights.js ("All heads")
+    and every head's (courseReady())."""
     text = page.read_text(encoding="utf-8")
     files, inline = {}, 0
     for m in SCRIPT_RE.finditer(text):
@@ -148,11 +152,43 @@ def page_scripts(page: Path) -> dict:
                 files[path] = path.stat().st_size
         else:
             inline += len(body.encode("utf-8"))
-    parts = {p for p in (_local(page, u) for u in PARTS_RE.findall(text)) if p is not None and p.is_file()}
+    folders, shown = page_parts(page, text)
+    every = [f for d in folders for f in sorted(d.glob("*.js"))]
     code = sum(files.values()) + inline
-    gz = sum(len(gzip.compress(p.read_bytes(), 6, mtime=0)) for p in files) + inline  # inline: raw (small)
+    gz = sum(_gz(p) for p in files) + inline  # inline: raw (small)
     return {"bytes": code, "gzip": gz, "files": {p.name: n for p, n in files.items()}, "inline": inline,
-            "partsBytes": sum(p.stat().st_size for p in parts), "parts": len(parts)}
+            "partsBytes": sum(p.stat().st_size for p in every), "parts": len(every), "traces": len(folders),
+            "shownParts": len(shown), "shownGzip": sum(_gz(p) for p in shown),
+            "headGzipMax": max((_gz(p) for p in every if p.name != "weights.js"), default=0),
+            "weightsGzip": sum(_gz(d / "weights.js") for d in folders if (d / "weights.js").is_file())}
+
+
+def _gz(p: Path) -> int:
+    return len(gzip.compress(p.read_bytes(), 6, mtime=0))
+
+
+FIGURE_TAG_RE = re.compile(r"<figure\b[^>]*\bclass=\"course-fig\"[^>]*>.*?</figure>", re.S)
+LAYER_RE, HEAD_RE = re.compile(r'\sdata-layer="(\d+)"'), re.compile(r'\sdata-head="(\d+)"')
+
+
+def page_parts(page: Path, text: str) -> tuple[list[Path], list[Path]]:
+    """The part folders a page's figures name (data-parts; render/assets.py head_parts), and the
+    parts it loads before the reader touches anything: each figure's shown head (data-layer,
+    data-head), one per trace."""
+    folders, shown = {}, {}
+    for fig in FIGURE_TAG_RE.finditer(text):
+        body = fig.group(0)
+        layer, head = LAYER_RE.search(body), HEAD_RE.search(body)
+        for url in PARTS_RE.findall(body):
+            d = _local(page, url)
+            if d is None or not d.is_dir():
+                continue
+            folders.setdefault(d, None)
+            if layer and head:
+                p = d / f"{layer.group(1)}-{head.group(1)}.js"
+                if p.is_file():
+                    shown.setdefault(p, None)
+    return list(folders), list(shown)
 
 
 def site_weights(site: Path) -> dict:
@@ -184,7 +220,9 @@ def weights_report(w: dict) -> str:
                  f"  [target <= {SCRIPT_TARGET / 1e6:.1f} MB: {met(worst <= SCRIPT_TARGET)}, max {worst / 1e6:.2f} MB]")
     for rel, v in w["pages"].items():
         top = ", ".join(f"{n} {b / 1e3:.0f} kB" for n, b in sorted(v["files"].items(), key=lambda x: -x[1])[:3])
-        parts = f"; + {v['parts']} trace part(s), {v['partsBytes'] / 1e3:.0f} kB after first paint" if v["parts"] else ""
+        parts = (f"; trace parts: {v['shownParts']} shown head(s) {v['shownGzip'] / 1e3:.0f} kB gzipped before any interaction,"
+                 f" a head switch <= {v['headGzipMax'] / 1e3:.1f} kB, All heads {v['weightsGzip'] / 1e3:.0f} kB,"
+                 f" every head of {v['traces']} trace(s) {v['partsBytes'] / 1e3:.0f} kB raw") if v["parts"] else ""
         lines.append(f"    {rel}: {v['bytes'] / 1e6:.2f} MB ({v['gzip'] / 1e6:.2f} MB gzipped; {top}; inline {v['inline'] / 1e3:.1f} kB){parts}")
     if w["onefile"]:
         worst = max(v["bytes"] for v in w["onefile"].values())

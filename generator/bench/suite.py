@@ -205,11 +205,14 @@ FIRST_LOAD_BUDGET = 60_000  # bytes gzipped per figure (issue 14 item 4)
 FIGURE_RE = r'<figure class="course-fig" id="(fig-\d+)" data-kind="(\w+)".*?</figure>'
 
 
+HEAD_SWITCH_BUDGET = 60_000  # bytes gzipped one head switch may load on GPT-2 (issue 29 item 12)
+
+
 def figure_first_loads(lm, content_dir=None) -> tuple[list[dict], dict]:
     """Every GPT-2 figure of the lessons rendered from `lm`'s traces (the stand-in with GPT-2's
     committed tokenizer), each figure element gzipped at level 9 as tests/test_gpt2_e2e.py
     measures it: the page's first load for that figure, its inline JSON included (the heavy parts
-    load after the first paint). Also the heavy parts of those traces (render.assets.heavy_part_js), encoded
+    load as their heads are shown). Also every head's parts of those traces (render.assets.heavy_part_js), encoded
     as the site writes them and plain as it wrote them before, in bytes and gzipped. Traces and
     heads.json go to a temporary store; nothing else is written."""
     import re
@@ -238,6 +241,9 @@ def figure_first_loads(lm, content_dir=None) -> tuple[list[dict], dict]:
                 parts[f"{name}bytes"] += len(js)
                 parts[f"{name}gzip_bytes"] += len(gzip.compress(js, 6, mtime=0))
             parts["parts"] += 1
+            for fname, js in assets.head_parts(trace).items():  # what one head switch, or "All heads", loads
+                field = "weights_gzip_max" if fname == "weights.js" else "head_gzip_max"
+                parts[field] = max(parts.get(field, 0), len(gzip.compress(js, 6, mtime=0)))
         heads.write_scores(store, "gpt2")
         for path in iter_markdown(content_dir):
             ctx = Ctx(store=store, page=str(path), assets_url="assets/generated/", allow_standin=True)
@@ -259,9 +265,13 @@ def print_first_loads(rows: list[dict], parts: dict, out=print) -> None:
         out(f"  largest {worst['gzip_bytes'] / 1000:.1f} kB ({worst['page']} {worst['figure']}): "
             f"budget {FIRST_LOAD_BUDGET / 1000:.0f} kB: {met(worst['gzip_bytes'] <= FIRST_LOAD_BUDGET)}")
     n, mb = max(parts["parts"], 1), 1e6
-    out(f"  heavy parts (loaded after the first paint) of the chapter's {parts['parts']} traces, scoring texts included: encoded {parts['bytes'] / mb:.2f} MB "
+    out(f"  every head's parts (loaded as heads are shown; all on courseReady()) of the chapter's {parts['parts']} traces, scoring texts included: encoded {parts['bytes'] / mb:.2f} MB "
         f"({parts['gzip_bytes'] / mb:.2f} MB gzipped, {parts['bytes'] / n / mb:.2f} MB per trace); "
         f"plain {parts['plain_bytes'] / mb:.2f} MB ({parts['plain_gzip_bytes'] / mb:.2f} MB gzipped)")
+    if "head_gzip_max" in parts:
+        out(f"  loaded per head switch: one head's part, at most {parts['head_gzip_max'] / 1000:.1f} kB gzipped "
+            f"[target <= {HEAD_SWITCH_BUDGET / 1000:.0f} kB: {met(parts['head_gzip_max'] <= HEAD_SWITCH_BUDGET)}]; "
+            f"\"All heads\": weights.js, at most {parts['weights_gzip_max'] / 1000:.1f} kB gzipped")
 
 
 def gpt2_stand_in():

@@ -202,7 +202,7 @@ class CourseExtension(Extension):
         return PageState(shown, rel, first_line, ctx)
 
     def ensure_trace_assets(self, trace: dict) -> None:
-        """Write a trace's download copy and heavy part if they are missing (for `mkdocs serve`
+        """Write a trace's download copy and per-head parts if they are missing (for `mkdocs serve`
         without `make assets`); `python -m generator assets` writes everything."""
         generated = Path(self.getConfig("assets_dir")) if self.getConfig("assets_dir") else self.docs_dir() / GENERATED
         try:

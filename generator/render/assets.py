@@ -2,8 +2,8 @@
 built site"): Plotly's cartesian partial bundle (vendored in generator/assets/vendor/, checked
 against its sha256 there; `make vendor` refreshes it), colorscale.js (format.CIVIDIS as
 COURSE_COLORSCALE), course.js and course.css, and for every trace a figure shows, its download copy
-`traces/<model>/<key>.json` (the stored file's own bytes) and its heavy part
-`traces/<model>/<key>.js`.
+`traces/<model>/<key>.json` (the stored file's own bytes) and its parts, one per head,
+`traces/<model>/<key>/<layer>-<head>.js`, and `traces/<model>/<key>/weights.js`.
 
 A trace arrives here as the store decoded it (store.codec.DecodedTrace): the file's bytes, its
 encoded arrays and its weights as numpy, all from the one read. Nothing is read or parsed again.
@@ -29,7 +29,7 @@ PACKAGE_ASSETS = Path(__file__).resolve().parents[1] / "assets"
 COPIED = ("course.css",)  # course.js is joined from its parts (script.py)
 VENDOR = PACKAGE_ASSETS / "vendor"
 PLOTLY_JS = "plotly-cartesian.min.js"  # its name in the site
-# The stored file's encoded fields that a heavy part carries as they are (traces/README.md).
+# The stored file's encoded fields that a head's part carries as they are (traces/README.md).
 ENCODED_PART_FIELDS = ("q", "k", "v", "scores", "out")
 STALE = ("plotly.min.js",)  # generated files of older builds, removed so the site never ships them
 
@@ -62,46 +62,98 @@ def plotly_js() -> bytes:
 PAGE_WEIGHTS_SCALE = 10.0 ** -WEIGHT_DECIMALS
 
 
-def encoded_part(trace: dict) -> dict | None:
-    """What course.js needs of a trace after the first paint, encoded (CONTRACT.md, "Files"):
-    the stored file's own q, k, v, scores and out objects (so decoding gives the store loader's
-    numbers), every head's page weights, and the factor scaledMasked is scores times. None for a
-    trace the store did not decode (one held only in memory). Only numbers and the key: no text."""
+def _encoded_layers(trace: dict) -> list | None:
+    """Per (layer, head): the stored file's own q, k, v, scores and out objects (so decoding gives
+    the store loader's numbers) and the head's page weights, encoded. None for a trace the store
+    did not decode (one held only in memory)."""
     stored = getattr(trace, "stored_layers", None)
     if stored is None:
         return None
-    d = int(trace["meta"]["headDim"])
     weights = trace_weights(trace)  # (layer, head, query, key), as the page's tables print them
-    layers = [
-        {"heads": [{**{f: head[f] for f in ENCODED_PART_FIELDS},
-                    "weights": codec.encode_array(weights[l, h], tril=True, scale=PAGE_WEIGHTS_SCALE)}
-                   for h, head in enumerate(layer["heads"])]}
+    return [
+        [{**{f: head[f] for f in ENCODED_PART_FIELDS},
+          "weights": codec.encode_array(weights[l, h], tril=True, scale=PAGE_WEIGHTS_SCALE)}
+         for h, head in enumerate(layer["heads"])]
         for l, layer in enumerate(stored)
     ]
-    return {"schemaVersion": trace["schemaVersion"], "key": trace["key"],
-            "meta": {"headDim": d, "scaledMaskedFactor": d**-0.5}, "layers": layers}
 
 
-def plain_part(trace: dict) -> dict:
+def _plain_layers(trace: dict) -> list:
     """The decoded fields as nested lists (a trace held only in memory, as tests make them)."""
     weights = trace_weights(trace).tolist()  # (layer, head, query, key)
-    return {"layers": [
-        {"heads": [{**{f: h[f] for f in schema.HEAVY_HEAD_FIELDS if f in h}, "weights": weights[l][i]}
-                   for i, h in enumerate(layer["heads"])], "attnConcat": layer.get("attnConcat")}
+    return [
+        [{**{f: h[f] for f in schema.HEAVY_HEAD_FIELDS if f in h and f != "attnConcat"}, "weights": weights[l][i]}
+         for i, h in enumerate(layer["heads"])]
         for l, layer in enumerate(trace["layers"])
-    ]}
+    ]
+
+
+def _part_meta(trace: dict) -> dict:
+    d = int(trace["meta"]["headDim"])
+    return {"headDim": d, "scaledMaskedFactor": d**-0.5}
+
+
+def _part_js(name: str, part: dict) -> bytes:
+    """`window.courseTraceParts["<name>"] = …`, a classic script (file:// loads it too)."""
+    body = fmt.json_for_script(part, separators=(",", ":"))
+    return (f"{PART_PREFIX}\nwindow.courseTraceParts[{json.dumps(name)}] = {body};\n").encode("ascii")
+
+
+# Every part starts with this line; the one-file chapters join a trace's parts in one script and
+# keep it once (site/downloads.py part_script).
+PART_PREFIX = "window.courseTraceParts = window.courseTraceParts || {};"
+WEIGHTS_PART = "weights"  # <key>/weights.js: every head's page weights
+
+
+def head_part_name(layer: int, head: int) -> str:
+    """The file name of one head's part in the trace's part folder (layer and head from 0)."""
+    return f"{layer}-{head}.js"
+
+
+def head_parts(trace: dict) -> dict[str, bytes]:
+    """A trace's parts, file name -> bytes (CONTRACT.md, "Files in the built site"): one per head,
+    `<layer>-<head>.js`, which course.js loads when that head is first shown (its q, k, v, scores,
+    out and page weights, the numbers the figure and the Code views need of it), and `weights.js`,
+    every head's page weights, which "All heads" loads. Encoded (a quarter of the plain size) for a
+    trace the store decoded, else plain. Only numbers and the key: no text."""
+    key = str(trace["key"])
+    layers = _encoded_layers(trace)
+    encoded = layers is not None
+    if not encoded:
+        layers = _plain_layers(trace)
+    head = {"schemaVersion": trace["schemaVersion"]} if encoded else {}
+    meta = _part_meta(trace)
+    files = {}
+    for l, heads in enumerate(layers):
+        for h, fields in enumerate(heads):
+            files[head_part_name(l, h)] = _part_js(
+                f"{key}/{l}-{h}", {**head, "key": key, "meta": meta, "layer": l, "head": h, "fields": fields})
+    weights = [[fields["weights"] for fields in heads] for heads in layers]  # (layer, head)
+    files[f"{WEIGHTS_PART}.js"] = _part_js(f"{key}/{WEIGHTS_PART}", {**head, "key": key, "weights": weights})
+    return dict(sorted(files.items(), key=lambda kv: part_order(kv[0])))
+
+
+def part_order(name: str) -> tuple:
+    """weights.js first, then the heads by (layer, head) as numbers: the order the one-file
+    chapter inlines them in."""
+    stem = name[:-3]
+    if stem == WEIGHTS_PART:
+        return (0, 0, 0)
+    l, h = stem.split("-")
+    return (1, int(l), int(h))
 
 
 def heavy_part_js(trace: dict) -> bytes:
-    """`window.courseTraceParts["<key>"] = …`: what the figures load after their first paint.
-    Encoded (a quarter of the plain size) for a trace the store decoded, else plain."""
-    part = encoded_part(trace) or plain_part(trace)
-    body = fmt.json_for_script(part, separators=(",", ":"))
-    key = json.dumps(str(trace["key"]))
-    return (
-        "window.courseTraceParts = window.courseTraceParts || {};\n"
-        f"window.courseTraceParts[{key}] = {body};\n"
-    ).encode("ascii")
+    """Every part of a trace joined, as the one-file chapter inlines them (and `make bench` sizes
+    the whole trace)."""
+    return join_parts(list(head_parts(trace).values()))
+
+
+def join_parts(parts: list[bytes]) -> bytes:
+    """Parts (each `PART_PREFIX` then one assignment) as one script, the prefix kept once."""
+    prefix = (PART_PREFIX + "\n").encode("ascii")
+    body = b"".join(p[len(prefix):] if p.startswith(prefix) else p for p in parts)
+    return prefix + body
 
 
 def download_copy(trace: dict) -> bytes:
@@ -114,20 +166,37 @@ def download_copy(trace: dict) -> bytes:
 
 
 def trace_asset_paths(trace: dict, generated: Path) -> tuple[Path, Path]:
+    """The trace's download copy `<key>.json` and its part folder `<key>/`."""
     folder = generated / "traces" / trace["model"]
-    return folder / f"{trace['key']}.json", folder / f"{trace['key']}.js"
+    return folder / f"{trace['key']}.json", folder / str(trace["key"])
+
+
+def trace_asset_files(trace: dict, generated: Path) -> dict[Path, bytes]:
+    """Every file of a trace under `generated`: its download copy, then its parts."""
+    jpath, pdir = trace_asset_paths(trace, generated)
+    files = {jpath: download_copy(trace)}
+    files.update({pdir / name: data for name, data in head_parts(trace).items()})
+    return files
 
 
 def write_trace_assets(trace: dict, generated: Path, only_missing: bool = False) -> list[Path]:
-    """The trace's download copy and heavy part under `generated`; returns the files written."""
-    jpath, jspath = trace_asset_paths(trace, generated)
+    """The trace's download copy and parts under `generated` (each atomically, only when its
+    bytes change); returns the files written. Files of the part folder that no head names any
+    more are removed."""
+    jpath, pdir = trace_asset_paths(trace, generated)
+    if only_missing and jpath.is_file() and (pdir / f"{WEIGHTS_PART}.js").is_file():
+        return []  # the Markdown extension (mkdocs serve): a trace written before is complete
+    files = trace_asset_files(trace, generated)
     written = []
-    if not (only_missing and jpath.is_file()):
-        if write_if_changed(jpath, download_copy(trace)):
-            written.append(jpath)
-    if not (only_missing and jspath.is_file()):
-        if write_if_changed(jspath, heavy_part_js(trace)):
-            written.append(jspath)
+    for path, data in files.items():
+        if only_missing and path.is_file():
+            continue
+        if write_if_changed(path, data):
+            written.append(path)
+    if pdir.is_dir():
+        for p in sorted(pdir.iterdir()):
+            if p.is_file() and p not in files and not p.name.startswith("."):
+                p.unlink()
     return written
 
 

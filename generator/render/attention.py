@@ -11,7 +11,7 @@ from ..lessons.refs import Ref
 from . import templating
 from .context import Ctx, Figure, load_panel
 from .format import esc, f2, shown, tok
-from .grid import Grid, entries_html, light_data, provenance, ranked, trace_url
+from .grid import Grid, entries_html, light_data, parts_url, provenance, ranked
 from .pending import traces_pending
 from .pick import check_shows, clearest_row, pick_head, rule_words
 from .ref_common import int_arg, ref_fail, token_arg
@@ -81,7 +81,7 @@ def render(d: Attention, ctx: Ctx, ids=None) -> str:
     attrs = {
         "data-trace-key": panel.key,
         "data-model": panel.model,
-        "data-parts": trace_url(ctx, panel, "js"),
+        "data-parts": parts_url(ctx, panel),
         "data-layer": layer,
         "data-head": head,
         "data-token": focus,

@@ -20,7 +20,7 @@ from ..lessons.source import read_text
 from . import attention, templating
 from .context import Ctx, Figure, Panel, load_panel
 from .format import f2, shown_diff, tok
-from .grid import Grid, light_data, provenance, trace_url
+from .grid import Grid, light_data, parts_url, provenance
 from .pending import traces_pending
 from .ref_common import int_arg
 from .token_names import token_hits
@@ -141,7 +141,7 @@ def render(d: Compare, ctx: Ctx) -> str:
         grids=[Grid(a, layer, head, focus), Grid(b, layer, head, al.to2[focus])],
         partners=[b.tokens[j] if j is not None else None for j in al.partners],
         in_step=al.in_step,
-        parts=[trace_url(ctx, p, "js") for p in panels],
+        parts=[parts_url(ctx, p) for p in panels],
         diff=diff_rows(a, b, al, layer, head, focus),
         prov=provenance(ctx, panels, d.caption),
         payload={"panels": [light_data(p, layer, head) for p in panels],

@@ -71,9 +71,10 @@ class Grid:
 
 def light_data(panel: Panel, layer: int, head: int) -> dict:
     """The course-data JSON of one attention panel: what the first paint needs. Of the weights,
-    (layer, head, query, key), only the shown head's grid is here, every other head is null: the
-    heavy part (assets.heavy_part_js), loaded after the first paint, brings them all, so that a
-    figure's first load stays small on GPT-2's 12 × 12 heads too (CONTRACT.md, "Shipped weights")."""
+    (layer, head, query, key), only the shown head's grid is here, every other head is null: a
+    head's part (assets.head_parts) brings its grid when the head is first shown, and weights.js
+    every head's for "All heads", so that a figure's first load stays small on GPT-2's 12 × 12
+    heads too (CONTRACT.md, "Shipped weights")."""
     t = panel.trace
     n_layer, n_head = panel.weights.shape[:2]
     weights: list[list] = [[None] * n_head for _ in range(n_layer)]
@@ -90,6 +91,11 @@ def light_data(panel: Panel, layer: int, head: int) -> dict:
 
 def trace_url(ctx: Ctx, panel: Panel, ext: str = "json") -> str:
     return f"{ctx.assets_url}traces/{panel.model}/{panel.key}.{ext}"
+
+
+def parts_url(ctx: Ctx, panel: Panel) -> str:
+    """`data-parts`: the trace's part folder (assets.head_parts), without a trailing slash."""
+    return f"{ctx.assets_url}traces/{panel.model}/{panel.key}"
 
 
 def provenance(ctx: Ctx, panels: list[Panel], caption: str | None) -> dict:

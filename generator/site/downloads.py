@@ -168,9 +168,16 @@ def script_text(js: str) -> str:
 
 
 def part_script(part: Path) -> str:
-    """A figure's heavy part for a one-file chapter: the site's part as it is (assets.heavy_part_js:
-    the trace file's encoded arrays and the page weights, numbers only, as script-safe JSON)."""
-    return part.read_text(encoding="utf-8")
+    """A figure's parts for a one-file chapter: every file of the trace's part folder (render/assets.py,
+    head_parts: weights.js, then each head's, numbers only, as script-safe JSON) joined in one
+    script, so the chapter loads none of them. A single part file (a site built before the
+    per-head parts, or a test's) is taken as it is."""
+    from ..render import assets
+
+    if part.is_file():
+        return part.read_text(encoding="utf-8")
+    files = sorted((p for p in part.glob("*.js") if p.is_file()), key=lambda p: assets.part_order(p.name))
+    return assets.join_parts([p.read_bytes() for p in files]).decode("ascii")
 
 
 def style_text(css: str) -> str:
@@ -343,11 +350,12 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
         model_js.append(f"<script>{script_text(path.read_text(encoding='utf-8'))}</script>")
         article = PLAY_SCRIPT_RE.sub("", article)
 
-    # The heavy parts of this page's figures, each once, in document order.
+    # The parts of this page's figures (each trace's part folder joined in one script), each
+    # trace once, in document order.
     parts_js = []
     for rel in dict.fromkeys(PARTS_RE.findall(article)):
         path, _ = _resolve(site_dir, page, html.unescape(rel))
-        if not path.is_file():
+        if not (path.is_file() or (path / "weights.js").is_file()):
             problem = f"{page}: figure data {rel} is missing from the build"
             if warnings is None:
                 raise DownloadError(problem)

@@ -68,11 +68,13 @@ def write_assets(content_dir: Path | str = "content", traces_dir: Path | str = "
             continue  # the build reports it, with the page's line
         keep.update(trace_asset_paths(trace, generated))
         written += write_trace_assets(trace, generated)
-    # remove download copies and parts no lesson uses any more
+    # remove download copies and part folders no lesson uses any more (and the one-file parts,
+    # traces/<model>/<key>.js, of builds before the per-head parts)
     tdir = generated / "traces"
     if tdir.is_dir():
         for p in sorted(tdir.rglob("*")):
-            if p.is_file() and p not in keep:
+            # a kept part folder's own stale files went in write_trace_assets
+            if p.is_file() and p not in keep and p.parent not in keep:
                 p.unlink()
         for d in sorted((p for p in tdir.rglob("*") if p.is_dir()), reverse=True):
             if not any(d.iterdir()):

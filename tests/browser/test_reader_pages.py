@@ -117,8 +117,8 @@ DECODED_JS = """async () => { await courseReady(); return traces.map(t => ({key:
 
 
 def test_pages_decode_their_encoded_parts_to_the_store_loaders_numbers(course, browser):
-    """The hosted page loads each figure's heavy part as encoded arrays (traces/<model>/<key>.js),
-    the one-file chapter inlines the same part; in both, course.js decodes every head of every
+    """The hosted page loads each figure's parts as encoded arrays (traces/<model>/<key>/<l>-<h>.js),
+    the one-file chapter inlines the same parts; in both, course.js decodes every head of every
     trace to exactly the doubles the store's loader gives in Python (the numbers the renderer
     printed from), and the page weights to the renderer's 4-decimal ones."""
     from generator.store import codec as store_codec
@@ -135,7 +135,8 @@ def test_pages_decode_their_encoded_parts_to_the_store_loaders_numbers(course, b
             assert got and not w.errors, (url, w.errors)
             for t in got:
                 folder = site / "assets" / "generated" / "traces" / "tiny"
-                assert '"int16"' in (folder / f"{t['key']}.js").read_text(encoding="utf-8")  # the hosted part is encoded
+                parts = folder / t["key"]  # the hosted parts (one a head, and weights.js) are encoded
+                assert all('"int16"' in p.read_text(encoding="utf-8") for p in (parts / "0-0.js", parts / "weights.js"))
                 path = folder / f"{t['key']}.json"
                 trace = store_codec.decode(json.loads(path.read_text(encoding="utf-8")), path)
                 page_weights = trace_weights(trace).tolist()  # (layer, head, query, key)

@@ -251,6 +251,7 @@ def test_all_heads_fit_a_phone(open_page, harness_url):
     """At 375 px every small grid of every layer is on screen (the fourth column was cut off)."""
     page = open_page(viewport={"width": 375, "height": 800}).goto(harness_url())
     page.click(f"{FIG1} button[data-action=heads]")
+    page.wait_for_selector(f"{FIG1} button.course-mini", state="visible")  # after weights.js loads
     rights = page.eval_on_selector_all(f"{FIG1} button.course-mini", "bs => bs.map(b => b.getBoundingClientRect().right)")
     assert len(rights) == 12 and max(rights) <= 375
     assert page.evaluate("document.documentElement.scrollWidth") <= 375

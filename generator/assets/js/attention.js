@@ -105,16 +105,27 @@
   // The small multiples open just below the pickers, where the reader is looking; opened by the
   // reader, focus moves to the head shown in the big grid (arrow keys move on from there).
   // Runs `then` once every view has the weights of `heads` ((layer, head) pairs; all when null):
-  // at once when the page holds them, else after the heavy parts load (failed loads included: the
-  // figure then shows what it has).
+  // at once when the page holds them, else after the parts load (failed loads included: the
+  // figure then shows what it has). A head's part loads when the head is first shown, even when
+  // its grid is already here (weights.js): it brings the head's arrays for the Code views (not
+  // for a trace without a part folder, the playground's, whose one part holds every head).
   AttentionFigure.prototype.withWeights = function (heads, then) {
-    var missing = this.views.filter(function (v) {
-      return v.trace && (heads ? heads.some(function (lh) { return !hasHead(v.weights, lh[0], lh[1]); })
-        : v.weights.some(function (layer) { return layer.some(function (g) { return !Array.isArray(g); }); }));
+    var waits = [];
+    this.views.forEach(function (v) {
+      if (!v.trace) return;
+      if (!heads) {
+        var missing = v.weights.some(function (layer) { return layer.some(function (g) { return !Array.isArray(g); }); });
+        if (missing) waits.push(loadWeights(v.trace));
+        return;
+      }
+      heads.forEach(function (lh) {
+        if (!hasHead(v.weights, lh[0], lh[1])) waits.push(loadHead(v.trace, lh[0], lh[1]));
+        else if (v.trace._parts) loadHead(v.trace, lh[0], lh[1]).catch(function (e) { console.warn(e.message || e); });
+      });
     });
-    if (!missing.length) return then();
+    if (!waits.length) return then();
     var anyway = function () { return then(); };
-    return Promise.all(missing.map(function (v) { return loadTrace(v.trace); })).then(anyway, anyway);
+    return Promise.all(waits).then(anyway, anyway);
   };
 
   AttentionFigure.prototype.toggleHeads = function (open, opts) {
@@ -143,23 +154,28 @@
     return this;
   };
 
+  // Changes in flight merge into one target state (a layer, then a head picked before the first
+  // head's part is in); it is drawn once its head's grid is here, whichever part arrives first.
   AttentionFigure.prototype.setState = function (partial, opts) {
     var self = this;
-    var want = this.clamp({
-      layer: partial.layer != null ? partial.layer : this.state.layer,
-      head: partial.head != null ? partial.head : this.state.head, token: 0
+    var base = this.target || this.state;
+    var want = this.target = this.clamp({
+      layer: partial.layer != null ? partial.layer : base.layer,
+      head: partial.head != null ? partial.head : base.head,
+      token: partial.token != null ? partial.token : base.token
     });
-    return this.withWeights([[want.layer, want.head]], function () { return self.applyState(partial, opts); });
+    return this.withWeights([[want.layer, want.head]], function () { return self.applyState(opts); });
   };
 
-  AttentionFigure.prototype.applyState = function (partial, opts) {
+  AttentionFigure.prototype.applyState = function (opts, settled) {
     var self = this;
     opts = opts || {};
-    var next = {
-      layer: partial.layer != null ? partial.layer : this.state.layer,
-      head: partial.head != null ? partial.head : this.state.head,
-      token: partial.token != null ? partial.token : this.state.token
-    };
+    var next = this.target || this.state;
+    var missing = this.views.some(function (v) { return v.trace && !hasHead(v.weights, next.layer, next.head); });
+    if (missing && !settled) { // a later change's head: wait for its part (failed loads included)
+      return this.withWeights([[next.layer, next.head]], function () { return self.applyState(opts, true); });
+    }
+    if (this.target === next) this.target = null;
     this.state = this.clamp(next);
     if (partial.view && partial.view !== this.mode) {
       this.setMode(partial.view);

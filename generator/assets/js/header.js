@@ -1,14 +1,15 @@
 /* course.js: progressive enhancement of the course's figures (see CONTRACT.md).
  *
  * Plain ES2017, no build step, no dependencies except the global `Plotly` (plotly-cartesian.min.js, loaded
- * before this file). Works from file://: no fetch(); heavy trace parts load by injecting
- * <script src="data-parts">. Every token is data: it reaches the DOM through textContent only,
+ * before this file). Works from file://: no fetch(); a trace's parts load by injecting
+ * <script src="<data-parts>/<layer>-<head>.js"> when a head is first shown (weights.js for "All heads"). Every token is data: it reaches the DOM through textContent only,
  * and Plotly (which reads <br>, <b> ... in strings) gets it escaped with &lt; &gt; &amp;.
  *
  * Globals: traces, trace, softmax(array), courseReady(), course (setState, figures, paintedAt),
  * tokens (the tokens figure's current sentence), embedding (the embedding figure's data).
  * Optional, set before this file loads: window.courseConfig = {idleParts: false} stops the
- * on-idle load of heavy parts (they still load on courseReady() or when a "Code" tab opens).
+ * on-idle load of the shown heads' parts (every head's loads on courseReady(), t.load() or when a
+ * "Code" tab opens; another head's when it is shown).
  *
  * One classic script (not an ES module: modules do not load from file://, and the one-file
  * chapters inline scripts as text), one closure. Its source is in parts, generator/assets/js/,

@@ -2,7 +2,7 @@
 
   // Times in ms, distances in CSS px.
   var LAZY = {
-    partsIdleTimeout: 3000, partsFallbackDelay: 300, // heavy parts: on idle after the first paint
+    partsIdleTimeout: 3000, partsFallbackDelay: 300, // the shown heads' parts: on idle after the first paint
     plotIdleTimeout: 2000, plotFallbackDelay: 50,    // the other displayed plots, one per idle period
     nearScreen: 100,                                 // "visible now" reaches this far past the viewport
     observeMargin: '300px 0px'                       // a hidden plot is drawn this close to the screen
@@ -19,7 +19,16 @@
 
   function scheduleIdleParts() {
     if (config.idleParts === false) return;
-    var loadParts = function () { courseReady().catch(function (e) { console.warn(e.message || e); }); };
+    // the shown heads' parts only (their arrays, for the Code views); another head's loads when
+    // it is shown, every head's with courseReady() or a Code tab
+    var loadParts = function () {
+      figures.forEach(function (f) {
+        if (!(f instanceof AttentionFigure)) return;
+        f.views.forEach(function (v) {
+          if (v.trace) loadHead(v.trace, f.state.layer, f.state.head).catch(function (e) { console.warn(e.message || e); });
+        });
+      });
+    };
     if (window.requestIdleCallback) window.requestIdleCallback(loadParts, { timeout: LAZY.partsIdleTimeout });
     else setTimeout(loadParts, LAZY.partsFallbackDelay);
   }
