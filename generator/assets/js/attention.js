@@ -159,6 +159,7 @@
   AttentionFigure.prototype.setState = function (partial, opts) {
     var self = this;
     var base = this.target || this.state;
+    if (partial.view) this.pendingView = partial.view; // the grid or the lines, applied with the state
     var want = this.target = this.clamp({
       layer: partial.layer != null ? partial.layer : base.layer,
       head: partial.head != null ? partial.head : base.head,
@@ -177,11 +178,13 @@
     }
     if (this.target === next) this.target = null;
     this.state = this.clamp(next);
-    if (partial.view && partial.view !== this.mode) {
-      this.setMode(partial.view);
+    var view = this.pendingView;
+    this.pendingView = null;
+    if (view && view !== this.mode) {
+      this.setMode(view);
       if (opts.user) this.viewChosen = true;
     }
-    if (opts.fromHash && partial.view) this.viewChosen = true;
+    if (opts.fromHash && view) this.viewChosen = true;
     var prevs = this.views.map(function (v) { return v.take(self.state); });
     var done = Promise.all(this.views.map(function (v) { return v.redrawPlot(); }));
     this.views.forEach(function (v, i) { v.renderDom(prevs[i]); });

@@ -219,7 +219,8 @@
     var ol = view.top3, box = ol && ol.parentNode;
     if (!box || view.n < TOP3_FROM || box.querySelector(':scope > .course-top3-toggle')) return;
     if (!ol.id) ol.id = uniqueId((view.fig.id || 'course') + '-top3');
-    Array.prototype.forEach.call(ol.children, function (li, i) { li.value = i + 1; });
+    // each item keeps its number, from 0 as _grid.html's <ol start=0> and the token menu
+    Array.prototype.forEach.call(ol.children, function (li, i) { li.value = i; });
     box.classList.add('course-top3-short');
     var b = el('button', 'course-top3-toggle');
     b.type = 'button';
