@@ -198,7 +198,8 @@ def test_all_heads_opens_a_head(open_page, harness_url, harness_site):
     assert page.get_attribute(btn, "aria-expanded") == "false"
     assert page.is_hidden(f"{FIG1} .course-heads")
     page.click(btn)
-    assert page.get_attribute(btn, "aria-expanded") == "true"
+    # the small grids open once weights.js (every head's grid) is in: a load, not at once
+    page.wait_for_function("([sel]) => document.querySelector(sel).getAttribute('aria-expanded') === 'true'", arg=[btn])
     minis = page.locator(f"{FIG1} button.course-mini")
     assert minis.count() == 3 * 4
     assert page.evaluate("document.querySelector('#fig-1 .course-plot .course-mini')") is None  # no Plotly in minis
@@ -420,6 +421,7 @@ def test_injected_token_never_executes(open_page, harness_url, harness_site, sch
     page.locator("#fig-2").scroll_into_view_if_needed()
     page.wait_for_function("document.querySelector('#fig-2 .js-plotly-plot')")
     page.click("#fig-2 button[data-action=heads]")
+    page.locator("#fig-2 .course-heads").wait_for(state="visible")  # the small grids, once weights.js is in
     page.select_option("#fig-2 select[data-control=token]", "2")
     page.hover("#fig-2 .nsewdrag")
     page.wait_for_timeout(200)

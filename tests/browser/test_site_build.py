@@ -205,6 +205,7 @@ def test_injected_token_inert_on_built_page(open_site, site, scheme):
     page.locator("#fig-6").scroll_into_view_if_needed()
     page.wait_for_function("document.querySelector('#fig-6 .js-plotly-plot')")
     page.click("#fig-6 button[data-action=heads]")
+    page.locator("#fig-6 .course-heads").wait_for(state="visible")  # the small grids, once weights.js is in
     page.select_option("#fig-6 select[data-control=token]", "2")
     page.hover("#fig-6 .nsewdrag")
     page.wait_for_timeout(200)
