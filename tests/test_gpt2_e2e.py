@@ -175,7 +175,8 @@ def test_each_gpt2_figure_first_load_stays_under_60_kb_gzipped(course):
     assert len(sizes) == len(figures) >= 3
     over = {k: v for k, v in sizes.items() if v > FIRST_LOAD_LIMIT}
     assert not over, over
-    parts = sorted((root / "site" / "assets" / "generated" / "traces" / "gpt2").glob("*.js"))
+    # per-head parts (<key>/<layer>-<head>.js) hold the encoded arrays; weights.js every head's grid
+    parts = sorted(p for p in (root / "site" / "assets" / "generated" / "traces" / "gpt2").glob("*/*.js") if p.name != "weights.js")
     assert parts and all('"int16"' in p.read_text(encoding="utf-8") for p in parts)
 
 
@@ -240,4 +241,4 @@ def test_induction_example_is_the_repeated_random_sequence(course):
     assert len(ids) == 2 * n + 1 and ids[1 : n + 1] == ids[n + 1 :]
     page = (root / "site" / "gpt2.html").read_text(encoding="utf-8")
     assert f'data-trace-key="{ex["key"]}"' in page
-    assert (root / "site" / "assets" / "generated" / "traces" / "gpt2" / f"{ex['key']}.js").is_file()
+    assert (root / "site" / "assets" / "generated" / "traces" / "gpt2" / ex["key"] / "weights.js").is_file()

@@ -71,8 +71,8 @@ def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_pat
     keys = re.findall(r'id="fig-[23]" data-kind="attention" data-trace-key="(\w+)"', html)
     assert len(keys) == 2
     for key in keys:
-        for ext in ("json", "js"):
-            assert (built.site / "assets" / "generated" / "traces" / "tiny" / f"{key}.{ext}").is_file()
+        assert (built.site / "assets" / "generated" / "traces" / "tiny" / f"{key}.json").is_file()
+        assert (built.site / "assets" / "generated" / "traces" / "tiny" / key / "weights.js").is_file()  # and its per-head parts
     # the example figures open on the top head of induction / previous-token (here the planted head 1.1)
     assert re.search(r'id="fig-3" data-kind="attention"[^>]*data-layer="0" data-head="0"', html)
     # references
