@@ -215,10 +215,12 @@ def test_keyboard_alone_drives_every_widget_with_focus_visible(course, server, o
         page.keyboard.press("ArrowUp" if at_end else "ArrowDown")
         assert page.evaluate("document.activeElement.value") != old, f"the arrow keys did not change the {control}"
         # a head not shown before loads its part first: the summary follows once it is in
-        for _ in range(150):
-            if summary() != before:
-                break
-            page.wait_for_timeout(100)
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout  # lazily, as conftest: no Chromium, no import
+
+        try:
+            page.wait_for_function("([b]) => document.querySelector('#fig-1 .course-summary').innerText !== b", arg=[before], timeout=15000)
+        except PlaywrightTimeout:
+            pass  # the assertion below says what did not change
         assert summary() != before, f"changing the {control} did not change the summary"
 
     # "Show as a table" by keyboard, then a table row's button picks that row's token (the first
