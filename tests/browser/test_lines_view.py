@@ -87,9 +87,14 @@ def test_lines_view_draws_every_pair_at_its_weight_and_follows_the_pickers_and_t
     assert alt["summary"].endswith(alt["option"].split(" looks most at ", 1)[1] + "."), alt
     # the address says the view, and a link opens it
     page.wait_for_function("() => /^#fig-5:layer=3,head=2,token=7,view=lines$/.test(location.hash)")
+    # a new document, not a same-page hash change: the link is opened as a reader opens it
+    page.goto("about:blank")
     page.goto(f"{server.base}/attention.html#{FIG}:layer=2,head=3,token=4,view=lines")
     page.wait_for_function("window.course && window.course.paintedAt !== null")
     wait_view(page, FIG, True)
+    # the head's part loads first; the state is drawn once it is in
+    page.wait_for_function("id => document.querySelector('#' + id + ' .course-lines-tok[aria-selected=true]')"
+                           ".getAttribute('data-q') === '4'", arg=FIG)
     v = page.evaluate(VIEW, FIG)
     assert (v["layer"], v["head"], v["token"]) == (1, 2, 4) and not v["grid"], v
     check_lines(page, FIG, weights, 1, 2, 4)
