@@ -161,6 +161,37 @@ def test_lines_view_is_the_default_on_a_phone_for_a_long_sentence(course, server
     assert w.errors == []
 
 
+def test_lines_view_follows_a_new_width(course, server, open_site):
+    """Built on a phone, then the window widened and narrowed again: the drawing is the box's
+    width each time (within its bounds), with every line at its weight, the same token chosen, and
+    the keyboard's place kept."""
+    w = open_site(viewport={"width": 320, "height": 800})
+    page = w.goto(f"{server.base}/attention.html#{FIG}:layer=2,head=3,token=6,view=lines")
+    weights = trace_weights_of(course, page, FIG)
+    wait_view(page, FIG, True)
+    page.wait_for_function("id => document.querySelector('#' + id + ' .course-lines-tok[aria-selected=true]')"
+                           ".getAttribute('data-q') === '6'", arg=FIG)
+    fit = """id => { const f = document.getElementById(id), svg = f.querySelector('.course-lines-svg');
+      const box = f.querySelector('.course-view').clientWidth;
+      return {svg: +svg.getAttribute('width'), shown: svg.getBoundingClientRect().width, box,
+        drawings: f.querySelectorAll('.course-lines-svg').length,
+        focus: document.activeElement && document.activeElement.getAttribute('data-q')}; }"""
+    narrow = page.evaluate(fit, FIG)
+    assert narrow["svg"] < 420 and narrow["shown"] <= narrow["box"] + 0.5, narrow
+    page.focus(f"#{FIG} .course-lines-tok[data-q='6']")
+    for width in (1280, 320):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.wait_for_function(f"""id => {{ const f = document.getElementById(id), svg = f.querySelector('.course-lines-svg');
+          const box = f.querySelector('.course-view').clientWidth;
+          return +svg.getAttribute('width') === Math.max(240, Math.min(420, Math.floor(box))); }}""", arg=FIG)
+        got = page.evaluate(fit, FIG)
+        assert got["drawings"] == 1 and got["focus"] == "6", got
+        if width == 1280:
+            assert got["svg"] > narrow["svg"], (got, narrow)  # it grew
+        check_lines(page, FIG, weights, 1, 2, 6)
+    assert w.errors == []
+
+
 def test_lines_view_prints_within_the_page(course, server, open_site):
     w = open_site()
     page = w.goto(f"{server.base}/attention.html#{FIG}:layer=4,head=4,token=10,view=lines")

@@ -166,7 +166,8 @@
 
   window.addEventListener('hashchange', function () { applyHash(true); });
 
-  // A new width (a phone turned): the map's height and its label spots follow it.
+  // A new width (a phone turned): the map's height and its label spots follow it, and so does
+  // each lines view on screen.
   var resizing = null;
   window.addEventListener('resize', function () {
     clearTimeout(resizing);
@@ -175,6 +176,7 @@
         var width = d.fig.clientWidth;
         if (d.fig.getAttribute('data-kind') === 'map' && width && width !== d.width) { d.width = width; d.draw(); }
       });
+      figures.forEach(function (f) { (f.views || []).forEach(function (v) { if (v.fitLines) v.fitLines(); }); });
     }, RESIZE_DELAY);
   });
 

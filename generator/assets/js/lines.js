@@ -82,7 +82,7 @@
     this.linesHost = host;
     var labels = this.tokens.map(function (t) { return shorten(tokDisplay(t), L.labelChars); });
     var widths = textWidths(labels, L.font, this.root);
-    var W = this.linesWidth();
+    var W = this.linesW = this.linesWidth();
     var col = Math.min(Math.floor(W * 0.32), Math.max(L.labelMin, Math.ceil(Math.max.apply(null, [0].concat(widths))) + 4));
     var H = L.top + n * L.row + L.bottom;
     var x1 = col + L.gap, x2 = W - col - L.gap;
@@ -140,6 +140,19 @@
     this.listenLines(list);
   };
 
+  // A new width (a phone turned, a window widened or narrowed): the drawing is built again at the
+  // box's width, in the same state, keeping the keyboard's place. A hidden one waits to be shown.
+  AttentionView.prototype.fitLines = function () {
+    if (!this.linesHost || this.linesHost.hidden || this.mode !== 'lines' || this.linesW === this.linesWidth()) return;
+    var focused = this.linesHost.contains(document.activeElement);
+    this.linesHost.parentNode.removeChild(this.linesHost);
+    this.linesHost = null;
+    this.linesHead = null;
+    this.drawLines();
+    var opt = this.lineQueries[this.state.token];
+    if (focused && opt) opt.focus({ preventScroll: true });
+  };
+
   // Keyboard: one tab stop (the focus token), arrow keys move it; focusing, clicking or moving
   // to a token makes it the figure's token (its lines highlight). Hovering shows a token's lines
   // without choosing it.
@@ -176,6 +189,7 @@
   // The lines of the head shown: opacity = weight (the trace's number, as the heatmap's colour).
   AttentionView.prototype.drawLines = function () {
     if (!this.n || !this.state) return;
+    if (this.linesHost && this.linesW !== this.linesWidth()) { this.linesHost.hidden = false; this.fitLines(); return; }
     if (!this.linesHost) this.buildLines();
     this.linesHost.hidden = false;
     var s = this.state;
