@@ -87,9 +87,9 @@ $(AXE_STAMP):
 
 # One worker per core (pytest-xdist), each taking whole test files, so a module's shared build and
 # browser serve all its tests: 27 minutes on 2 cores here (a fresh clone, 1,153 tests), most of it the
-# GPT-2-shaped end-to-end trace.
+# GPT-2-shaped end-to-end trace. The 25 slowest tests are listed at the end, for the suite's time.
 test: $(TEST_STAMP) $(AXE_STAMP)
-	$(PY) -m pytest -n auto --dist loadfile
+	$(PY) -m pytest -n auto --dist loadfile --durations=25
 
 ## Refresh generator/assets/vendor/ (Plotly's cartesian partial bundle) from the npm registry and
 ## check its integrity and sha256; the only target that needs npm.
