@@ -45,7 +45,7 @@ RUN_JS = """([n, runs]) => {
 TYPE_JS = """([text]) => new Promise((resolve) => {
   const root = document.getElementById('course-play'), box = document.getElementById('play-text');
   const t0 = performance.now(), got = {};
-  root.addEventListener('play:drawn', () => { got.drawn = performance.now() - t0; }, {once: true});
+  root.addEventListener('play:drawn', () => { got.drawn = performance.now() - t0; got.stages = root.coursePlay.lastStages; }, {once: true});
   root.addEventListener('play:guesses', () => { got.guesses = performance.now() - t0; resolve(got); }, {once: true});
   box.value = text;
   box.dispatchEvent(new Event('input', {bubbles: true}));
@@ -120,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
             drawn, guesses = med([t["drawn"] for t in typed]), med([t["guesses"] for t in typed])
             print(f"  {got} tokens: forward pass {med(r['bare']):.0f} ms, top-5 guesses {med(r['guesses']):.0f} ms; "
                   f"one edit to its figures {drawn:.0f} ms {label(drawn, target)}, to its guesses {guesses:.0f} ms")
+            stages = {k: med([t["stages"][k] for t in typed]) for k in typed[0]["stages"]}
+            print("    of which: " + ", ".join(f"{k} {v:.0f} ms" for k, v in stages.items())
+                  + f"; before the run starts {drawn - sum(stages.values()):.0f} ms")
             words = sentence_of(n).split(" ")
             burst = tab.evaluate(BURST_JS, [[" ".join(words[:len(words) - 5 + i]) for i in range(6)]])
             print(f"    a burst of 6 edits 40 ms apart: {burst['runs']} runs, its last edit to its figures "

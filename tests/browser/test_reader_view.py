@@ -121,6 +121,8 @@ def test_all_heads_opens_under_the_pickers_and_takes_focus(open_page, harness_ur
     assert page.get_attribute(f"#{heads}", "class") == "course-heads"
     page.locator(btn).scroll_into_view_if_needed()
     page.click(btn)
+    # the small grids open once weights.js is in (loaded on the first click), then take the focus
+    page.wait_for_function("() => document.activeElement && document.activeElement.matches('button.course-mini')")
     got = page.evaluate("""([btn, heads]) => {
       const a = document.activeElement, box = document.getElementById(heads);
       const r = a.getBoundingClientRect(), plot = document.querySelector('#fig-1 .course-plot');
@@ -149,11 +151,13 @@ def test_all_heads_outline_the_row_of_the_token_in_focus(open_page, harness_url)
     it is, in every small grid, and it follows the token picker."""
     page = open_page(viewport={"width": 1100, "height": 700}).goto(harness_url())
     page.click(f"{FIG1} button[data-action=heads]")
+    page.wait_for_selector(f"{FIG1} button.course-mini", state="visible")  # after weights.js loads
     assert "row of the token in focus outlined" in page.text_content(f"{FIG1} .course-heads-intro")
     for token in (None, 1):
         if token is not None:
             page.select_option(f"{FIG1} select[data-control=token]", str(token))
-            page.wait_for_timeout(100)
+            # the outline moves in the next frame: wait until every small grid's has moved
+            page.wait_for_function(f"want => ({MINI_ROWS})().every(m => Math.abs(m.mark - m.rows[want]) < 0.5)", arg=token)
         want = int(page.eval_on_selector(f"{FIG1} select[data-control=token]", "s => s.value"))
         minis = page.evaluate(MINI_ROWS)
         assert len(minis) >= 4
@@ -168,6 +172,7 @@ def test_a_small_grid_chosen_on_a_short_screen_brings_the_big_grid_into_view(ope
     btn = f"{FIG1} button[data-action=heads]"
     page.locator(btn).scroll_into_view_if_needed()
     page.click(btn)
+    page.wait_for_function("() => document.activeElement && document.activeElement.matches('button.course-mini')")
     plot_top = "document.querySelector('#fig-1 .course-plot').getBoundingClientRect().top"
     page.keyboard.press("ArrowRight")
     page.wait_for_timeout(200)

@@ -97,7 +97,7 @@
         root.setAttribute('data-state', 'empty');
         return;
       }
-      var run = model.run(prep.ids, { predictions: false }); // the guesses follow the figures (below)
+      var run = model.run(prep.ids, { predictions: false }), tRun = performance.now(); // the guesses follow the figures
       var tokens = pageTokens(tok, prep.ids);
       var old = shown && shown.state;
       var st = { layer: 0, head: 0, token: tokens.length - 1 }, abWant = null;
@@ -109,6 +109,7 @@
       };
       drawTokens(tokens);
       var plotted = drawFigure(prep.text, tokens, run, st);
+      var tFigure = performance.now();
       drawScores(headScores(run, prep.ids));
       clear(predBox);
       predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
@@ -118,10 +119,12 @@
       var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run, abWant: abWant };
       var runNo = ++api.runs;
       root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
-      var fig = shown;
+      var fig = shown, tEnd = performance.now();
       plotted.then(function () {
         if (gen !== mine || last !== mineLast) return; // a newer sentence is on its way
-        api.lastMs = performance.now() - t0;
+        var tDrawn = performance.now();
+        api.lastMs = tDrawn - t0; // and where it went (make bench): the figure is its markup, set-up and synchronous drawing
+        api.lastStages = { model: tRun - t0, figure: tFigure - tRun, rest: tEnd - tFigure, paint: tDrawn - tEnd };
         root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: runNo, ms: api.lastMs } }));
         var preds = [], n = run.n;
         (function guesses(from) {
