@@ -146,6 +146,24 @@ def test_js_text_matches_reference_for_every_state(open_page, harness_url, harne
     assert "0.12" in uniform and "0.13" not in uniform
 
 
+def test_js_numbers_are_pythons_for_ties_near_ties_and_the_rest(open_page, harness_url):
+    """course.fmt writes what Python's f"{x:.{d}f}" writes (fmt.f2's rule): exact binary ties
+    half to even, values a hair off a tie, big values past the quick path, and ordinary ones."""
+    import random
+
+    rng = random.Random(7)
+    values = [k / 16 for k in range(-40, 41)] + [k / 1024 for k in range(0, 2048, 7)]
+    values += [math.nextafter(k / 8, sign) for k in range(1, 20) for sign in (-math.inf, math.inf)]
+    values += [2.675, 0.005, 0.015, 1.005, 2.0 ** 45 + 0.125, 2.0 ** 40 + 0.375, 1e6 + 0.125, 1e7 + 0.375, 2.0 ** 52 + 0.5, 123456789.125, -0.0]
+    values += [rng.random() for _ in range(3000)] + [rng.uniform(-50, 50) for _ in range(1000)]
+    page = open_page().goto(harness_url())
+    for d in (0, 1, 2, 3):
+        got = page.evaluate("([xs, d]) => xs.map(x => course.fmt(x, d))", [values, d])
+        want = [f"{x:.{d}f}" for x in values]
+        bad = [(x, g, w) for x, g, w in zip(values, got, want) if g != w]
+        assert not bad, (d, bad[:5])
+
+
 def test_hash_restores_state(open_page, harness_url, harness_site):
     doc = harness_site[1]["lily"]
     w = open_page()
