@@ -396,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         if page is None:
             page = _harness_page(Path(tmp), args.plotly)
         out: dict = {}
-        site = Path(args.site)
+        site = Path(args.site).resolve()  # file:// addresses need an absolute path
         if not args.no_weights and (site / "index.html").is_file():
             out["weights"] = site_weights(site)
             print(weights_report(out["weights"]), flush=True)

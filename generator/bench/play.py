@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 TYPING_DELAY_MS = 150  # generator/assets/play/page.js, TYPING_DELAY: a burst waits for this much quiet
+QUICK_RUN_MS = 150  # page.js, QUICK_RUN: the first edit after a pause runs at once while a run takes less
 STATE = "document.getElementById('course-play').getAttribute('data-state')"
 
 RUN_JS = """([n, runs]) => {
@@ -68,6 +69,26 @@ BURST_JS = """([texts]) => new Promise((resolve) => {
     if (i === last) tLast = performance.now();
   }, 40 * i));
 })"""
+
+
+# Plotly alone: the shown grid's own figure drawn with Plotly.newPlot into a new box of its size,
+# median of `runs` (the part of "one edit to its figures" that no code of ours can remove).
+PLOTLY_FLOOR_JS = """async (runs) => {
+  const v = course.figures.filter(f => f.el.isConnected && f.views)[0].views[0], spec = v.figureSpec();
+  const box = document.createElement('div'), ts = [];
+  box.style.cssText = 'position:absolute;left:0;top:0;width:' + spec.layout.width + 'px';
+  document.body.appendChild(box);
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now();
+    await Plotly.newPlot(box, spec.data, spec.layout, {displayModeBar: false, responsive: false});
+    await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    ts.push(performance.now() - t0);
+    Plotly.purge(box);
+  }
+  box.remove();
+  ts.sort((a, b) => a - b);
+  return ts[ts.length >> 1];
+}"""
 
 
 def label(ms: float, target: float) -> str:
@@ -122,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"one edit to its figures {drawn:.0f} ms {label(drawn, target)}, to its guesses {guesses:.0f} ms")
             stages = {k: med([t["stages"][k] for t in typed]) for k in typed[0]["stages"]}
             print("    of which: " + ", ".join(f"{k} {v:.0f} ms" for k, v in stages.items())
-                  + f"; before the run starts {drawn - sum(stages.values()):.0f} ms")
+                  + f"; before the run starts {drawn - sum(stages.values()):.0f} ms (the typing delay, when the last run took over {QUICK_RUN_MS} ms)")
+            floor = tab.evaluate(PLOTLY_FLOOR_JS, args.runs) + med(r["bare"])
+            print(f"    the floor here: the forward pass and Plotly drawing this grid alone, {floor:.0f} ms; "
+                  f"one edit to its figures is {drawn / floor:.2f}x it, {sum(stages.values()) / floor:.2f}x once the run starts")
             words = sentence_of(n).split(" ")
             burst = tab.evaluate(BURST_JS, [[" ".join(words[:len(words) - 5 + i]) for i in range(6)]])
             print(f"    a burst of 6 edits 40 ms apart: {burst['runs']} runs, its last edit to its figures "

@@ -136,7 +136,7 @@
             drawPredictions(tokens, preds);
             root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: runNo } }));
             whenIdle(function () { if (gen === mine && last === mineLast && fig === shown) fillTable(fig); });
-            if (abBox) ablate(mineLast, mineLast.abWant);
+            if (abBox) whenIdle(function () { if (gen === mine && last === mineLast) ablate(mineLast, mineLast.abWant); }); // a task of its own
           });
         })(0);
       });

@@ -7,7 +7,8 @@
   var EOT_SHOWN = '<|endoftext|>';
   var MAX_CHARS = 2000;     // read at most this much of a paste (256 tokens rarely need 1,500)
   var TYPING_DELAY = 150;   // ms: an edit this soon after the last one waits for this much quiet
-  var QUICK_RUN = 100;      // ms: the first edit after a pause runs at once while a run takes less
+  var QUICK_RUN = 150;      // ms: the first edit after a pause runs at once while a run takes less (one
+                            // that is done within the typing delay holds no later keystroke back)
   var TABLE_NOW = 64;       // tokens: a longer sentence's table rows are written after its figures
   var FIG_ID = 'fig-1';
   var CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g; // every control character but tab and newline
