@@ -136,3 +136,19 @@ OLD_COPIES = ("escapeForPlotly", "dataOf", "canPlot", "__course12")
 def test_the_second_closures_copies_are_gone():
     js = script.course_js()
     assert not [n for n in OLD_COPIES if re.search(rf"\b{n}\b", js)], "a second copy of a helper is back"
+
+
+def test_the_joined_script_drops_comment_lines_and_nothing_else():
+    """course.js ships without the parts' whole-line // comments. That is safe only while no
+    part has a template literal or a line ending in a backslash (a string over several lines),
+    which this checks; every line of code is kept, in order."""
+    for name, text in script.parts()[1:]:
+        assert "`" not in re.sub(r"//.*", "", text), f"{name}: a template literal (the comment stripper would see inside it)"
+        assert not re.search(r"\\\n", text), f"{name}: a line ends in a backslash"
+    joined = script.course_js()
+    code = [line for _, text in script.parts()[1:] for line in text.splitlines() if not re.match(r"^\s*//", line)]
+    assert not re.search(r"^\s*//", joined, re.M)
+    lines = joined.splitlines()
+    at = 0
+    for line in code:  # in order
+        at = lines.index(line, at) + 1

@@ -422,6 +422,8 @@ def test_code_tab_loads_parts_at_once(open_page, harness_url):
     """With the idle load off (lazy.html), opening the tab labelled "Code" loads the parts."""
     w = open_page()
     page = w.goto(harness_url(page="lazy.html"))
+    # the page set up (under load that can take longer than the wait below), then time for an idle load
+    page.wait_for_function("typeof trace !== 'undefined' && window.course && window.course.paintedAt !== null")
     page.wait_for_timeout(300)
     assert page.evaluate("trace.layers[0].heads[0].q === undefined")
     assert not any(u.endswith(".js") and "/traces/" in u for u in w.requests)
