@@ -190,10 +190,19 @@ def shared_course() -> Path:
 def settle(page, timeout: float = 60000) -> None:
     """Wait until a page has loaded and drawn its plots. course.js draws a plot when it scrolls
     into view, so each visible attention/compare plot is scrolled to; plots inside closed
-    <details> wait to be opened and are skipped. Ends scrolled back to the top."""
+    <details> wait to be opened and are skipped. Ends scrolled back to the top, once the header's
+    title has faded back from the page's name to the site's (a CSS transition: caught halfway, as
+    under load, its text is half transparent and fails axe's contrast check)."""
     page.wait_for_load_state("load")
     plots = page.locator(".course-fig[data-kind=attention] .course-plot:visible, .course-fig[data-kind=compare] .course-plot:visible")
     for i in range(plots.count()):
         plots.nth(i).scroll_into_view_if_needed()
         plots.nth(i).locator(".main-svg").first.wait_for(state="attached", timeout=timeout)
     page.evaluate("window.scrollTo(0, 0)")
+    page.wait_for_function(FINITE_ANIMATIONS_DONE, timeout=timeout)
+
+
+# every running CSS transition or animation that ends has ended (a looping one never would)
+# (two frames first: the scroll's own handlers start theirs)
+FINITE_ANIMATIONS_DONE = """() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(document.getAnimations()
+    .every(a => a.playState !== 'running' || a.effect.getComputedTiming().iterations === Infinity)))))"""
