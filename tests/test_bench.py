@@ -41,3 +41,15 @@ def test_a_count_below_one_is_a_one_line_usage_error(flag, value, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == f"python -m generator.bench.browser: error: argument {flag}: invalid positive_int value: '{value}'"
     assert "Traceback" not in "\n".join(err)
+
+
+def test_every_built_page_s_script_stays_within_a_chapter_s_budget():
+    """make bench's page-weight figure, as a check: no built page (the playground included, less
+    its weights, which load after the first paint) ships more script code than SCRIPT_TARGET."""
+    from course_builds import shared_course
+    from generator.bench.page_weight import SCRIPT_TARGET, site_weights
+
+    pages = site_weights(shared_course() / "build" / "site")["pages"]
+    assert "play.html" in pages and "attention.html" in pages, sorted(pages)
+    over = {rel: v["bytes"] for rel, v in pages.items() if v["bytes"] > SCRIPT_TARGET}
+    assert not over, f"over {SCRIPT_TARGET:,.0f} bytes of script: {over}"

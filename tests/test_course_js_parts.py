@@ -138,15 +138,29 @@ def test_the_second_closures_copies_are_gone():
     assert not [n for n in OLD_COPIES if re.search(rf"\b{n}\b", js)], "a second copy of a helper is back"
 
 
-def test_the_joined_script_drops_comment_lines_and_nothing_else():
-    """course.js ships without the parts' whole-line // comments. That is safe only while no
-    part has a template literal or a line ending in a backslash (a string over several lines),
-    which this checks; every line of code is kept, in order."""
-    for name, text in script.parts()[1:]:
+def play_parts() -> list[tuple[str, str]]:
+    from generator.render import play_model
+
+    return [(n, (play_model.PLAY_DIR / n).read_text(encoding="utf-8")) for n in play_model.PLAY_PARTS]
+
+
+def play_joined() -> str:
+    from generator.render import play_model
+
+    return play_model.play_js()
+
+
+@pytest.mark.parametrize("named,joined", [(lambda: script.parts()[1:], script.course_js), (play_parts, play_joined)],
+                         ids=["course.js", "play.js"])
+def test_the_joined_script_drops_comment_lines_and_nothing_else(named, joined):
+    """course.js and play.js ship without their parts' whole-line // comments. That is safe only
+    while no part has a template literal or a line ending in a backslash (a string over several
+    lines), which this checks; every line of code is kept, in order."""
+    for name, text in named():
         assert "`" not in re.sub(r"//.*", "", text), f"{name}: a template literal (the comment stripper would see inside it)"
         assert not re.search(r"\\\n", text), f"{name}: a line ends in a backslash"
-    joined = script.course_js()
-    code = [line for _, text in script.parts()[1:] for line in text.splitlines() if not re.match(r"^\s*//", line)]
+    joined = joined()
+    code = [line for _, text in named() for line in text.splitlines() if not re.match(r"^\s*//", line)]
     assert not re.search(r"^\s*//", joined, re.M)
     lines = joined.splitlines()
     at = 0

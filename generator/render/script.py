@@ -49,10 +49,15 @@ def parts() -> list[tuple[str, str]]:
 COMMENT_LINE_RE = re.compile(r"^[ \t]*//.*\n", re.M)
 
 
+def without_comment_lines(text: str) -> str:
+    """`text` (a part of course.js or play.js) less its whole-line // comments, ending in one newline."""
+    return COMMENT_LINE_RE.sub("", text.rstrip("\n") + "\n")
+
+
 def course_js() -> str:
     """The joined script: the header part first, outside the closure, then the rest inside it.
     The parts' comment lines stay in the sources (a sixth of the bytes every page would load)."""
     named = parts()
     (_, header), body = named[0], named[1:]
-    code = [COMMENT_LINE_RE.sub("", t.rstrip("\n") + "\n") for _, t in body]
+    code = [without_comment_lines(t) for _, t in body]
     return header.rstrip("\n") + "\n" + OPENING + "\n".join(code) + CLOSING
