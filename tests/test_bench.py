@@ -53,3 +53,17 @@ def test_every_built_page_s_script_stays_within_a_chapter_s_budget():
     assert "play.html" in pages and "attention.html" in pages, sorted(pages)
     over = {rel: v["bytes"] for rel, v in pages.items() if v["bytes"] > SCRIPT_TARGET}
     assert not over, f"over {SCRIPT_TARGET:,.0f} bytes of script: {over}"
+
+
+def test_the_playground_bench_reads_the_page_s_delays_from_page_js(tmp_path, monkeypatch):
+    from generator.bench import play
+
+    src = play.PAGE_JS.read_text(encoding="utf-8")
+    for name, value in (("TYPING_DELAY", play.TYPING_DELAY_MS), ("QUICK_RUN", play.QUICK_RUN_MS)):
+        assert f"var {name} = {value};" in src
+    fake = tmp_path / "page.js"
+    fake.write_text("  var TYPING_DELAY = 90;\n", encoding="utf-8")
+    monkeypatch.setattr(play, "PAGE_JS", fake)
+    assert play.page_constant("TYPING_DELAY") == 90
+    with pytest.raises(SystemExit, match="no `var QUICK_RUN"):
+        play.page_constant("QUICK_RUN")

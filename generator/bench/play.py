@@ -25,8 +25,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-TYPING_DELAY_MS = 150  # generator/assets/play/page.js, TYPING_DELAY: a burst waits for this much quiet
-QUICK_RUN_MS = 150  # page.js, QUICK_RUN: the first edit after a pause runs at once while a run takes less
+PAGE_JS = REPO / "generator" / "assets" / "play" / "page.js"
+
+
+def page_constant(name: str) -> int:
+    """A `var NAME = <ms>;` of page.js, read from the source (one place says what the page waits)."""
+    m = re.search(rf"^\s*var {name} = (\d+);", PAGE_JS.read_text(encoding="utf-8"), re.M)
+    if m is None:
+        raise SystemExit(f"{PAGE_JS}: no `var {name} = <ms>;`, which this bench reads for its labels")
+    return int(m.group(1))
+
+
+TYPING_DELAY_MS = page_constant("TYPING_DELAY")  # a burst waits for this much quiet
+QUICK_RUN_MS = page_constant("QUICK_RUN")  # the first edit after a pause runs at once while a run takes less
 STATE = "document.getElementById('course-play').getAttribute('data-state')"
 
 RUN_JS = """([n, runs]) => {
