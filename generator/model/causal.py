@@ -354,7 +354,6 @@ def attribution(lm: LoadedModel, rp: dict, followed: np.ndarray) -> np.ndarray:
     """Each part's direct share of each followed logit, through ln_f with its scale frozen at the
     clean run: (part, token, n). The last part (biases) also takes ln_f's own bias."""
     ln = lm.model.transformer.ln_f
-    w_u = lm.model.lm_head.weight.double()  # (vocab, width)
     with torch.inference_mode():
         x = rp["stages"][-1]  # (token, width), the stream ln_f reads
         sigma = (x.var(dim=-1, unbiased=False, keepdim=True) + ln.eps).sqrt()  # (token, 1)
@@ -362,11 +361,11 @@ def attribution(lm: LoadedModel, rp: dict, followed: np.ndarray) -> np.ndarray:
         centred = parts - parts.mean(dim=-1, keepdim=True)  # (part, token, width)
         scaled = centred / sigma * ln.weight.double()  # (part, token, width)
         idx = torch.as_tensor(followed, dtype=torch.long)  # (token, n)
-        u = w_u[idx]  # (token, n, width)
+        u = lm.model.lm_head.weight[idx].double()  # (token, n, width): only the followed rows of W_U (GPT-2's whole W_U in float64 is 309 MB)
         dla = torch.einsum("ptw,tnw->ptn", scaled, u)  # (part, token, n)
         dla[-1] += torch.einsum("w,tnw->tn", ln.bias.double(), u)  # (token, n)
         if lm.model.lm_head.bias is not None:
-            dla[-1] += lm.model.lm_head.bias.double()[idx]
+            dla[-1] += lm.model.lm_head.bias[idx].double()
         clean = rp["logits"].gather(-1, idx)  # (token, n)
         worst = float((dla.sum(0) - clean).abs().max())
     if worst > DLA_ATOL * (1 + float(clean.abs().max())):
