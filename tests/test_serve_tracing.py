@@ -151,3 +151,26 @@ def test_make_serve_installs_the_models_extra_unless_trace_is_0():
     assert "$(SITE_STAMP)" in rule and "$(if $(filter 0,$(TRACE)),,$(MODELS_STAMP))" in rule
     recipe = makefile.split(rule, 1)[1].split("\n\n", 1)[0]
     assert "$(if $(filter 0,$(TRACE)),--no-trace)" in recipe
+
+
+@pytest.mark.parametrize("dropped", [ConnectionResetError, BrokenPipeError, ConnectionAbortedError])
+def test_a_dropped_connection_prints_no_traceback_and_a_real_error_still_does(tmp_path, capsys, dropped):
+    """A browser that leaves a page mid-request (a reload, a closed tab) writes nothing into the
+    author's terminal; any other error in a request is still printed."""
+    from generator.site import serve
+
+    server = serve.make_server(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path),
+                               mount_path="/", ignore=lambda _p: False)
+    try:
+        try:
+            raise dropped("the peer went away")
+        except ConnectionError:
+            server.handle_error(None, ("127.0.0.1", 1))
+        assert capsys.readouterr().err == ""
+        try:
+            raise ValueError("a real bug")
+        except ValueError:
+            server.handle_error(None, ("127.0.0.1", 1))
+        assert "ValueError: a real bug" in capsys.readouterr().err
+    finally:
+        server.server_close()

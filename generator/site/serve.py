@@ -143,6 +143,13 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
                 return [note]
             return super().serve_request(environ, start_response)
 
+        def handle_error(self, request, client_address):
+            """A browser that drops a connection (a reload, a closed tab) is no error: socketserver
+            would print its traceback into the author's terminal."""
+            if isinstance(sys.exc_info()[1], ConnectionError):
+                return
+            super().handle_error(request, client_address)
+
         def _inject_js_into_html(self, content, epoch):
             """MkDocs's reload script, and the overlay while the latest build failed."""
             content = super()._inject_js_into_html(content, epoch)

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import http.server
 import os
+import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
@@ -53,12 +54,22 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    """A browser that drops a connection (a page left before its last request ended) is no error:
+    socketserver would print its traceback into the test log."""
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class LocalServer:
     """http.server on 127.0.0.1, a random port, in a daemon thread."""
 
     def __init__(self, root: Path):
         handler = functools.partial(_QuietHandler, directory=str(root))
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = QuietServer(("127.0.0.1", 0), handler)
         self.port = self.httpd.server_address[1]
         self.base = f"http://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

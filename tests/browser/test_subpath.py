@@ -26,7 +26,7 @@ import pytest
 
 from course_builds import INJECTION_PAGE_NAME, REPO, REUSE_ENV, course_mkdocs_yml, run, settle, standin_env
 
-from .conftest import Watched, failed_request, page_opener
+from .conftest import QuietServer, Watched, failed_request, page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -101,7 +101,7 @@ class _PagesHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def pages_server(subpath_site):
     handler = functools.partial(_PagesHandler, directory=str(subpath_site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd = QuietServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     httpd.base = f"http://127.0.0.1:{httpd.server_address[1]}"  # type: ignore[attr-defined]
     httpd.root = httpd.base + PREFIX  # type: ignore[attr-defined]
