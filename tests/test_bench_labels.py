@@ -38,6 +38,11 @@ def test_every_browser_target_is_labelled_met_or_missed():
     pages = {"a.html": {"bytes": 5e6, "gzip": 1, "files": {}, "inline": 0, "parts": 0, "partsBytes": 0}}
     onefile = {"a.html": {"bytes": 5e6, "gzip": 1, "partsBytes": 0}}
     labelled(browser.weights_report({"site": "s", "pages": pages, "onefile": onefile}), "missed")
+    # the playground's one-file copy holds the weights: listed apart, and the chapters judged alone
+    small = {"a.html": {"bytes": 1e6, "gzip": 1, "partsBytes": 0}, "play.html": {"bytes": 9e6, "gzip": 1, "partsBytes": 0, "playground": True}}
+    report = browser.weights_report({"site": "s", "pages": {"a.html": {**pages["a.html"], "bytes": 1e6}}, "onefile": small})
+    assert "one-file chapters  [target <= 2.5 MB: met, max 1.00 MB]" in report, report
+    assert "one-file playground downloads/play.html: 9.00 MB" in report and "no size goal" in report, report
     views = {("attention.html", 1280, "light"): {"height": 9000, "width": 1280}}
     labelled(browser.views_report(views, None), "missed")
 

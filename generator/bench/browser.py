@@ -7,7 +7,8 @@ Prints:
 * what a page weighs (only with a built site): script code per page, i.e. every `<script src>`
   the HTML loads plus its inline JavaScript, the heavy trace parts (`data-parts`, which course.js
   loads after the first paint) listed apart and not counted [target <= 1.8 MB]; and the size of
-  each one-file chapter, as generator/site/downloads.py makes it [target <= 2.5 MB];
+  each one-file chapter, as generator/site/downloads.py makes it [target <= 2.5 MB], with the
+  playground's one-file copy (the model's weights inline) listed apart, with no size goal;
 * first paint: navigation start -> the first Plotly heatmap painted (`course.paintedAt`, the
   `performance.now()` of the `course:painted` event that course.js dispatches after the first
   Plotly draw and the frame after it). "cold" is the first load in a fresh browser (no V8 code
