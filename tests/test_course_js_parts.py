@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from generator.render import script
+from generator.render import play_model, script
 
 MAX_LINES = 400
 
@@ -139,18 +139,10 @@ def test_the_second_closures_copies_are_gone():
 
 
 def play_parts() -> list[tuple[str, str]]:
-    from generator.render import play_model
-
     return [(n, (play_model.PLAY_DIR / n).read_text(encoding="utf-8")) for n in play_model.PLAY_PARTS]
 
 
-def play_joined() -> str:
-    from generator.render import play_model
-
-    return play_model.play_js()
-
-
-@pytest.mark.parametrize("named,joined", [(lambda: script.parts()[1:], script.course_js), (play_parts, play_joined)],
+@pytest.mark.parametrize("named,joined", [(lambda: script.parts()[1:], script.course_js), (play_parts, play_model.play_js)],
                          ids=["course.js", "play.js"])
 def test_the_joined_script_drops_comment_lines_and_nothing_else(named, joined):
     """course.js and play.js ship without their parts' whole-line // comments. That is safe only

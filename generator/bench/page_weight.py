@@ -102,7 +102,7 @@ def site_weights(site: Path) -> dict:
         data = text.encode("utf-8")
         inlined = sum(len(m.group(0).encode("utf-8")) for m in INLINE_PART_RE.finditer(text))
         onefile[rel] = {"bytes": len(data), "gzip": len(gzip.compress(data, 6, mtime=0)), "partsBytes": inlined,
-                        "playground": downloads.PLAY_MARK in (site / rel).read_text(encoding="utf-8")}
+                        "playground": downloads.PLAY_MARK in text}
     return {"site": str(site), "pages": pages, "onefile": onefile}
 
 

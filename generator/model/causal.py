@@ -264,7 +264,7 @@ def ablation(lm: LoadedModel, ids: Sequence[int], ref: Reference, followed: np.n
         # (batch, token, vocab) log-softmax is made, only one difference of logits, and it is as
         # exact (each term is a small difference). The logsumexp is then taken in place: on
         # GPT-2's 50,257 words these passes over the logits were a third of the run.
-        if diff is None or diff.shape != out.shape:
+        if diff is None:
             diff = torch.empty_like(out)  # (mode·head, token, vocab): one buffer for every layer
         torch.sub(clean_logits32, out, out=diff)
         k = diff.mul_(p_clean).sum(-1).double()  # (mode·head, token)

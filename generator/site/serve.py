@@ -124,6 +124,17 @@ def dirty_build(site_dir: Path):
         shutil.rmtree(keep, ignore_errors=True)
 
 
+class DroppedConnectionsQuiet:
+    """A socketserver mixin: a browser that drops a connection (a reload, a closed tab) is no
+    error, so its traceback is not printed into the author's terminal; any other error still is.
+    The tests' HTTP servers use it too."""
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool], overlay=None):
     """MkDocs's LiveReloadServer whose watches skip the paths `ignore` accepts (watch() is the
     same as MkDocs 1.6's, with that one test added)."""
@@ -133,7 +144,7 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
     note = (Path(__file__).resolve().parents[1] / "assets" / "serve-downloads.html").read_bytes()
     prefix = mount_path.rstrip("/") + "/downloads/"
 
-    class CourseServer(LiveReloadServer):
+    class CourseServer(DroppedConnectionsQuiet, LiveReloadServer):
         def serve_request(self, environ, start_response):
             """downloads/ is made by `make site`, not by the preview: a page that says where they
             are rather than a bare 404."""
@@ -142,13 +153,6 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
                 start_response("404 Not Found", [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(note)))])
                 return [note]
             return super().serve_request(environ, start_response)
-
-        def handle_error(self, request, client_address):
-            """A browser that drops a connection (a reload, a closed tab) is no error: socketserver
-            would print its traceback into the author's terminal."""
-            if isinstance(sys.exc_info()[1], ConnectionError):
-                return
-            super().handle_error(request, client_address)
 
         def _inject_js_into_html(self, content, epoch):
             """MkDocs's reload script, and the overlay while the latest build failed."""

@@ -7,12 +7,13 @@ import contextlib
 import functools
 import http.server
 import os
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+
+from generator.site.serve import DroppedConnectionsQuiet
 
 from . import harness
 
@@ -54,14 +55,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-class QuietServer(http.server.ThreadingHTTPServer):
-    """A browser that drops a connection (a page left before its last request ended) is no error:
-    socketserver would print its traceback into the test log."""
-
-    def handle_error(self, request, client_address):
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
+class QuietServer(DroppedConnectionsQuiet, http.server.ThreadingHTTPServer):
+    """http.server that, as make serve's, prints no traceback for a connection a browser dropped."""
 
 
 class LocalServer:
