@@ -152,7 +152,7 @@ def test_the_joined_script_drops_comment_lines_and_nothing_else(named, joined):
         assert "`" not in re.sub(r"//.*", "", text), f"{name}: a template literal (the comment stripper would see inside it)"
         assert not re.search(r"\\\n", text), f"{name}: a line ends in a backslash"
     joined = joined()
-    code = [line for _, text in named() for line in text.splitlines() if not re.match(r"^\s*//", line)]
+    code = [line.lstrip(" \t") for _, text in named() for line in text.splitlines() if not re.match(r"^\s*//", line)]
     assert not re.search(r"^\s*//", joined, re.M)
     lines = joined.splitlines()
     at = 0

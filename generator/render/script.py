@@ -44,14 +44,17 @@ def parts() -> list[tuple[str, str]]:
     return [(n, (PARTS_DIR / n).read_text(encoding="utf-8")) for n in part_names()]
 
 
-# A line that is only a // comment. The parts have no template literals and no line ending in a
-# backslash, so such a line is never inside a string.
+# A line that is only a // comment, and a line's indentation. The parts have no template literals
+# and no line ending in a backslash, so neither is ever inside a string, and neither changes what
+# the code does.
 COMMENT_LINE_RE = re.compile(r"^[ \t]*//.*\n", re.M)
+INDENT_RE = re.compile(r"^[ \t]+", re.M)
 
 
 def without_comment_lines(text: str) -> str:
-    """`text` (a part of course.js or play.js) less its whole-line // comments, ending in one newline."""
-    return COMMENT_LINE_RE.sub("", text.rstrip("\n") + "\n")
+    """`text` (a part of course.js or play.js) less its whole-line // comments and its lines'
+    indentation (a tenth of what is left), ending in one newline."""
+    return INDENT_RE.sub("", COMMENT_LINE_RE.sub("", text.rstrip("\n") + "\n"))
 
 
 def course_js() -> str:
