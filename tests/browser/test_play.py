@@ -33,6 +33,9 @@ ABLATED = "document.querySelector('.course-play-ablation #fig-2') !== null"
 XSS = "</script><img src=x onerror=window.__pwned=1> & <b>bold</b>"
 STATE = "document.getElementById('course-play').getAttribute('data-state')"
 RUNS = "document.getElementById('course-play').coursePlay.runs"
+# the shown sentence's numbers (from the worker, when there is one) against the page's own model
+SAME_AS_PAGE_MODEL = """() => { const api = document.getElementById('course-play').coursePlay, shown = api.trace;
+  return JSON.stringify(shown.layers) === JSON.stringify(api.runIds(shown.tokens.map(t => t.id)).layers); }"""
 
 
 def committed_traces():
@@ -109,6 +112,10 @@ def test_the_playground(browser, course, play_url, tmp_path):
         page.wait_for_function("document.querySelectorAll('.course-play-guesses tbody tr').length === 7")
         assert page.inner_text(".course-play-guesses tbody tr:last-child th") == "·her"
         assert page.inner_text(".course-play-tokens").startswith("7 tokens: <|endoftext|> Lily ·wanted")
+        # the shown sentence ran in a worker (runner.js), past Material's file:// Worker shim, and
+        # its numbers are the page's own model's, bit for bit
+        assert page.evaluate(f"{API}.worker") is True
+        assert page.evaluate(SAME_AS_PAGE_MODEL) is True
 
         # -- exactness: every committed tiny trace, computed by the page from its token ids
         for trace in committed_traces():
@@ -317,6 +324,7 @@ def test_the_playground(browser, course, play_url, tmp_path):
         assert "·her looks most at" in w3.page.inner_text("#fig-1 .course-summary")
         w3.page.wait_for_function(ABLATED)
         assert w3.requests == [alone.as_uri()] and w3.errors == [], (w3.requests, w3.errors)
+        assert w3.page.evaluate(f"{API}.worker") is True and w3.page.evaluate(SAME_AS_PAGE_MODEL) is True
 
         # -- a deep link, at 375 px in dark mode
         w2 = open_(viewport={"width": 375, "height": 800}, color_scheme="dark")
@@ -342,6 +350,7 @@ def test_served_over_http_with_everything_open(browser, server, width, scheme):
         page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
         page.wait_for_function(ABLATED, timeout=60000)
         assert f"{server.base}/assets/generated/play-model.js" in w.requests
+        assert page.evaluate(f"{API}.worker") is True and page.evaluate(SAME_AS_PAGE_MODEL) is True
         assert [page.input_value(f"#fig-1-{k}") for k in ("layer", "head", "token")] == ["1", "2", "8"]
         assert page.inner_text(".course-play-ablation .course-summary").startswith("At ·to, logit(")
         page.click("#fig-1 button[data-action=heads]")
@@ -403,3 +412,31 @@ def test_the_ablation_grid_is_in_the_address(browser, play_url):
         assert len(w3.page.evaluate(values, ["#play-ab-target"])) == 5  # the five guesses alone
         assert "999999" not in w3.page.evaluate(values, ["#play-ab-target"]) and "999999" not in w3.page.url
         assert w.errors == [] and w2.errors == [] and w3.errors == [], (w.errors, w2.errors, w3.errors)
+
+
+# Worker, as a page would find it: none at all, or one that fails once asked to run a sentence.
+NO_WORKER = "Object.defineProperty(window, 'Worker', {value: undefined, configurable: true, writable: true});"
+FAILING_WORKER = """window.Worker = class {
+  postMessage(m) { if (m.ids) setTimeout(() => this.onerror && this.onerror({message: 'out of memory'}), 0); }
+  terminate() {}
+};"""
+
+
+@pytest.mark.parametrize("worker", ["none", "failing"])
+def test_without_a_worker_the_page_runs_the_model_itself(browser, play_url, worker):
+    """Where no Web Worker can be made, or the one made fails, the sentence runs in the page's
+    own thread: the same figures, the same numbers, no error shown."""
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        w.context.add_init_script(NO_WORKER if worker == "none" else FAILING_WORKER)
+        page = w.page
+        page.goto(play_url + f"#s={enc('Tom had a red ball. Tom gave the red ball to')}")
+        page.wait_for_function(f"{STATE} === 'ok' && {RUNS} >= 1", timeout=60000)
+        assert page.evaluate(f"{API}.worker") is False
+        assert page.evaluate(f"{API}.workerError") == (None if worker == "none" else "out of memory")
+        assert page.evaluate(SAME_AS_PAGE_MODEL) is True
+        assert "·to looks most at" in page.inner_text("#fig-1 .course-summary")
+        typed(page, "Lily wanted to play with her")
+        page.wait_for_function("document.querySelectorAll('.course-play-guesses tbody tr').length === 7")
+        assert page.inner_text(".course-play-tokens").startswith("7 tokens:") and page.evaluate(SAME_AS_PAGE_MODEL) is True
+        assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors

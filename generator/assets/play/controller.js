@@ -45,9 +45,9 @@
     var predBox = root.querySelector('.course-play-predictions');
     var scoreBox = root.querySelector('.course-play-scores');
     var abBox = root.querySelector('.course-play-ablation');
-    var tok = null, model = null, timer = null, shown = null, want = readHash(location.hash);
+    var tok = null, model = null, runner = null, timer = null, shown = null, want = readHash(location.hash);
     var last = null; // the sentence shown now: {text, ids, tokens, run}
-    var api = root.coursePlay = { runs: 0, dropped: 0, lastMs: null, decodeMs: null, error: null };
+    var api = root.coursePlay = { runs: 0, dropped: 0, lastMs: null, decodeMs: null, error: null, worker: null, workerError: null };
     // The numbers shown now as a trace file has them (nested arrays), made when asked for
     // (the tests read it; the console too: document.getElementById('course-play').coursePlay.trace).
     Object.defineProperty(api, 'trace', {
@@ -80,10 +80,8 @@
     }
 
     // Every input bumps `gen`: a stage of an older sentence's work that has not run yet (its
-    // heatmap's "drawn", its guesses, its table) sees a newer gen and is dropped.
+    // run, its heatmap's "drawn", its guesses, its table) sees a newer gen and is dropped.
     var gen = 0;
-    // The reader's figures first (tokens, heatmap, head-type scores: one task), then in idle
-    // time the guesses, 32 positions a task, then a long sentence's hidden table.
     function update() {
       timer = null;
       var mine = gen, t0 = performance.now();
@@ -97,7 +95,18 @@
         root.setAttribute('data-state', 'empty');
         return;
       }
-      var run = model.run(prep.ids, { predictions: false }), tRun = performance.now(); // the guesses follow the figures
+      // the guesses follow the figures; in the worker when there is one (runner.js)
+      if (!runner) { show(prep, mine, t0, model.run(prep.ids, { predictions: false })); return; }
+      runner.run(prep.ids, function (run) {
+        if (gen !== mine) { api.dropped++; return; } // edited since: the newer text has its own run coming
+        guarded(function () { show(prep, mine, t0, run); });
+      });
+    }
+
+    // The sentence's figures, from its run: tokens, heatmap and head-type scores in this task,
+    // then in idle time the guesses, 32 positions a task, then a long sentence's hidden table.
+    function show(prep, mine, t0, run) {
+      var tRun = performance.now();
       var tokens = pageTokens(tok, prep.ids);
       var old = shown && shown.state;
       var st = { layer: 0, head: 0, token: tokens.length - 1 }, abWant = null;
@@ -335,8 +344,11 @@
     }
 
     // Leading edge: the first edit after TYPING_DELAY of quiet runs at once (in the next task,
-    // so the keystroke is on screen first), while a run takes under QUICK_RUN; the rest of a
-    // burst of typing waits for TYPING_DELAY of quiet and runs once, on the text as it is then.
+    // so the keystroke is on screen first); the rest of a burst of typing waits for
+    // TYPING_DELAY of quiet and runs once, on the text as it is then. With the model in the
+    // page's own thread (no worker), the leading edge is taken only while a run takes under
+    // QUICK_RUN: a longer one would hold the next keystroke back. In a worker it never does, and
+    // its figures are drawn only if no edit came while it ran.
     var lastInput = -Infinity;
     function schedule() {
       if (!model) return;
@@ -344,15 +356,16 @@
       var now = performance.now(), quiet = now - lastInput >= TYPING_DELAY;
       lastInput = now;
       if (timer) clearTimeout(timer);
-      timer = setTimeout(safeUpdate, quiet && !(api.lastMs >= QUICK_RUN) ? 0 : TYPING_DELAY);
+      timer = setTimeout(safeUpdate, quiet && (runner || !(api.lastMs >= QUICK_RUN)) ? 0 : TYPING_DELAY);
     }
-    function safeUpdate() {
-      try { update(); } catch (e) {
+    function guarded(fn) {
+      try { fn(); } catch (e) {
         api.error = String(e && e.message || e);
         say(['Something went wrong computing this sentence: ' + api.error]);
         root.setAttribute('data-state', 'error');
       }
     }
+    function safeUpdate() { guarded(update); }
     input.addEventListener('input', schedule);
     window.addEventListener('hashchange', function () {
       var h = readHash(location.hash);
@@ -379,6 +392,14 @@
       window.coursePlayModel = null; // the decoded copy is the one kept
       api.model = model;
       api.tokenizer = tok;
+      runner = startRunner(model, function (why) {
+        runner = null; // the page runs the model itself from now on, and again for what was pending
+        api.worker = false;
+        api.workerError = why;
+        gen++;
+        safeUpdate();
+      });
+      api.worker = runner !== null;
       input.disabled = false;
       if (want && want.bad) say(['This link\u2019s sentence could not be read: type your own.']);
       safeUpdate();
