@@ -424,8 +424,8 @@ FAILING_WORKER = """window.Worker = class {
 
 @pytest.mark.parametrize("worker", ["none", "failing"])
 def test_without_a_worker_the_page_runs_the_model_itself(browser, play_url, worker):
-    """Where no Web Worker can be made, or the one made fails, the sentence runs in the page's
-    own thread: the same figures, the same numbers, no error shown."""
+    """Where no Web Worker can be made, or the one made fails, the sentence and its ablation grid
+    run in the page's own thread: the same figures, the same numbers, no error shown."""
     with page_opener(browser, set(), width=1280) as open_:
         w = open_()
         w.context.add_init_script(NO_WORKER if worker == "none" else FAILING_WORKER)
@@ -436,6 +436,8 @@ def test_without_a_worker_the_page_runs_the_model_itself(browser, play_url, work
         assert page.evaluate(f"{API}.workerError") == (None if worker == "none" else "out of memory")
         assert page.evaluate(SAME_AS_PAGE_MODEL) is True
         assert "·to looks most at" in page.inner_text("#fig-1 .course-summary")
+        page.wait_for_function(ABLATED, timeout=60000)  # the ablation grid too, one removed head an idle task
+        assert page.inner_text(".course-play-ablation .course-summary").startswith("At ·to, logit(")
         typed(page, "Lily wanted to play with her")
         page.wait_for_function("document.querySelectorAll('.course-play-guesses tbody tr').length === 7")
         assert page.inner_text(".course-play-tokens").startswith("7 tokens:") and page.evaluate(SAME_AS_PAGE_MODEL) is True

@@ -6,73 +6,81 @@
   // position to the logit and log-probability of the followed tokens and to the next-token
   // distribution (KL divergence). Only tokens 0..pos are run (later ones cannot change position
   // pos), and each ablated run starts at its own layer from the clean stream entering it.
-  var ABLATIONS = ['zero', 'mean'];
+  // The computing half is one function that uses nothing outside itself but the Model and
+  // headViews it is given, so that runner.js can run it in the worker too. Returns the modes.
+  function ablationPass(Model, headViews) {
+    function upTo(n) { var a = []; for (var i = 0; i < n; i++) a.push(i); return a; }
+    var ABLATIONS = ['zero', 'mean'];
 
-  // The logits and log-probabilities after the stream x's row `pos` (ln_f, the tied unembedding).
-  Model.prototype.logProbsAt = function (x, pos) {
-    var W = this.width, V = this.nVocab, E = this.w['wte.weight'];
-    var h = this.final(x.subarray(pos * W, (pos + 1) * W), 1, new Float64Array(W)); // (width,)
-    var logits = new Float64Array(V), max = -Infinity, sum = 0; // (vocab,)
-    for (var id = 0; id < V; id++) {
-      var s = 0, eo = id * W;
-      for (var i = 0; i < W; i++) s += h[i] * E[eo + i];
-      logits[id] = s;
-      if (s > max) max = s;
-    }
-    for (var j = 0; j < V; j++) sum += Math.exp(logits[j] - max);
-    var lse = max + Math.log(sum), logp = new Float64Array(V); // (vocab,)
-    for (var k = 0; k < V; k++) logp[k] = logits[k] - lse;
-    return { logits: logits, logp: logp };
-  };
-
-  // A job, one ablated run per next() (false once all are done): result holds, per mode, layer
-  // and head, dLogit and dLogprob (one per followed token) and kl, as a trace's causal block.
-  Model.prototype.ablation = function (ids, pos, follow) {
-    var self = this, T = pos + 1, W = this.width, H = this.nHead, d = this.headDim, L = this.nLayer;
-    var means = this.headMeans, sub = ids.slice(0, T), scratch = [];
-    for (var h0 = 0; h0 < H; h0++) scratch.push(headViews(new Float64Array(4 * T * d + 3 * T * T), 0, T, d));
-    var x = this.embed(sub, new Float64Array(T * W)), concat = new Float64Array(T * W); // (token, width)
-    var streams = [], concats = [];
-    for (var l = 0; l < L; l++) {
-      streams.push(x.slice());
-      this.attend(l, x, T, scratch, concat);
-      concats.push(concat.slice());
-      this.finish(l, x, T, concat);
-    }
-    var clean = this.logProbsAt(x, pos), V = this.nVocab, pClean = new Float64Array(V); // (vocab,)
-    for (var v = 0; v < V; v++) pClean[v] = Math.exp(clean.logp[v]);
-    function grid(fill) { return ABLATIONS.map(function () { return range(L).map(function () { return range(H).map(fill); }); }); }
-    var res = {
-      pos: pos, follow: follow.slice(), modes: ABLATIONS.slice(),
-      cleanLogit: follow.map(function (id) { return clean.logits[id]; }),
-      cleanLogprob: follow.map(function (id) { return clean.logp[id]; }),
-      dLogit: grid(function () { return null; }), dLogprob: grid(function () { return null; }), kl: grid(function () { return null; })
-    };
-    var jobs = [];
-    ABLATIONS.forEach(function (mode, m) { for (var l2 = 0; l2 < L; l2++) for (var h2 = 0; h2 < H; h2++) jobs.push([m, l2, h2]); });
-    var done = 0;
-    return {
-      result: res,
-      next: function () {
-        if (done >= jobs.length) return false;
-        var m = jobs[done][0], la = jobs[done][1], ha = jobs[done][2];
-        done++;
-        var xa = streams[la].slice(), ca = concats[la].slice(), mean = ABLATIONS[m] === 'mean' ? means[la][ha] : null;
-        for (var t = 0; t < T; t++) {
-          var o = t * W + ha * d;
-          for (var j = 0; j < d; j++) ca[o + j] = mean ? mean[j] : 0;
-        }
-        self.finish(la, xa, T, ca);
-        for (var lb = la + 1; lb < L; lb++) { self.attend(lb, xa, T, scratch, ca); self.finish(lb, xa, T, ca); }
-        var ab = self.logProbsAt(xa, pos), kl = 0;
-        for (var k = 0; k < V; k++) kl += pClean[k] * (clean.logp[k] - ab.logp[k]);
-        res.dLogit[m][la][ha] = follow.map(function (id) { return ab.logits[id] - clean.logits[id]; });
-        res.dLogprob[m][la][ha] = follow.map(function (id) { return ab.logp[id] - clean.logp[id]; });
-        res.kl[m][la][ha] = Math.max(0, kl);
-        return done < jobs.length;
+    // The logits and log-probabilities after the stream x's row `pos` (ln_f, the tied unembedding).
+    Model.prototype.logProbsAt = function (x, pos) {
+      var W = this.width, V = this.nVocab, E = this.w['wte.weight'];
+      var h = this.final(x.subarray(pos * W, (pos + 1) * W), 1, new Float64Array(W)); // (width,)
+      var logits = new Float64Array(V), max = -Infinity, sum = 0; // (vocab,)
+      for (var id = 0; id < V; id++) {
+        var s = 0, eo = id * W;
+        for (var i = 0; i < W; i++) s += h[i] * E[eo + i];
+        logits[id] = s;
+        if (s > max) max = s;
       }
+      for (var j = 0; j < V; j++) sum += Math.exp(logits[j] - max);
+      var lse = max + Math.log(sum), logp = new Float64Array(V); // (vocab,)
+      for (var k = 0; k < V; k++) logp[k] = logits[k] - lse;
+      return { logits: logits, logp: logp };
     };
-  };
+
+    // A job, one ablated run per next() (false once all are done): result holds, per mode, layer
+    // and head, dLogit and dLogprob (one per followed token) and kl, as a trace's causal block.
+    Model.prototype.ablation = function (ids, pos, follow) {
+      var self = this, T = pos + 1, W = this.width, H = this.nHead, d = this.headDim, L = this.nLayer;
+      var means = this.headMeans, sub = ids.slice(0, T), scratch = [];
+      for (var h0 = 0; h0 < H; h0++) scratch.push(headViews(new Float64Array(4 * T * d + 3 * T * T), 0, T, d));
+      var x = this.embed(sub, new Float64Array(T * W)), concat = new Float64Array(T * W); // (token, width)
+      var streams = [], concats = [];
+      for (var l = 0; l < L; l++) {
+        streams.push(x.slice());
+        this.attend(l, x, T, scratch, concat);
+        concats.push(concat.slice());
+        this.finish(l, x, T, concat);
+      }
+      var clean = this.logProbsAt(x, pos), V = this.nVocab, pClean = new Float64Array(V); // (vocab,)
+      for (var v = 0; v < V; v++) pClean[v] = Math.exp(clean.logp[v]);
+      function grid(fill) { return ABLATIONS.map(function () { return upTo(L).map(function () { return upTo(H).map(fill); }); }); }
+      var res = {
+        pos: pos, follow: follow.slice(), modes: ABLATIONS.slice(),
+        cleanLogit: follow.map(function (id) { return clean.logits[id]; }),
+        cleanLogprob: follow.map(function (id) { return clean.logp[id]; }),
+        dLogit: grid(function () { return null; }), dLogprob: grid(function () { return null; }), kl: grid(function () { return null; })
+      };
+      var jobs = [];
+      ABLATIONS.forEach(function (mode, m) { for (var l2 = 0; l2 < L; l2++) for (var h2 = 0; h2 < H; h2++) jobs.push([m, l2, h2]); });
+      var done = 0;
+      return {
+        result: res,
+        next: function () {
+          if (done >= jobs.length) return false;
+          var m = jobs[done][0], la = jobs[done][1], ha = jobs[done][2];
+          done++;
+          var xa = streams[la].slice(), ca = concats[la].slice(), mean = ABLATIONS[m] === 'mean' ? means[la][ha] : null;
+          for (var t = 0; t < T; t++) {
+            var o = t * W + ha * d;
+            for (var j = 0; j < d; j++) ca[o + j] = mean ? mean[j] : 0;
+          }
+          self.finish(la, xa, T, ca);
+          for (var lb = la + 1; lb < L; lb++) { self.attend(lb, xa, T, scratch, ca); self.finish(lb, xa, T, ca); }
+          var ab = self.logProbsAt(xa, pos), kl = 0;
+          for (var k = 0; k < V; k++) kl += pClean[k] * (clean.logp[k] - ab.logp[k]);
+          res.dLogit[m][la][ha] = follow.map(function (id) { return ab.logits[id] - clean.logits[id]; });
+          res.dLogprob[m][la][ha] = follow.map(function (id) { return ab.logp[id] - clean.logp[id]; });
+          res.kl[m][la][ha] = Math.max(0, kl);
+          return done < jobs.length;
+        }
+      };
+    };
+
+    return ABLATIONS;
+  }
+  var ABLATIONS = ablationPass(Model, headViews);
 
   // ------------------------------------------------------------------ the ablation figure
 

@@ -170,7 +170,8 @@
 
     // What removing each head does (ablation.js): the reader picks a position and a target next
     // token (its top 5 guesses there), against a second one (a logit difference) or none (a
-    // log-probability); 32 ablated runs, one per idle task, then the figure as ablation.html draws it.
+    // log-probability); 32 ablated runs, in the worker (or here, one per idle task), then the
+    // figure as ablation.html draws it.
     var abGen = 0;
     function ablate(sent, st) {
       if (!sent || !sent.run.predictions || !abBox) return;
@@ -190,15 +191,27 @@
       var note = make('p', 'course-play-wait', 'Removing each head in turn\u2026');
       note.setAttribute('role', 'status');
       abBox.appendChild(note);
-      var job = model.ablation(sent.ids, pos, targets), t0 = performance.now();
+      var t0 = performance.now();
+      function stale() { return gen !== mine || last !== sent || myAb !== abGen; }
+      function draw(result) {
+        api.ablationMs = performance.now() - t0;
+        var toks = pageTokens(tok, targets);
+        note.parentNode.replaceChild(ablationFigure(result, targets.map(function (id, i) { return i; }), sent.tokens, toks), note);
+        root.dispatchEvent(new CustomEvent('play:ablation', { detail: { token: pos, targets: targets } }));
+      }
+      if (runner) { // in the worker, all 32 runs
+        runner.ablate(sent.ids, pos, targets, function (result) {
+          if (stale()) { api.dropped++; return; }
+          guarded(function () { draw(result); });
+        });
+        return;
+      }
+      var job = model.ablation(sent.ids, pos, targets);
       (function step() {
         whenIdle(function () {
-          if (gen !== mine || last !== sent || myAb !== abGen) { api.dropped++; return; }
+          if (stale()) { api.dropped++; return; }
           if (job.next()) { step(); return; }
-          api.ablationMs = performance.now() - t0;
-          var toks = pageTokens(tok, targets);
-          note.parentNode.replaceChild(ablationFigure(job.result, targets.map(function (id, i) { return i; }), sent.tokens, toks), note);
-          root.dispatchEvent(new CustomEvent('play:ablation', { detail: { token: pos, targets: targets } }));
+          draw(job.result);
         });
       })();
     }

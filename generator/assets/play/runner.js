@@ -7,11 +7,27 @@
   // weights: the same code on the same numbers, so the same results, bit for bit (test_play).
   // Where no worker can be made, startRunner returns null and the page runs the model itself;
   // if the worker fails later, onFail is called and the page does the same from then on.
-  function workerMain(forwardPass) {
-    var Model = forwardPass().Model, model = null;
+  // The ablation grid runs there too (ablationPass), one removed head a task, so that a new
+  // sentence's run is taken between two of them, and a new sentence drops the grid in progress.
+  function workerMain(forwardPass, ablationPass) {
+    var forward = forwardPass(), Model = forward.Model, model = null, job = null, timer = null;
+    ablationPass(Model, forward.headViews);
+    function step() {
+      timer = null;
+      if (!job) return;
+      if (job.work.next()) { timer = setTimeout(step, 0); return; }
+      self.postMessage({ ablated: job.id, result: job.work.result });
+      job = null;
+    }
     self.onmessage = function (e) {
       var m = e.data;
       if (m.weights) { model = new Model(m.weights); return; }
+      if (m.ablate) {
+        job = { id: m.ablate, work: model.ablation(m.ids, m.pos, m.follow) };
+        if (!timer) timer = setTimeout(step, 0);
+        return;
+      }
+      job = null; // a new sentence: the older one's grid is not wanted any more
       var run = model.run(m.ids, { predictions: false });
       self.postMessage({ id: m.id, n: run.n, store: run.store, final: run.final }, [run.store.buffer, run.final.buffer]);
     };
@@ -23,15 +39,20 @@
     var Native = window.courseWorker || window.Worker, worker, url;
     if (typeof Native !== 'function' || Native === window.IFrameWorker) return null;
     try {
-      url = URL.createObjectURL(new Blob(['(' + workerMain + ')(' + forwardPass + ');\n'], { type: 'text/javascript' }));
+      url = URL.createObjectURL(new Blob(['(' + workerMain + ')(' + forwardPass + ', ' + ablationPass + ');\n'], { type: 'text/javascript' }));
       worker = new Native(url);
     } catch (e) {
       return null;
     }
-    var waiting = {}, next = 0, flat = model.flat.slice();
-    worker.postMessage({ weights: { config: model.config, tensors: model.tensors, flat: flat } }, [flat.buffer]);
+    var waiting = {}, next = 0, grid = null, flat = model.flat.slice();
+    worker.postMessage({ weights: { config: model.config, tensors: model.tensors, headMeans: model.headMeans, flat: flat } }, [flat.buffer]);
     worker.onmessage = function (e) {
-      var m = e.data, done = waiting[m.id];
+      var m = e.data;
+      if (m.ablated) {
+        if (grid && grid.id === m.ablated) { var g = grid; grid = null; g.done(m.result); }
+        return;
+      }
+      var done = waiting[m.id];
       delete waiting[m.id];
       if (done) done(model.views(m.store, m.final, m.n));
     };
@@ -40,6 +61,7 @@
       worker.terminate();
       URL.revokeObjectURL(url);
       waiting = {};
+      grid = null;
       onFail(String(e.message || 'the worker stopped'));
     };
     return {
@@ -47,7 +69,14 @@
       run: function (ids, done) {
         var id = ++next;
         waiting[id] = done;
+        grid = null;
         worker.postMessage({ id: id, ids: ids });
+      },
+      // done(result) with Model.ablation's result, unless another grid or sentence was asked for since
+      ablate: function (ids, pos, follow, done) {
+        var id = ++next;
+        grid = { id: id, done: done };
+        worker.postMessage({ ablate: id, ids: ids, pos: pos, follow: follow });
       }
     };
   }
