@@ -452,7 +452,7 @@ def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source, run_dir: 
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
-        value = float(loss)
+        value = float(loss.detach())  # the number alone (float() of a tensor that needs grad warns)
         running = value if running is None else 0.95 * running + 0.05 * value
         tokens_seen = (step + 1) * cfg.batch_tokens
         log["steps"].append({"step": step + 1, "loss": round(value, 4), "tokens": tokens_seen})
