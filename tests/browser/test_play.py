@@ -275,7 +275,9 @@ def test_the_playground(browser, course, play_url, tmp_path):
         typed(page, long)
         n = page.evaluate("document.querySelectorAll('#fig-1-token option').length")
         assert n > 64
-        page.wait_for_function(f"document.querySelectorAll('#fig-1 table.course-table tbody tr').length === {n}")
+        # written and filled in parts, 32 rows a task, the table busy (aria-busy) until then
+        page.wait_for_function(f"document.querySelectorAll('#fig-1 table.course-table tbody tr').length === {n}"
+                               " && !document.querySelector('#fig-1 table.course-table').hasAttribute('aria-busy')")
         cells = page.evaluate("""() => {
           const api = document.getElementById('course-play').coursePlay;
           const l = +document.getElementById('fig-1-layer').value, h = +document.getElementById('fig-1-head').value;
@@ -289,6 +291,21 @@ def test_the_playground(browser, course, play_url, tmp_path):
         page.click("#fig-1 button.course-table-toggle")
         page.click("#fig-1 table.course-table tbody tr:nth-child(3) th button")
         page.wait_for_function("document.getElementById('fig-1-token').value === '2'")
+        # opened as its figures are drawn, before any row was written: all written and filled at once
+        got = page.evaluate("""([text]) => new Promise((resolve) => {
+          const root = document.getElementById('course-play'), t = document.getElementById('play-text');
+          root.addEventListener('play:drawn', () => {
+            const table = document.querySelector('#fig-1 table.course-table'), before = table.tBodies[0].rows.length;
+            const busy = table.getAttribute('aria-busy');
+            document.querySelector('#fig-1 button.course-table-toggle').click();
+            resolve({before, busy, rows: table.tBodies[0].rows.length, n: document.querySelectorAll('#fig-1-token option').length,
+                     busyAfter: table.hasAttribute('aria-busy'), shown: table.getClientRects().length > 0,
+                     empty: [...table.querySelectorAll('tbody td:not(.course-masked)')].filter(td => !td.textContent).length});
+          }, {once: true});
+          t.value = text; t.dispatchEvent(new Event('input', {bubbles: true}));
+        })""", [long + " The end."])
+        assert got["before"] == 0 and got["busy"] == "true" and got["n"] > n, got
+        assert got["rows"] == got["n"] and not got["busyAfter"] and got["shown"] and got["empty"] == 0, got
 
         # -- bad input: a clear message, never a hang; no text becomes HTML
         typed(page, "")

@@ -128,7 +128,7 @@
     }
   }
 
-  // A whole trace's part (courseTraceParts["<key>"]: the playground's, or a page's of an older build).
+  // A whole trace's part (courseTraceParts["<key>"]: a page's of an older build).
   function mergePart(t, part) {
     if (part.schemaVersion != null) part = decodeTraceFile(part);
     (part.layers || []).forEach(function (pl, l) {

@@ -128,8 +128,10 @@
     if (this.minis) this.updateMinis();
   };
 
-  AttentionView.prototype.renderCells = function (grid) {
-    for (var q = 0; q < this.cells.length; q++) {
+  // Rows from..to - 1 of the table (all when not given: the playground fills a long one in parts).
+  AttentionView.prototype.renderCells = function (grid, from, to) {
+    var end = to == null ? this.cells.length : Math.min(to, this.cells.length);
+    for (var q = from || 0; q < end; q++) {
       var cells = this.cells[q];
       if (!cells) continue;
       for (var k = 0; k < cells.length; k++) {

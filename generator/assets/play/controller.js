@@ -157,15 +157,26 @@
       else setTimeout(fn, 0);
     }
 
-    // A long sentence's table (page.js, TABLE_NOW): its rows written now, then set up and filled
-    // by course.js's own view code, as a frozen figure's are.
-    function fillTable(f) {
+    // A long sentence's table (page.js, TABLE_NOW): its rows written TABLE_ROWS a task in idle
+    // time, then set up by course.js's own view code and filled, TABLE_ROWS rows a task again,
+    // with the head shown at each task; the rest at once when the reader opens it (`now`). A
+    // newer figure stops the work.
+    function fillTable(f, now) {
       var v = f && f.views[0], tbody = v && v.table && v.table.tBodies[0];
-      if (!tbody || tbody.rows.length) return;
-      tableRows(tbody, v.tokens, v.state.token);
-      v.prepareTable();
-      v.renderCells((v.weights[v.state.layer] || [])[v.state.head] || []);
-      v.renderFocus(v.state.token);
+      if (!tbody || !f.tablePending) return;
+      var n = v.tokens.length, next = function () { whenIdle(function () { if (f === shown) fillTable(f); }); };
+      var from = tbody.rows.length;
+      if (from < n) {
+        tableRows(tbody, v.tokens, v.state.token, from, now ? n : Math.min(n, from + TABLE_ROWS));
+        if (!now) { next(); return; }
+      }
+      if (f.tableFilled == null) { v.prepareTable(); v.renderFocus(v.state.token); f.tableFilled = 0; }
+      var to = now ? n : Math.min(n, f.tableFilled + TABLE_ROWS);
+      v.renderCells((v.weights[v.state.layer] || [])[v.state.head] || [], f.tableFilled, to);
+      f.tableFilled = to;
+      if (to < n) { next(); return; }
+      f.tablePending = false;
+      v.table.removeAttribute('aria-busy');
     }
 
     // What removing each head does (ablation.js): the reader picks a position and a target next
@@ -253,23 +264,31 @@
     }
 
     // As a frozen figure: the page's data holds only the shown head's weights, the rest wait in
-    // a heavy part (courseTraceParts), which course.js merges in when the reader picks another
-    // head or opens "All heads".
+    // parts (courseTraceParts), which course.js merges in when the reader picks another head
+    // (its own part, "<key>/<layer>-<head>") or opens "All heads" (every head's grid, "<key>/weights"),
+    // as a chapter's per-head parts. Each is made as nested arrays only when course.js asks for it
+    // (1 M numbers at 256 tokens for all of them): course.js's idle loading of the shown head's
+    // part after the first paint then costs nothing.
     function drawFigure(text, tokens, run, st) {
       var T = run.n, key = 'play-' + (api.runs + 1);
       var sh = run.layers[st.layer].heads[st.head], shownGrid = nested(sh.weights, T, T);
       var light = run.layers.map(function (l, li) { return l.heads.map(function (g, hi) { return li === st.layer && hi === st.head ? shownGrid : null; }); });
       var parts = window.courseTraceParts = window.courseTraceParts || {};
       Object.keys(parts).forEach(function (k) { if (/^play-/.test(k)) delete parts[k]; });
-      // the other heads as nested arrays only when course.js merges the part in (another head
-      // picked, "All heads", or its idle loading after the first paint): 1 M numbers at 256 tokens
-      var layersMemo = null;
-      parts[key] = {};
-      Object.defineProperty(parts[key], 'layers', { enumerable: true, get: function () {
-        return layersMemo || (layersMemo = run.layers.map(function (l, li) {
-          return { heads: l.heads.map(function (h, hi) { return { weights: li === st.layer && hi === st.head ? shownGrid : nested(h.weights, T, T) }; }) };
-        }));
-      } });
+      var grids = run.layers.map(function () { return []; });
+      function grid(l, h) {
+        return grids[l][h] || (grids[l][h] = l === st.layer && h === st.head ? shownGrid : nested(run.layers[l].heads[h].weights, T, T));
+      }
+      function lazyPart(name, make) {
+        var memo = null;
+        Object.defineProperty(parts, key + '/' + name, { enumerable: true, configurable: true, get: function () { return memo || (memo = make()); } });
+      }
+      run.layers.forEach(function (layer, l) {
+        layer.heads.forEach(function (_, h) {
+          lazyPart(l + '-' + h, function () { return { layer: l, head: h, fields: { weights: grid(l, h) } }; });
+        });
+      });
+      lazyPart('weights', function () { return { weights: run.layers.map(function (layer, l) { return layer.heads.map(function (_, h) { return grid(l, h); }); }) }; });
       var data = {
         key: key, model: 'tiny', text: text, meta: { model: 'tiny', nLayer: model.nLayer, nHead: model.nHead, headDim: model.headDim },
         tokens: tokens, weights: light
@@ -288,7 +307,10 @@
       // the reader opens a long sentence's table before its rows were written: written now,
       // before the toggle's own listener shows it
       var toggle = fig.querySelector('button.course-table-toggle');
-      if (toggle) toggle.addEventListener('click', function () { fillTable(f); }, true);
+      f.tablePending = T > TABLE_NOW;
+      var table = fig.querySelector('table.course-table');
+      if (f.tablePending && table) table.setAttribute('aria-busy', 'true'); // until fillTable is done
+      if (toggle) toggle.addEventListener('click', function () { fillTable(f, true); }, true);
       // drawn now, in this task (course.js's scheduler asks the same view for the same promise):
       // it resolves once the heatmap is on screen
       return f.plot();

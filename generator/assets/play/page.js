@@ -9,7 +9,8 @@
   var TYPING_DELAY = 150;   // ms: an edit this soon after the last one waits for this much quiet
   var QUICK_RUN = 150;      // ms: the first edit after a pause runs at once while a run takes less (one
                             // that is done within the typing delay holds no later keystroke back)
-  var TABLE_NOW = 64;       // tokens: a longer sentence's table rows are written after its figures
+  var TABLE_NOW = 64;       // tokens: a longer sentence's table rows are written after its figures,
+  var TABLE_ROWS = 32;      // this many a task (8,192 cells at 256 tokens): typing is read between them
   var FIG_ID = 'fig-1';
   var CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g; // every control character but tab and newline
   var LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?:^|[^\ud800-\udbff])[\udc00-\udfff]/;
@@ -161,9 +162,11 @@
   // The table's rows (n x n cells: 65,536 at 256 tokens), as _grid.html writes them. A longer
   // sentence's table is hidden until the reader opens it: its rows are written after the heatmap
   // and the guesses are drawn (controller.js, fillTable), or at once when the reader opens it.
-  function tableRows(tbody, tokens, focus) {
+  // Rows from..to - 1 (all when not given).
+  function tableRows(tbody, tokens, focus, from, to) {
     var n = tokens.length, frag = document.createDocumentFragment();
-    tokens.forEach(function (t, q) {
+    tokens.slice(from || 0, to == null ? n : to).forEach(function (t, i) {
+      var q = i + (from || 0);
       var tr = make('tr');
       if (q === focus) tr.className = 'course-focus';
       var th = make('th');
