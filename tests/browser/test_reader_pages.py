@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from course_builds import settle
+from course_builds import FINITE_ANIMATIONS_DONE, settle
 
 from .conftest import page_opener
 from .test_a11y import axe, built_pages, print_and_judge
@@ -53,6 +53,7 @@ LEGEND_OVERLAP = """() => [...document.querySelectorAll('.course-fig[data-kind=t
   const legend = p.querySelector('.legend'), area = p.querySelector('.nsewdrag');
   return legend && area ? legend.getBoundingClientRect().bottom - area.getBoundingClientRect().top : null;
 })"""
+HEADS_DRAWN = "[...document.querySelectorAll('.course-heads:not([hidden])')].every(h => h.querySelector('button'))"
 OPEN_EVERYTHING = """() => {
   document.querySelectorAll('button.course-table-toggle[aria-expanded=false]').forEach(b => b.click());
   document.querySelectorAll('button[data-action=heads][aria-expanded=false]').forEach(b => b.click());
@@ -157,7 +158,11 @@ def test_axe_with_every_table_and_all_heads_open(course, server, open_site, caps
         w.page.goto(f"{server.base}/{rel}")
         settle(w.page)
         assert w.page.evaluate(OPEN_EVERYTHING) > 0
-        w.page.wait_for_timeout(800)  # the page reflows and Material's colour transitions (250 ms) end
+        # every opened "All heads" has drawn its heads (their grids load first), then the page's
+        # reflow and Material's colour transitions have ended: waited for, not timed (under load
+        # a fixed wait is too short)
+        w.page.wait_for_function(HEADS_DRAWN)
+        w.page.wait_for_function(FINITE_ANIMATIONS_DONE)
         results[rel] = axe(w.page)
     print_and_judge(results, "axe with tables and all heads open, 375 px", capsys, w.errors)
 
