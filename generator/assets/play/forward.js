@@ -38,6 +38,7 @@
       // doc.flat: the weights already decoded (runner.js hands the worker a copy of this model's)
       var flat = doc.flat || decodeWeights(doc.weights), w = {};
       this.config = c; this.tensors = doc.tensors; this.flat = flat;
+      this.noBias = new Float64Array(this.nVocab); // the unembedding's (predict)
       doc.tensors.forEach(function (t) {
         var size = t.shape.reduce(function (a, b) { return a * b; }, 1);
         w[t.name] = flat.subarray(t.offset, t.offset + size);
@@ -249,44 +250,14 @@
     };
 
     // The top 5 next tokens after each position from `from` up to `to` (all when not given):
-    // logits against the tied embedding, softmax. Four positions per read of an embedding row
-    // (2 MB in all), their sums in registers, each summed from i = 0 up as x @ E.T is.
+    // logits against the tied embedding (linear(), each summed from i = 0 up as x @ E.T is), softmax.
     Model.prototype.predict = function (hf, T, from, to) {
       var W = this.width, V = this.nVocab, E = this.w['wte.weight'], top = [];
       from = from || 0;
       to = to == null ? T : Math.min(to, T);
-      var logits = new Float64Array(Math.max(0, to - from) * V); // (position - from, vocab)
-      var t0 = from;
-      for (; t0 + 4 <= to; t0 += 4) {
-        var h0 = t0 * W, h1 = h0 + W, h2 = h1 + W, h3 = h2 + W, l0 = (t0 - from) * V, l1 = l0 + V, l2 = l1 + V, l3 = l2 + V;
-        var id = 0;
-        for (; id + 2 <= V; id += 2) { // two embedding rows at a time: eight sums in registers
-          var eo = id * W, ep = eo + W, s0 = 0, s1 = 0, s2 = 0, s3 = 0, r0 = 0, r1 = 0, r2 = 0, r3 = 0;
-          for (var i = 0; i < W; i++) {
-            var e = E[eo + i], f = E[ep + i], x0 = hf[h0 + i], x1 = hf[h1 + i], x2 = hf[h2 + i], x3 = hf[h3 + i];
-            s0 += x0 * e; s1 += x1 * e; s2 += x2 * e; s3 += x3 * e;
-            r0 += x0 * f; r1 += x1 * f; r2 += x2 * f; r3 += x3 * f;
-          }
-          logits[l0 + id] = s0; logits[l1 + id] = s1; logits[l2 + id] = s2; logits[l3 + id] = s3;
-          logits[l0 + id + 1] = r0; logits[l1 + id + 1] = r1; logits[l2 + id + 1] = r2; logits[l3 + id + 1] = r3;
-        }
-        for (; id < V; id++) {
-          var eq = id * W, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
-          for (var i3 = 0; i3 < W; i3++) {
-            var g = E[eq + i3];
-            q0 += hf[h0 + i3] * g; q1 += hf[h1 + i3] * g; q2 += hf[h2 + i3] * g; q3 += hf[h3 + i3] * g;
-          }
-          logits[l0 + id] = q0; logits[l1 + id] = q1; logits[l2 + id] = q2; logits[l3 + id] = q3;
-        }
-      }
-      for (; t0 < to; t0++) {
-        var ho = t0 * W, lo = (t0 - from) * V;
-        for (var id1 = 0; id1 < V; id1++) {
-          var s = 0, eo1 = id1 * W;
-          for (var i1 = 0; i1 < W; i1++) s += hf[ho + i1] * E[eo1 + i1];
-          logits[lo + id1] = s;
-        }
-      }
+      // the tied embedding E (vocab, width) is already a transposed weight for linear(); no bias
+      var n = Math.max(0, to - from);
+      var logits = linear(hf.subarray(from * W, (from + n) * W), n, W, E, this.noBias, V, new Float64Array(n * V)); // (position - from, vocab)
       for (var t2 = 0; t2 < to - from; t2++) {
         var row = logits.subarray(t2 * V, (t2 + 1) * V), max = -Infinity, sum = 0, best = [];
         for (var j = 0; j < V; j++) if (row[j] > max) max = row[j];
