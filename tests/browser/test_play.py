@@ -34,8 +34,15 @@ XSS = "</script><img src=x onerror=window.__pwned=1> & <b>bold</b>"
 STATE = "document.getElementById('course-play').getAttribute('data-state')"
 RUNS = "document.getElementById('course-play').coursePlay.runs"
 # the shown sentence's numbers (from the worker, when there is one) against the page's own model
-SAME_AS_PAGE_MODEL = """() => { const api = document.getElementById('course-play').coursePlay, shown = api.trace;
-  return JSON.stringify(shown.layers) === JSON.stringify(api.runIds(shown.tokens.map(t => t.id)).layers); }"""
+SAME_AS_PAGE_MODEL = """() => { const api = document.getElementById('course-play').coursePlay, shown = api.trace, now = api.shown();
+  const same = (a, b) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+  const mine = api.model.run(now.ids, {predictions: false}), flat = (t) => t.layers.flatMap(l => l.heads.flatMap(h => Object.values(h).flat(2)));
+  return same(flat(shown), flat(api.runIds(now.ids))) && same(now.final, Array.from(mine.final)); }"""
+# the shown ablation grid's numbers (from the worker, when there is one) against the page's own model's
+SAME_GRID_AS_PAGE_MODEL = """() => { const api = document.getElementById('course-play').coursePlay, now = api.shown(), g = now.ablation;
+  const mine = api.ablationFor(now.ids, g.pos, g.follow), flat = (r) => ['dLogit', 'dLogprob', 'kl'].flatMap(k => r[k].flat(3));
+  return g.pos === now.ablationAt.token && flat(g).length === 16 * 2 * (2 * g.follow.length + 1)
+    && flat(g).every((x, i) => Object.is(x, flat(mine)[i])); }"""
 
 
 def committed_traces():
@@ -342,6 +349,15 @@ def test_the_playground(browser, course, play_url, tmp_path):
         w3.page.wait_for_function(ABLATED)
         assert w3.requests == [alone.as_uri()] and w3.errors == [], (w3.requests, w3.errors)
         assert w3.page.evaluate(f"{API}.worker") is True and w3.page.evaluate(SAME_AS_PAGE_MODEL) is True
+        assert w3.page.evaluate(SAME_GRID_AS_PAGE_MODEL) is True
+        # one run in the worker at a time: of three sentences asked for at once, the first runs,
+        # the second waits and the third takes its place; the second is never computed
+        got = w3.page.evaluate("""() => new Promise((resolve) => {
+          const api = document.getElementById('course-play').coursePlay, r = api.runner, before = r.posted, done = [];
+          const ids = [[0, 300, 301], [0, 302, 303, 304], [0, 305]];
+          ids.forEach((x, i) => r.run(x, (run) => { done.push([i, run.n]); if (i === 2) setTimeout(() => resolve({done, posted: r.posted - before}), 200); }));
+        })""")
+        assert got == {"done": [[0, 3], [2, 2]], "posted": 2}, got
 
         # -- a deep link, at 375 px in dark mode
         w2 = open_(viewport={"width": 375, "height": 800}, color_scheme="dark")
@@ -368,6 +384,7 @@ def test_served_over_http_with_everything_open(browser, server, width, scheme):
         page.wait_for_function(ABLATED, timeout=60000)
         assert f"{server.base}/assets/generated/play-model.js" in w.requests
         assert page.evaluate(f"{API}.worker") is True and page.evaluate(SAME_AS_PAGE_MODEL) is True
+        assert page.evaluate(SAME_GRID_AS_PAGE_MODEL) is True
         assert [page.input_value(f"#fig-1-{k}") for k in ("layer", "head", "token")] == ["1", "2", "8"]
         assert page.inner_text(".course-play-ablation .course-summary").startswith("At ·to, logit(")
         page.click("#fig-1 button[data-action=heads]")
@@ -454,6 +471,7 @@ def test_without_a_worker_the_page_runs_the_model_itself(browser, play_url, work
         assert page.evaluate(SAME_AS_PAGE_MODEL) is True
         assert "·to looks most at" in page.inner_text("#fig-1 .course-summary")
         page.wait_for_function(ABLATED, timeout=60000)  # the ablation grid too, one removed head an idle task
+        assert page.evaluate(SAME_GRID_AS_PAGE_MODEL) is True
         assert page.inner_text(".course-play-ablation .course-summary").startswith("At ·to, logit(")
         typed(page, "Lily wanted to play with her")
         page.wait_for_function("document.querySelectorAll('.course-play-guesses tbody tr').length === 7")

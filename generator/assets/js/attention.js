@@ -108,7 +108,7 @@
   // at once when the page holds them, else after the parts load (failed loads included: the
   // figure then shows what it has). A head's part loads when the head is first shown, even when
   // its grid is already here (weights.js): it brings the head's arrays for the Code views (not
-  // for a trace without a part folder, the playground's, whose one part holds every head).
+  // for a trace without a part folder, such as the playground's, whose parts are in memory).
   AttentionFigure.prototype.withWeights = function (heads, then) {
     var waits = [];
     this.views.forEach(function (v) {

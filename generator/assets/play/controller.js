@@ -53,6 +53,10 @@
     Object.defineProperty(api, 'trace', {
       get: function () { return last && pageTrace(last.text, last.ids, last.tokens, last.run); }
     });
+    // what is shown now, from wherever it ran (the tests hold it to runs in this thread)
+    api.shown = function () {
+      return last && { ids: last.ids, final: Array.from(last.run.final), ablation: last.ablationResult || null, ablationAt: last.ablation || null };
+    };
     api.runIds = function (ids) { return pageTrace('', ids, pageTokens(tok, ids), model.run(ids)); };
     api.scoresFor = function (ids) { return headScores(model.run(ids, { predictions: false }), ids); };
     // the ablation numbers at one position, as a trace's causal block holds them (test_play)
@@ -95,7 +99,8 @@
         root.setAttribute('data-state', 'empty');
         return;
       }
-      // the guesses follow the figures; in the worker when there is one (runner.js)
+      // the model's run, in the worker when there is one (runner.js); the guesses follow the
+      // figures, in this thread
       if (!runner) { show(prep, mine, t0, model.run(prep.ids, { predictions: false })); return; }
       runner.run(prep.ids, function (run) {
         if (gen !== mine) { api.dropped++; return; } // edited since: the newer text has its own run coming
@@ -206,6 +211,7 @@
       function stale() { return gen !== mine || last !== sent || myAb !== abGen; }
       function draw(result) {
         api.ablationMs = performance.now() - t0;
+        sent.ablationResult = result;
         var toks = pageTokens(tok, targets);
         note.parentNode.replaceChild(ablationFigure(result, targets.map(function (id, i) { return i; }), sent.tokens, toks), note);
         root.dispatchEvent(new CustomEvent('play:ablation', { detail: { token: pos, targets: targets } }));
@@ -401,7 +407,8 @@
       }
     }
     function safeUpdate() { guarded(update); }
-    input.addEventListener('input', schedule);
+    // the reader's own edit: a link's layer, head, token and grid are for the link's sentence only
+    input.addEventListener('input', function () { want = null; schedule(); });
     window.addEventListener('hashchange', function () {
       var h = readHash(location.hash);
       if (h.s == null) return;
@@ -428,13 +435,15 @@
       api.model = model;
       api.tokenizer = tok;
       runner = startRunner(model, function (why) {
-        runner = null; // the page runs the model itself from now on, and again for what was pending
+        runner = api.runner = null; // the page runs the model itself from now on, and again for what was pending
+        if (timer) { clearTimeout(timer); timer = null; }
         api.worker = false;
         api.workerError = why;
         gen++;
         safeUpdate();
       });
       api.worker = runner !== null;
+      api.runner = runner;
       input.disabled = false;
       if (want && want.bad) say(['This link\u2019s sentence could not be read: type your own.']);
       safeUpdate();

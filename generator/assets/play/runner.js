@@ -44,7 +44,16 @@
     } catch (e) {
       return null;
     }
-    var waiting = {}, next = 0, grid = null, flat = model.flat.slice();
+    // one run in flight at a time: the newest sentence asked for meanwhile waits (an older one
+    // waiting is dropped, never computed), so typing faster than a run takes cannot queue them
+    var waiting = {}, next = 0, grid = null, busy = false, queued = null, flat = model.flat.slice();
+    function post(ids, done) {
+      var id = ++next;
+      waiting[id] = done;
+      busy = true;
+      runner.posted++;
+      worker.postMessage({ id: id, ids: ids });
+    }
     worker.postMessage({ weights: { config: model.config, tensors: model.tensors, headMeans: model.headMeans, flat: flat } }, [flat.buffer]);
     worker.onmessage = function (e) {
       var m = e.data;
@@ -54,6 +63,8 @@
       }
       var done = waiting[m.id];
       delete waiting[m.id];
+      busy = false;
+      if (queued) { var q = queued; queued = null; post(q.ids, q.done); }
       if (done) done(model.views(m.store, m.final, m.n));
     };
     worker.onerror = function (e) {
@@ -62,15 +73,17 @@
       URL.revokeObjectURL(url);
       waiting = {};
       grid = null;
+      queued = null;
       onFail(String(e.message || 'the worker stopped'));
     };
-    return {
-      // done(run) once the worker has run ids: run as Model.run's, without the guesses
+    var runner = {
+      posted: 0, // runs sent to the worker (the tests count them)
+      // done(run) once the worker has run ids: run as Model.run's, without the guesses; not
+      // called for a sentence that a newer one replaced while it waited
       run: function (ids, done) {
-        var id = ++next;
-        waiting[id] = done;
         grid = null;
-        worker.postMessage({ id: id, ids: ids });
+        if (busy) queued = { ids: ids, done: done };
+        else post(ids, done);
       },
       // done(result) with Model.ablation's result, unless another grid or sentence was asked for since
       ablate: function (ids, pos, follow, done) {
@@ -79,4 +92,5 @@
         worker.postMessage({ ablate: id, ids: ids, pos: pos, follow: follow });
       }
     };
+    return runner;
   }
