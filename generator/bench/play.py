@@ -5,7 +5,8 @@
 Prints what play.html loads (its scripts, and the weights it loads after the first paint), how
 long the weights take to decode once loaded, and for a 32-token and a 256-token sentence, as
 medians of `--runs`: the forward pass alone (`Model.run`) and the top-5 guesses alone
-(`Model.predict`); the time from one edit after a pause (the reader's input event) to its
+(`Model.predict`); the time from one edit after a pause (the last sentence's work done, then
+300 ms; the reader's input event) to its
 figures on screen (tokens, heatmap, head-type scores: the page's `play:drawn`, after the
 heatmap's paint; the model's stage runs in the page's Web Worker where it has one), and to its guesses (`play:guesses`, drawn in idle time after); and for a burst
 of edits 40 ms apart, how many runs it caused and the time from its last edit to its figures
@@ -62,6 +63,12 @@ TYPE_JS = """([text]) => new Promise((resolve) => {
   box.value = text;
   box.dispatchEvent(new Event('input', {bubbles: true}));
 })"""
+
+# The page has nothing left to do for the last sentence: its ablation grid is drawn, its table
+# (over 64 tokens) written. The reader then pauses PAUSE_MS before the next edit.
+QUIET_JS = ("document.querySelector('.course-play-ablation #fig-2') !== null"
+            " && !document.querySelector('#fig-1 table.course-table[aria-busy]')")
+PAUSE_MS = 300
 
 # A burst of edits 40 ms apart: the runs it caused, and ms from its last edit to its figures.
 BURST_JS = """([texts]) => new Promise((resolve) => {
@@ -150,7 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         med = statistics.median
         for n, target in ((32, 50), (256, 500)):
             r = tab.evaluate(RUN_JS, [n, args.runs])
-            typed = [tab.evaluate(TYPE_JS, [sentence_of(n) + ("." if i % 2 else "")]) for i in range(args.runs)]
+            typed = []
+            for i in range(args.runs):  # each edit after a pause: the last one's work (its ablation grid too) done
+                tab.wait_for_function(QUIET_JS, timeout=120000)
+                tab.wait_for_timeout(PAUSE_MS)
+                typed.append(tab.evaluate(TYPE_JS, [sentence_of(n) + ("." if i % 2 else "")]))
             got = tab.evaluate("document.querySelectorAll('#fig-1-token option').length")
             drawn, guesses = med([t["drawn"] for t in typed]), med([t["guesses"] for t in typed])
             print(f"  {got} tokens: forward pass {med(r['bare']):.0f} ms, top-5 guesses {med(r['guesses']):.0f} ms; "
