@@ -6,9 +6,9 @@ Prints what play.html loads (its scripts, and the weights it loads after the fir
 long the weights take to decode once loaded, and for a 32-token and a 256-token sentence, as
 medians of `--runs`: the forward pass alone (`Model.run`) and the top-5 guesses alone
 (`Model.predict`); the time from one edit after a pause (the last sentence's work done, then
-300 ms; the reader's input event) to its
-figures on screen (tokens, heatmap, head-type scores: the page's `play:drawn`, after the
-heatmap's paint; the model's stage runs in the page's Web Worker where it has one), and to its guesses (`play:guesses`, drawn in idle time after); and for a burst
+300 ms; the reader's input event) to its figures on screen (tokens, heatmap, head-type scores:
+the page's `play:drawn`, after the heatmap's paint; the model's stage runs in the page's Web
+Worker where it has one), and to its guesses (`play:guesses`, drawn in idle time after); and for a burst
 of edits 40 ms apart, how many runs it caused and the time from its last edit to its figures
 (the typing delay included). Each figure with a target says met or missed. Targets (issue 28):
 decode <= 300 ms; 32 tokens <= 50 ms and 256 tokens <= 500 ms from typing to figure. On a shared

@@ -123,10 +123,10 @@ def play_model_js(dtype: str = "float32") -> bytes:
 def play_js() -> str:
     """The playground's classic script: its parts in one closure; `coursePlay` is its one global."""
     from .ablation import live_template
-    from .script import without_comment_lines
+    from .script import without_comments_or_indents
 
-    # without the parts' comment lines, as course.js (the page's script stays under a chapter's 1.8 MB)
-    body = "\n".join(without_comment_lines((PLAY_DIR / name).read_text(encoding="utf-8")) for name in PLAY_PARTS)
+    # without the parts' comment lines and indentation, as course.js (the page's script stays under a chapter's 1.8 MB)
+    body = "\n".join(without_comments_or_indents((PLAY_DIR / name).read_text(encoding="utf-8")) for name in PLAY_PARTS)
     # the ablation figure's markup, from its own template (fig-2, its cells linked to the attention figure, fig-1)
     config = json.loads(CONFIG.read_text(encoding="utf-8"))
     template = live_template(2, int(config["n_layer"]), int(config["n_head"]), 1)

@@ -51,7 +51,7 @@ COMMENT_LINE_RE = re.compile(r"^[ \t]*//.*\n", re.M)
 INDENT_RE = re.compile(r"^[ \t]+", re.M)
 
 
-def without_comment_lines(text: str) -> str:
+def without_comments_or_indents(text: str) -> str:
     """`text` (a part of course.js or play.js) less its whole-line // comments and its lines'
     indentation (a tenth of what is left), ending in one newline."""
     return INDENT_RE.sub("", COMMENT_LINE_RE.sub("", text.rstrip("\n") + "\n"))
@@ -62,5 +62,5 @@ def course_js() -> str:
     The parts' comment lines stay in the sources (a sixth of the bytes every page would load)."""
     named = parts()
     (_, header), body = named[0], named[1:]
-    code = [without_comment_lines(t) for _, t in body]
+    code = [without_comments_or_indents(t) for _, t in body]
     return header.rstrip("\n") + "\n" + OPENING + "\n".join(code) + CLOSING

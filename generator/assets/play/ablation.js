@@ -14,15 +14,10 @@
 
     // The logits and log-probabilities after the stream x's row `pos` (ln_f, the tied unembedding).
     Model.prototype.logProbsAt = function (x, pos) {
-      var W = this.width, V = this.nVocab, E = this.w['wte.weight'];
+      var W = this.width, V = this.nVocab;
       var h = this.final(x.subarray(pos * W, (pos + 1) * W), 1, new Float64Array(W)); // (width,)
-      var logits = new Float64Array(V), max = -Infinity, sum = 0; // (vocab,)
-      for (var id = 0; id < V; id++) {
-        var s = 0, eo = id * W;
-        for (var i = 0; i < W; i++) s += h[i] * E[eo + i];
-        logits[id] = s;
-        if (s > max) max = s;
-      }
+      var logits = this.unembed(h, 1), max = -Infinity, sum = 0; // (vocab,)
+      for (var id = 0; id < V; id++) if (logits[id] > max) max = logits[id];
       for (var j = 0; j < V; j++) sum += Math.exp(logits[j] - max);
       var lse = max + Math.log(sum), logp = new Float64Array(V); // (vocab,)
       for (var k = 0; k < V; k++) logp[k] = logits[k] - lse;

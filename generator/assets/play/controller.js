@@ -47,7 +47,10 @@
     var abBox = root.querySelector('.course-play-ablation');
     var tok = null, model = null, runner = null, timer = null, shown = null, want = readHash(location.hash);
     var last = null; // the sentence shown now: {text, ids, tokens, run}
-    var api = root.coursePlay = { runs: 0, dropped: 0, lastMs: null, decodeMs: null, error: null, worker: null, workerError: null };
+    var api = root.coursePlay = { runs: 0, dropped: 0, lastMs: null, decodeMs: null, error: null, workerError: null };
+    // the runner (runner.js) while the model runs in a worker; worker: whether it does (null before the weights load)
+    Object.defineProperty(api, 'runner', { get: function () { return runner; } });
+    Object.defineProperty(api, 'worker', { get: function () { return model ? runner !== null : null; } });
     // The numbers shown now as a trace file has them (nested arrays), made when asked for
     // (the tests read it; the console too: document.getElementById('course-play').coursePlay.trace).
     Object.defineProperty(api, 'trace', {
@@ -168,7 +171,7 @@
     // newer figure stops the work.
     function fillTable(f, now) {
       var v = f && f.views[0], tbody = v && v.table && v.table.tBodies[0];
-      if (!tbody || !f.tablePending) return;
+      if (!tbody || !v.table.hasAttribute('aria-busy')) return; // written and filled already, or short
       var n = v.tokens.length, next = function () { whenIdle(function () { if (f === shown) fillTable(f); }); };
       var from = tbody.rows.length;
       if (from < n) {
@@ -180,7 +183,6 @@
       v.renderCells((v.weights[v.state.layer] || [])[v.state.head] || [], f.tableFilled, to);
       f.tableFilled = to;
       if (to < n) { next(); return; }
-      f.tablePending = false;
       v.table.removeAttribute('aria-busy');
     }
 
@@ -313,9 +315,8 @@
       // the reader opens a long sentence's table before its rows were written: written now,
       // before the toggle's own listener shows it
       var toggle = fig.querySelector('button.course-table-toggle');
-      f.tablePending = T > TABLE_NOW;
       var table = fig.querySelector('table.course-table');
-      if (f.tablePending && table) table.setAttribute('aria-busy', 'true'); // until fillTable is done
+      if (T > TABLE_NOW && table) table.setAttribute('aria-busy', 'true'); // until fillTable has written and filled it
       if (toggle) toggle.addEventListener('click', function () { fillTable(f, true); }, true);
       // drawn now, in this task (course.js's scheduler asks the same view for the same promise):
       // it resolves once the heatmap is on screen
@@ -435,15 +436,12 @@
       api.model = model;
       api.tokenizer = tok;
       runner = startRunner(model, function (why) {
-        runner = api.runner = null; // the page runs the model itself from now on, and again for what was pending
+        runner = null; // the page runs the model itself from now on, and again for what was pending
         if (timer) { clearTimeout(timer); timer = null; }
-        api.worker = false;
         api.workerError = why;
         gen++;
         safeUpdate();
       });
-      api.worker = runner !== null;
-      api.runner = runner;
       input.disabled = false;
       if (want && want.bad) say(['This link\u2019s sentence could not be read: type your own.']);
       safeUpdate();

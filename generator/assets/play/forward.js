@@ -38,7 +38,7 @@
       // doc.flat: the weights already decoded (runner.js hands the worker a copy of this model's)
       var flat = doc.flat || decodeWeights(doc.weights), w = {};
       this.config = c; this.tensors = doc.tensors; this.flat = flat;
-      this.noBias = new Float64Array(this.nVocab); // the unembedding's (predict)
+      this.noBias = new Float64Array(this.nVocab); // the unembedding's (unembed)
       doc.tensors.forEach(function (t) {
         var size = t.shape.reduce(function (a, b) { return a * b; }, 1);
         w[t.name] = flat.subarray(t.offset, t.offset + size);
@@ -251,13 +251,17 @@
 
     // The top 5 next tokens after each position from `from` up to `to` (all when not given):
     // logits against the tied embedding (linear(), each summed from i = 0 up as x @ E.T is), softmax.
+    // The logits (token, vocab) of n rows of ln_f's output: the tied embedding E (vocab, width) is
+    // already a transposed weight for linear(), with no bias.
+    Model.prototype.unembed = function (hf, n) {
+      return linear(hf, n, this.width, this.w['wte.weight'], this.noBias, this.nVocab, new Float64Array(n * this.nVocab));
+    };
     Model.prototype.predict = function (hf, T, from, to) {
-      var W = this.width, V = this.nVocab, E = this.w['wte.weight'], top = [];
+      var W = this.width, V = this.nVocab, top = [];
       from = from || 0;
       to = to == null ? T : Math.min(to, T);
-      // the tied embedding E (vocab, width) is already a transposed weight for linear(); no bias
       var n = Math.max(0, to - from);
-      var logits = linear(hf.subarray(from * W, (from + n) * W), n, W, E, this.noBias, V, new Float64Array(n * V)); // (position - from, vocab)
+      var logits = this.unembed(hf.subarray(from * W, (from + n) * W), n); // (position - from, vocab)
       for (var t2 = 0; t2 < to - from; t2++) {
         var row = logits.subarray(t2 * V, (t2 + 1) * V), max = -Infinity, sum = 0, best = [];
         for (var j = 0; j < V; j++) if (row[j] > max) max = row[j];

@@ -46,13 +46,11 @@
     }
     // one run in flight at a time: the newest sentence asked for meanwhile waits (an older one
     // waiting is dropped, never computed), so typing faster than a run takes cannot queue them
-    var waiting = {}, next = 0, grid = null, busy = false, queued = null, flat = model.flat.slice();
+    var next = 0, running = null, queued = null, grid = null, flat = model.flat.slice(); // running, queued, grid: {id or ids, done}
     function post(ids, done) {
-      var id = ++next;
-      waiting[id] = done;
-      busy = true;
+      running = { id: ++next, done: done };
       runner.posted++;
-      worker.postMessage({ id: id, ids: ids });
+      worker.postMessage({ id: running.id, ids: ids });
     }
     worker.postMessage({ weights: { config: model.config, tensors: model.tensors, headMeans: model.headMeans, flat: flat } }, [flat.buffer]);
     worker.onmessage = function (e) {
@@ -61,9 +59,8 @@
         if (grid && grid.id === m.ablated) { var g = grid; grid = null; g.done(m.result); }
         return;
       }
-      var done = waiting[m.id];
-      delete waiting[m.id];
-      busy = false;
+      var done = running && running.id === m.id ? running.done : null;
+      running = null;
       if (queued) { var q = queued; queued = null; post(q.ids, q.done); }
       if (done) done(model.views(m.store, m.final, m.n));
     };
@@ -71,9 +68,7 @@
       if (e.preventDefault) e.preventDefault();
       worker.terminate();
       URL.revokeObjectURL(url);
-      waiting = {};
-      grid = null;
-      queued = null;
+      running = queued = grid = null;
       onFail(String(e.message || 'the worker stopped'));
     };
     var runner = {
@@ -82,7 +77,7 @@
       // called for a sentence that a newer one replaced while it waited
       run: function (ids, done) {
         grid = null;
-        if (busy) queued = { ids: ids, done: done };
+        if (running) queued = { ids: ids, done: done };
         else post(ids, done);
       },
       // done(result) with Model.ablation's result, unless another grid or sentence was asked for since
