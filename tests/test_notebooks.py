@@ -123,8 +123,10 @@ def execute(nb, folder: Path, env: dict[str, str]):
 
 
 def printed(nb) -> list[str]:
-    return [line for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.get("name") == "stdout"
-            for line in o["text"].splitlines()]
+    """Every line a notebook printed. A cell's stdout is joined first: the kernel may send one
+    print() as two stream messages (seen under load: a line cut after its colon)."""
+    return [line for c in nb.cells if c.cell_type == "code"
+            for line in "".join(o["text"] for o in c.outputs if o.get("name") == "stdout").splitlines()]
 
 
 def answers(nb) -> dict[str, str]:
