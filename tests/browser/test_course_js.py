@@ -205,8 +205,11 @@ def test_clicking_a_table_row_or_plot_row_picks_the_token(open_page, harness_url
     n = len(doc["tokens"])
     page.mouse.click(box["x"] + box["width"] * 0.5 / n, box["y"] + box["height"] * 3.5 / n)
     wait_state(page, FIG1, token=3)
-    shapes = page.evaluate("document.querySelector('#fig-1 .js-plotly-plot').layout.shapes[0]")
-    assert (shapes["y0"], shapes["y1"]) == (2.5, 3.5)
+    shapes = page.evaluate("document.querySelector('#fig-1 .js-plotly-plot').layout.shapes")
+    focus = [s for s in shapes if s["type"] == "rect"]
+    assert len(focus) == 1 and (focus[0]["y0"], focus[0]["y1"]) == (2.5, 3.5)
+    # the lines between the cells come first, so the focus row's outline is drawn over them
+    assert [s["type"] for s in shapes] == ["path", "rect"]
 
 
 def test_all_heads_opens_a_head(open_page, harness_url, harness_site):

@@ -25,8 +25,10 @@
     tickChars: 14, narrowTickChars: 10,
     rotatedBelow: 18, strideBelow: 11, // x labels turn upright below 18 px, every other one below 11
     heightMin: 220, defaultWidth: 700,
-    // a longer grid's cells touch: without gaps Plotly draws the grid as one pixelated image
-    // instead of a rectangle per cell on a page-sized canvas (a 256-token grid: 517 -> 186 ms)
+    // Up to this many tokens the cells are set apart by 1 px lines in the plot's background
+    // colour, one path over the grid (gridLines), not Plotly's xgap/ygap: with gaps Plotly draws
+    // a rectangle per cell on a page-sized canvas and encodes it as a PNG (a 32-token grid:
+    // newPlot 31 -> 23 ms; 256 tokens: 517 -> 186 ms); without them, one pixelated image.
     gapsUpTo: 48
   };
   var CB_TICKVALS = [0, 0.25, 0.5, 0.75, 1];
@@ -125,6 +127,14 @@
     };
   }
 
+  // The lines between the cells of an n x n grid, in its axes' units, as one SVG path (a shape
+  // of Plotly's): drawn in the plot's background colour, they look as gaps between the cells do.
+  function gridLines(n) {
+    var d = [];
+    for (var i = 1; i < n; i++) d.push('M' + (i - 0.5) + ',-0.5V' + (n - 0.5) + 'M-0.5,' + (i - 0.5) + 'H' + (n - 0.5));
+    return d.join('');
+  }
+
   // What stays the same for every head: the tick positions and labels (as Plotly reads them, and
   // as text, for measuring), wide and narrow.
   AttentionView.prototype.labels = function () {
@@ -135,7 +145,8 @@
     var plain = function (max) { return tokens.map(function (t) { return shorten(tokDisplay(t), max); }); };
     var wide = plain(HEATMAP.tickChars), narrow = plain(HEATMAP.narrowTickChars);
     this.constant = { idx: idx, plain: wide, narrowPlain: narrow,
-      ticks: wide.map(plotEsc), narrowTicks: narrow.map(plotEsc), widths: {} };
+      ticks: wide.map(plotEsc), narrowTicks: narrow.map(plotEsc), widths: {},
+      grid: this.n > 1 && this.n <= HEATMAP.gapsUpTo ? gridLines(this.n) : null };
     return this.constant;
   };
 
@@ -191,7 +202,7 @@
     var xText = g.stride > 1 ? xVals.map(function (i) { return ticks[i]; }) : ticks;
     var tickFont = { size: g.upright ? HEATMAP.smallTickFont : HEATMAP.tickFont };
     var few = g.narrow && g.cell * n < HEATMAP.fewColourTicksBelow; // a short bar: 0, 0.5, 1, never turned
-    var gap = n <= HEATMAP.gapsUpTo ? 1 : 0;
+    var bg = this.maskedBg || MASKED_BG;
     var colourbar = g.narrow
       ? { orientation: 'h', x: 0.5, xanchor: 'center', y: -0.02, yanchor: 'top', len: 1, thickness: HEATMAP.colourbarThickness,
           title: { text: 'weight', side: 'right' }, tickangle: 0,
@@ -202,7 +213,7 @@
       type: 'heatmap', x: c.idx, y: c.idx, z: d.z, text: d.text, hovertext: d.hover,
       texttemplate: g.showText ? '%{text}' : '', textfont: { size: HEATMAP.cellFont },
       hovertemplate: '%{hovertext}<extra></extra>', hoverongaps: true,
-      zmin: 0, zmax: 1, zauto: false, colorscale: COLORSCALE, xgap: gap, ygap: gap,
+      zmin: 0, zmax: 1, zauto: false, colorscale: COLORSCALE,
       colorbar: colourbar
     };
     var layout = {
@@ -215,10 +226,12 @@
       yaxis: { tickmode: 'array', tickvals: c.idx, ticktext: ticks, autorange: 'reversed', tickfont: tickFont,
         fixedrange: true, showgrid: false, zeroline: false,
         title: { text: 'token (query)', standoff: 6 }, automargin: false, ticklabeloverflow: 'allow' },
-      shapes: [{ type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
-        y0: s.token - 0.5, y1: s.token + 0.5, line: { color: FOCUS_COLOUR, width: 3 },
-        fillcolor: 'rgba(0,0,0,0)' }],
-      plot_bgcolor: this.maskedBg || MASKED_BG, paper_bgcolor: 'rgba(0,0,0,0)',
+      // the cells' lines first: the focus row's outline is drawn over them
+      shapes: (c.grid ? [{ type: 'path', path: c.grid, xref: 'x', yref: 'y', line: { color: bg, width: 1 } }] : []).concat([
+        { type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
+          y0: s.token - 0.5, y1: s.token + 0.5, line: { color: FOCUS_COLOUR, width: 3 },
+          fillcolor: 'rgba(0,0,0,0)' }]),
+      plot_bgcolor: bg, paper_bgcolor: 'rgba(0,0,0,0)',
       font: { family: 'inherit', color: this.fontColour || '#222' },
       hoverlabel: { namelength: -1 }, dragmode: false, uirevision: 'fixed'
     };
