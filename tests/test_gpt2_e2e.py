@@ -42,7 +42,9 @@ IT = "The animal didn't cross the street because it was too tired"
 
 def run(args: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if k not in ("COURSE_ALLOW_STANDIN", "COURSE_GPT2_PATH")}
-    full.update({"NO_MKDOCS_2_WARNING": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}, **env)
+    # one torch thread: the suite's other worker has the other core (two threads on one free core
+    # took 267 s against 238 s for one, the GPT-2-shaped trace beside a busy loop)
+    full.update({"NO_MKDOCS_2_WARNING": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}, **env)
     return subprocess.run(args, cwd=cwd, env=full, capture_output=True, text=True, timeout=1500)  # GPT-2-shaped: the whole chapter, its scoring set and circuits.json
 
 
