@@ -65,7 +65,7 @@ TYPE_JS = """([text]) => new Promise((resolve) => {
 })"""
 
 # The page has nothing left to do for the last sentence: its ablation grid is drawn, its table
-# (over 64 tokens) written. The reader then pauses PAUSE_MS before the next edit.
+# (over 16 tokens) written. The reader then pauses PAUSE_MS before the next edit.
 QUIET_JS = ("document.querySelector('.course-play-ablation #fig-2') !== null"
             " && !document.querySelector('#fig-1 table.course-table[aria-busy]')")
 PAUSE_MS = 300

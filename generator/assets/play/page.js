@@ -9,7 +9,8 @@
   var TYPING_DELAY = 150;   // ms: an edit this soon after the last one waits for this much quiet
   var QUICK_RUN = 150;      // ms: the first edit after a pause runs at once while a run takes less (one
                             // that is done within the typing delay holds no later keystroke back)
-  var TABLE_NOW = 64;       // tokens: a longer sentence's table rows are written after its figures,
+  var TABLE_NOW = 16;       // tokens: a longer sentence's table rows are written after its figures (at 32
+                            // tokens, 1,024 hidden cells: 4-5 ms of the figure's task),
   var TABLE_ROWS = 32;      // this many a task (8,192 cells at 256 tokens): typing is read between them
   var FIG_ID = 'fig-1';
   var CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g; // every control character but tab and newline
