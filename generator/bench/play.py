@@ -7,8 +7,10 @@ long the weights take to decode once loaded, and for a 32-token and a 256-token 
 medians of `--runs`: the forward pass alone (`Model.run`) and the top-5 guesses alone
 (`Model.predict`); the time from one edit after a pause (the last sentence's work done, then
 300 ms; the reader's input event) to its figures on screen (tokens, heatmap, head-type scores:
-the page's `play:drawn`, after the heatmap's paint; the model's stage runs in the page's Web
-Worker where it has one), and to its guesses (`play:guesses`, drawn in idle time after); and for a burst
+the page's `play:drawn`, after the heatmap's paint and a frame after the scores; the model runs
+in the page's Web Worker where it has one, which sends the shown head back as soon as its layer
+is done, so the heatmap is drawn while the later layers compute), with where that time went
+(`coursePlay.lastStages`), and to its guesses (`play:guesses`, drawn in idle time after); and for a burst
 of edits 40 ms apart, how many runs it caused and the time from its last edit to its figures
 (the typing delay included). Each figure with a target says met or missed. Targets (issue 28):
 decode <= 300 ms; 32 tokens <= 50 ms and 256 tokens <= 500 ms from typing to figure. On a shared
@@ -152,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         decode = tab.evaluate("document.getElementById('course-play').coursePlay.decodeMs")
         print(f"  weights decoded in {decode:.0f} ms once loaded {label(decode, 300)}")
         worker = tab.evaluate("document.getElementById('course-play').coursePlay.worker")
-        print("  the reader's sentence runs in " + ("a Web Worker (the model stage: its run there, and the message back)"
+        print("  the reader's sentence runs in " + ("a Web Worker (the model stage: its run there up to the shown head's layer, and the message"
+                                                    " back; later layers: what the page still waits for once the figure is drawn)"
                                                     if worker else "the page's own thread (no Web Worker could be made)"))
         med = statistics.median
         for n, target in ((32, 50), (256, 500)):

@@ -448,6 +448,68 @@ def test_the_ablation_grid_is_in_the_address(browser, play_url):
         assert w.errors == [] and w2.errors == [] and w3.errors == [], (w.errors, w2.errors, w3.errors)
 
 
+# The whole run of every sentence typed from now on comes back HOLD ms after the shown head's
+# weights (as a long sentence's later layers would), and each play:drawn records the page's
+# state and its score table's rows at that moment.
+HOLD = 1500
+HOLD_RUNS = """([hold]) => {
+  const root = document.getElementById('course-play'), r = root.coursePlay.runner, run = r.run;
+  r.run = (ids, done, shown, early) => run.call(r, ids, (whole) => setTimeout(() => done(whole), hold), shown, early);
+  window.__drawn = [];
+  root.addEventListener('play:drawn', () => window.__drawn.push({state: root.getAttribute('data-state'),
+    scores: document.querySelectorAll('.course-play-scoretable tbody tr').length}));
+}"""
+SHOWN_Z_IS_HEAD = """([l, h]) => { const z = document.querySelector('#fig-1 .js-plotly-plot').data[0].z;
+  const w = document.getElementById('course-play').coursePlay.trace.layers[l].heads[h].weights;
+  return z.length === w.length && z.every((row, q) => row.every((x, k) => k > q ? x === null : x === w[q][k])); }"""
+
+
+def test_the_shown_head_is_drawn_before_the_rest_of_the_run(browser, play_url):
+    """The worker sends the shown head's weights back as soon as its layer is done, the same
+    numbers bit for bit as the whole run's; the page draws the heatmap from them while the later
+    layers compute, and the head-type scores when the run is whole: play:drawn comes after both.
+    A head the reader picks before the run is whole is drawn once it is."""
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        page = w.page
+        page.goto(play_url)
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        got = page.evaluate("""() => new Promise((resolve) => {
+          const api = document.getElementById('course-play').coursePlay, ids = [api.tokenizer.eotId, 300, 301, 302, 303, 300];
+          const order = [];
+          let early = null;
+          api.runner.run(ids, (run) => {
+            order.push('run');
+            const whole = run.layers[2].heads[1].weights;
+            resolve({order, same: early !== null && early.length === whole.length && early.every((x, i) => Object.is(x, whole[i]))});
+          }, [2, 1], (weights) => { order.push('shown'); early = Array.from(weights); });
+        })""")
+        assert got == {"order": ["shown", "run"], "same": True}, got
+
+        page.evaluate(HOLD_RUNS, [HOLD])
+        page.evaluate("document.getElementById('fig-1').setAttribute('data-older', '')")
+        page.evaluate("""() => { const t = document.getElementById('play-text'), root = document.getElementById('course-play');
+          root.removeAttribute('data-state'); t.value = 'Ben saw a dog. Ben saw a cat'; t.dispatchEvent(new Event('input', {bubbles: true})); }""")
+        page.locator("#fig-1:not([data-older]) .course-plot .main-svg").first.wait_for(state="attached", timeout=60000)
+        # drawn from the shown head alone: the run is not whole yet, no scores, no play:drawn
+        assert page.evaluate(STATE) is None and page.evaluate("window.__drawn") == []
+        assert page.inner_text(".course-play-tokens").startswith("10 tokens:")
+        page.select_option("#fig-1-layer", "3")  # another head, before the run is whole
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        page.wait_for_function(SHOWN_Z_IS_HEAD, arg=[3, 0], timeout=60000)
+        page.wait_for_function("window.__drawn.length === 1")
+        assert page.evaluate("window.__drawn") == [{"state": "ok", "scores": 17}]  # 16 heads and chance
+        # "All heads", opened as soon as a sentence's heatmap is drawn: every head's grid once the run is whole
+        page.evaluate("document.getElementById('fig-1').setAttribute('data-older', '')")
+        page.evaluate("""() => { const t = document.getElementById('play-text');
+          t.value = 'Ben saw a dog. Ben saw a dog'; t.dispatchEvent(new Event('input', {bubbles: true})); }""")
+        page.locator("#fig-1:not([data-older]) .course-plot .main-svg").first.wait_for(state="attached", timeout=60000)
+        page.click("#fig-1 button[data-action=heads]")
+        page.wait_for_function("document.querySelectorAll('#fig-1-heads button').length === 16", timeout=60000)
+        assert page.evaluate(SAME_AS_PAGE_MODEL) is True
+        assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors
+
+
 # Worker, as a page would find it: none at all, or one that fails once asked to run a sentence.
 NO_WORKER = "Object.defineProperty(window, 'Worker', {value: undefined, configurable: true, writable: true});"
 FAILING_WORKER = """window.Worker = class {

@@ -102,60 +102,98 @@
         root.setAttribute('data-state', 'empty');
         return;
       }
-      // the model's run, in the worker when there is one (runner.js); the guesses follow the
-      // figures, in this thread
-      if (!runner) { show(prep, mine, t0, model.run(prep.ids, { predictions: false })); return; }
-      runner.run(prep.ids, function (run) {
+      var st = startState(prep.ids.length);
+      if (!runner) {
+        var run = model.run(prep.ids, { predictions: false });
+        show(prep, mine, t0, st, run.layers[st.layer].heads[st.head].weights, Promise.resolve(run));
+        return;
+      }
+      // In the worker (runner.js): the shown head's weights come back as soon as its layer is
+      // done, and its heatmap is drawn here while the later layers compute there; the rest of
+      // the run follows, for the head-type scores and everything after.
+      var settle, whole = new Promise(function (resolve) { settle = resolve; });
+      runner.run(prep.ids, function (run) { settle(run); }, [st.layer, st.head], function (weights) {
         if (gen !== mine) { api.dropped++; return; } // edited since: the newer text has its own run coming
-        guarded(function () { show(prep, mine, t0, run); });
+        guarded(function () { show(prep, mine, t0, st, weights, whole); });
       });
     }
 
-    // The sentence's figures, from its run: tokens, heatmap and head-type scores in this task,
-    // then in idle time the guesses, 32 positions a task, then a long sentence's hidden table.
-    function show(prep, mine, t0, run) {
-      var tRun = performance.now();
-      var tokens = pageTokens(tok, prep.ids);
+    // The figure's layer, head and token for a sentence of n tokens: a link's (once), else the
+    // ones shown now, on its last token.
+    function startState(n) {
       var old = shown && shown.state;
-      var st = { layer: 0, head: 0, token: tokens.length - 1 }, abWant = null;
-      if (want) { ['layer', 'head', 'token'].forEach(function (k) { if (want[k] != null) st[k] = want[k]; }); abWant = want.ablation || null; want = null; }
-      else if (old) st = { layer: old.layer, head: old.head, token: tokens.length - 1 };
-      st = {
+      var st = { layer: 0, head: 0, token: n - 1 };
+      if (want) ['layer', 'head', 'token'].forEach(function (k) { if (want[k] != null) st[k] = want[k]; });
+      else if (old) st = { layer: old.layer, head: old.head, token: n - 1 };
+      return {
         layer: Math.max(0, Math.min(st.layer, model.nLayer - 1)), head: Math.max(0, Math.min(st.head, model.nHead - 1)),
-        token: Math.max(0, Math.min(st.token, tokens.length - 1))
+        token: Math.max(0, Math.min(st.token, n - 1))
       };
+    }
+
+    // The sentence's figures: the tokens and the heatmap from the shown head's weights (a
+    // Float64Array, query by key) at once; the head-type scores when the whole run (`whole`, a
+    // Promise) is there; then in idle time the guesses, 32 positions a task, then a long
+    // sentence's hidden table.
+    function show(prep, mine, t0, st, weights, whole) {
+      var tShown = performance.now();
+      var tokens = pageTokens(tok, prep.ids);
+      var abWant = want ? want.ablation || null : null;
+      want = null;
       drawTokens(tokens);
-      var plotted = drawFigure(prep.text, tokens, run, st);
+      var plotted = drawFigure(prep.text, tokens, weights, whole, st);
       var tFigure = performance.now();
-      drawScores(headScores(run, prep.ids));
-      clear(predBox);
-      predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
-      if (abBox) { clear(abBox); abBox.appendChild(make('p', 'course-play-wait', 'Waiting for the guesses\u2026')); }
-      say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
-      writeHash(prep.text, shown && shown.state, abWant); // what was read: a pasted megabyte is not put in the address
-      var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run, abWant: abWant };
-      var runNo = ++api.runs;
-      root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
-      var fig = shown, tEnd = performance.now();
-      plotted.then(function () {
-        if (gen !== mine || last !== mineLast) return; // a newer sentence is on its way
-        var tDrawn = performance.now();
-        api.lastMs = tDrawn - t0; // and where it went (make bench): the figure is its markup, set-up and synchronous drawing
-        api.lastStages = { model: tRun - t0, figure: tFigure - tRun, rest: tEnd - tFigure, paint: tDrawn - tEnd };
-        root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: runNo, ms: api.lastMs } }));
-        var preds = [], n = run.n;
-        (function guesses(from) {
-          whenIdle(function () {
-            if (gen !== mine || last !== mineLast) { api.dropped++; return; }
-            preds = preds.concat(model.predict(run.final, n, from, from + GUESS_CHUNK));
-            if (from + GUESS_CHUNK < n) { guesses(from + GUESS_CHUNK); return; }
-            run.predictions = preds;
-            drawPredictions(tokens, preds);
-            root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: runNo } }));
-            whenIdle(function () { if (gen === mine && last === mineLast && fig === shown) fillTable(fig); });
-            if (abBox) whenIdle(function () { if (gen === mine && last === mineLast) ablate(mineLast, mineLast.abWant); }); // a task of its own
-          });
-        })(0);
+      var fig = shown, runNo = ++api.runs;
+      whole.then(function (run) {
+        if (gen !== mine || fig !== shown) { api.dropped++; return; } // a newer sentence is on its way
+        guarded(function () { showRun(run); });
+      });
+      function showRun(run) {
+        var tRun = performance.now();
+        drawScores(headScores(run, prep.ids));
+        clear(predBox);
+        predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
+        if (abBox) { clear(abBox); abBox.appendChild(make('p', 'course-play-wait', 'Waiting for the guesses\u2026')); }
+        say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
+        writeHash(prep.text, fig && fig.state, abWant); // what was read: a pasted megabyte is not put in the address
+        var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run, abWant: abWant, figure: fig };
+        root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
+        var tEnd = performance.now();
+        // on screen: the heatmap painted, and a frame after the scores
+        Promise.all([plotted, nextPaint()]).then(function () {
+          if (gen !== mine || last !== mineLast) return; // a newer sentence is on its way
+          var tDrawn = performance.now();
+          api.lastMs = tDrawn - t0;
+          // and where it went (make bench): the model up to the shown head's layer, with its
+          // message back; the figure (its markup, set-up and synchronous drawing); the wait for
+          // the rest of the run; the scores and the rest; the wait for paint
+          api.lastStages = { model: tShown - t0, figure: tFigure - tShown, 'later layers': tRun - tFigure, rest: tEnd - tRun, paint: tDrawn - tEnd };
+          root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: runNo, ms: api.lastMs } }));
+          var preds = [], n = run.n;
+          (function guesses(from) {
+            whenIdle(function () {
+              if (gen !== mine || last !== mineLast) { api.dropped++; return; }
+              preds = preds.concat(model.predict(run.final, n, from, from + GUESS_CHUNK));
+              if (from + GUESS_CHUNK < n) { guesses(from + GUESS_CHUNK); return; }
+              run.predictions = preds;
+              drawPredictions(tokens, preds);
+              root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: runNo } }));
+              whenIdle(function () { if (gen === mine && last === mineLast && fig === shown) fillTable(fig); });
+              if (abBox) whenIdle(function () { if (gen === mine && last === mineLast) ablate(mineLast, mineLast.abWant); }); // a task of its own
+            });
+          })(0);
+        });
+      }
+    }
+
+    // After the next frame is painted (as course.js waits for its own plots).
+    function nextPaint() {
+      return new Promise(function (resolve) {
+        requestAnimationFrame(function () {
+          var ch = new MessageChannel();
+          ch.port1.onmessage = function () { resolve(); };
+          ch.port2.postMessage(0);
+        });
       });
     }
 
@@ -276,27 +314,33 @@
     // (its own part, "<key>/<layer>-<head>") or opens "All heads" (every head's grid, "<key>/weights"),
     // as a chapter's per-head parts. Each is made as nested arrays only when course.js asks for it
     // (1 M numbers at 256 tokens for all of them): course.js's idle loading of the shown head's
-    // part after the first paint then costs nothing.
-    function drawFigure(text, tokens, run, st) {
-      var T = run.n, key = 'play-' + (api.runs + 1);
-      var sh = run.layers[st.layer].heads[st.head], shownGrid = nested(sh.weights, T, T);
-      var light = run.layers.map(function (l, li) { return l.heads.map(function (g, hi) { return li === st.layer && hi === st.head ? shownGrid : null; }); });
+    // part after the first paint then costs nothing. The shown head's part is there at once; the
+    // others are Promises of the whole run (`whole`), which course.js waits for as for a file.
+    function drawFigure(text, tokens, weights, whole, st) {
+      var T = tokens.length, key = 'play-' + (api.runs + 1);
+      var shownGrid = nested(weights, T, T);
+      var light = range(model.nLayer).map(function (l) { return range(model.nHead).map(function (h) { return l === st.layer && h === st.head ? shownGrid : null; }); });
       var parts = window.courseTraceParts = window.courseTraceParts || {};
       Object.keys(parts).forEach(function (k) { if (/^play-/.test(k)) delete parts[k]; });
-      var grids = run.layers.map(function () { return []; });
-      function grid(l, h) {
-        return grids[l][h] || (grids[l][h] = l === st.layer && h === st.head ? shownGrid : nested(run.layers[l].heads[h].weights, T, T));
+      var grids = light.map(function (row) { return row.slice(); });
+      function grid(run, l, h) {
+        return grids[l][h] || (grids[l][h] = nested(run.layers[l].heads[h].weights, T, T));
       }
       function lazyPart(name, make) {
         var memo = null;
         Object.defineProperty(parts, key + '/' + name, { enumerable: true, configurable: true, get: function () { return memo || (memo = make()); } });
       }
-      run.layers.forEach(function (layer, l) {
-        layer.heads.forEach(function (_, h) {
-          lazyPart(l + '-' + h, function () { return { layer: l, head: h, fields: { weights: grid(l, h) } }; });
+      light.forEach(function (row, l) {
+        row.forEach(function (_, h) {
+          lazyPart(l + '-' + h, function () {
+            if (l === st.layer && h === st.head) return { layer: l, head: h, fields: { weights: shownGrid } };
+            return whole.then(function (run) { return { layer: l, head: h, fields: { weights: grid(run, l, h) } }; });
+          });
         });
       });
-      lazyPart('weights', function () { return { weights: run.layers.map(function (layer, l) { return layer.heads.map(function (_, h) { return grid(l, h); }); }) }; });
+      lazyPart('weights', function () {
+        return whole.then(function (run) { return { weights: light.map(function (row, l) { return row.map(function (_, h) { return grid(run, l, h); }); }) }; });
+      });
       var data = {
         key: key, model: 'tiny', text: text, meta: { model: 'tiny', nLayer: model.nLayer, nHead: model.nHead, headDim: model.headDim },
         tokens: tokens, weights: light
@@ -415,7 +459,7 @@
       if (h.s == null) return;
       var text;
       try { text = decodeSentence(h.s); } catch (e) { say(['This link\u2019s sentence could not be read.']); return; }
-      if (shown && last && text === last.text) {
+      if (shown && last && last.figure === shown && text === last.text) {
         shown.setState(h, {});
         if (h.ablation) { if (last.run.predictions) ablate(last, h.ablation); else last.abWant = h.ablation; }
         return;

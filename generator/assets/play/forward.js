@@ -126,6 +126,8 @@
     // One head's numbers, flat and row-major: q, k, v, out (token, headDim); scores, scaledMasked,
     // weights (query, key), scaledMasked -Infinity and weights 0 above the diagonal. Each is a view
     // into one new buffer per run (a shown result keeps its numbers while the next run computes).
+    // opts.predictions: false leaves the guesses out; opts.attended(l, result): called as soon as
+    // layer l's heads are filled in (the worker sends the shown head on from there, runner.js)
     Model.prototype.run = function (ids, opts) {
       var T = ids.length, H = this.nHead, d = this.headDim;
       var x = this.embed(ids, this.buf.x), concat = this.buf.concat;
@@ -133,6 +135,7 @@
       var result = this.views(new Float64Array(this.nLayer * H * this.perHead(T)), new Float64Array(T * this.width), T);
       for (var l = 0; l < this.nLayer; l++) {
         this.attend(l, x, T, result.layers[l].heads, concat);
+        if (opts && opts.attended) opts.attended(l, result);
         this.finish(l, x, T, concat);
       }
       this.final(x, T, result.final);

@@ -28,7 +28,14 @@
         return;
       }
       job = null; // a new sentence: the older one's grid is not wanted any more
-      var run = model.run(m.ids, { predictions: false });
+      // the shown head's weights go back as soon as its layer is done, so that the page draws its
+      // heatmap while the later layers compute here
+      var shownAt = m.shown;
+      var run = model.run(m.ids, { predictions: false, attended: shownAt && function (l, r) {
+        if (l !== shownAt[0]) return;
+        var grid = r.layers[l].heads[shownAt[1]].weights.slice(); // (query, key): a copy, the store goes with the whole run
+        self.postMessage({ id: m.id, shown: grid }, [grid.buffer]);
+      } });
       self.postMessage({ id: m.id, n: run.n, store: run.store, final: run.final }, [run.store.buffer, run.final.buffer]);
     };
   }
@@ -47,10 +54,10 @@
     // one run in flight at a time: the newest sentence asked for meanwhile waits (an older one
     // waiting is dropped, never computed), so typing faster than a run takes cannot queue them
     var next = 0, running = null, queued = null, grid = null, flat = model.flat.slice(); // running, queued, grid: {id or ids, done}
-    function post(ids, done) {
-      running = { id: ++next, done: done };
+    function post(ids, done, shown, early) {
+      running = { id: ++next, done: done, early: shown ? early : null };
       runner.posted++;
-      worker.postMessage({ id: running.id, ids: ids });
+      worker.postMessage({ id: running.id, ids: ids, shown: shown || null });
     }
     worker.postMessage({ weights: { config: model.config, tensors: model.tensors, headMeans: model.headMeans, flat: flat } }, [flat.buffer]);
     worker.onmessage = function (e) {
@@ -59,9 +66,13 @@
         if (grid && grid.id === m.ablated) { var g = grid; grid = null; g.done(m.result); }
         return;
       }
+      if (m.shown) { // the shown head's weights, before the rest of the run
+        if (running && running.id === m.id && running.early) running.early(m.shown);
+        return;
+      }
       var done = running && running.id === m.id ? running.done : null;
       running = null;
-      if (queued) { var q = queued; queued = null; post(q.ids, q.done); }
+      if (queued) { var q = queued; queued = null; post(q.ids, q.done, q.shown, q.early); }
       if (done) done(model.views(m.store, m.final, m.n));
     };
     worker.onerror = function (e) {
@@ -74,11 +85,13 @@
     var runner = {
       posted: 0, // runs sent to the worker (the tests count them)
       // done(run) once the worker has run ids: run as Model.run's, without the guesses; not
-      // called for a sentence that a newer one replaced while it waited
-      run: function (ids, done) {
+      // called for a sentence that a newer one replaced while it waited. With shown ([layer,
+      // head]), early(weights) first, as soon as that layer is done: that head's attention
+      // weights (query, key) as one Float64Array.
+      run: function (ids, done, shown, early) {
         grid = null;
-        if (running) queued = { ids: ids, done: done };
-        else post(ids, done);
+        if (running) queued = { ids: ids, done: done, shown: shown, early: early };
+        else post(ids, done, shown, early);
       },
       // done(result) with Model.ablation's result, unless another grid or sentence was asked for since
       ablate: function (ids, pos, follow, done) {
