@@ -15,6 +15,7 @@
     onSchemeChange: onSchemeChange,  // a redraw in the other palette
     onMaterialPage: onMaterialPage,  // Material's instant-navigation hook
     enhance: function () { init(); },  // sets up figures added since (the playground's, play.js)
+    afterPaint: afterPaint,  // a Promise: the next frame painted (the playground waits so for its scores)
     COLORSCALE: COLORSCALE
   };
 

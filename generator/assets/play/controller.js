@@ -160,7 +160,7 @@
         root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
         var tEnd = performance.now();
         // on screen: the heatmap painted, and a frame after the scores
-        Promise.all([plotted, nextPaint()]).then(function () {
+        Promise.all([plotted, window.course.afterPaint()]).then(function () {
           if (gen !== mine || last !== mineLast) return; // a newer sentence is on its way
           var tDrawn = performance.now();
           api.lastMs = tDrawn - t0;
@@ -184,17 +184,6 @@
           })(0);
         });
       }
-    }
-
-    // After the next frame is painted (as course.js waits for its own plots).
-    function nextPaint() {
-      return new Promise(function (resolve) {
-        requestAnimationFrame(function () {
-          var ch = new MessageChannel();
-          ch.port1.onmessage = function () { resolve(); };
-          ch.port2.postMessage(0);
-        });
-      });
     }
 
     var GUESS_CHUNK = 32; // positions of top-5 guesses per task (a few ms each): typing is read between them
