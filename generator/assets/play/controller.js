@@ -155,7 +155,6 @@
         predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
         if (abBox) { clear(abBox); abBox.appendChild(make('p', 'course-play-wait', 'Waiting for the guesses\u2026')); }
         say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
-        writeHash(prep.text, fig && fig.state, abWant); // what was read: a pasted megabyte is not put in the address
         var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run, abWant: abWant, figure: fig };
         root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
         var tEnd = performance.now();
@@ -164,6 +163,9 @@
           if (gen !== mine || last !== mineLast) return; // a newer sentence is on its way
           var tDrawn = performance.now();
           api.lastMs = tDrawn - t0;
+          // the address once the figures are on screen: history.replaceState took 1-2 ms of the
+          // scores' task on file:// (what was read: a pasted megabyte is not put in the address)
+          writeHash(prep.text, fig && fig.state, abWant);
           // and where it went (make bench): the model up to the shown head's layer, with its
           // message back; the figure (its markup, set-up and synchronous drawing); the wait for
           // the rest of the run; the scores and the rest; the wait for paint
