@@ -510,6 +510,36 @@ def test_the_shown_head_is_drawn_before_the_rest_of_the_run(browser, play_url):
         assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors
 
 
+HOLD_EARLY = """([hold]) => {
+  const r = document.getElementById('course-play').coursePlay.runner, run = r.run;
+  r.run = (ids, done, shown, early) => run.call(r, ids, done, shown, early && ((w) => setTimeout(() => early(w), hold)));
+}"""
+
+
+def test_a_head_picked_while_the_next_sentence_computes_is_the_one_drawn(browser, play_url):
+    """The reader edits, then picks another head on the figure still shown before the new
+    sentence's heatmap is drawn: the new figure shows the head picked, not the one the edit found,
+    and the address says so."""
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        page = w.page
+        page.goto(play_url)
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        before = page.evaluate("document.querySelector('#fig-1').__course.state")
+        page.evaluate(HOLD_EARLY, [HOLD])
+        page.evaluate("document.getElementById('fig-1').setAttribute('data-older', '')")
+        page.evaluate("""() => { const t = document.getElementById('play-text'), root = document.getElementById('course-play');
+          root.removeAttribute('data-state'); t.value = 'Ben saw a dog. Ben saw a cat'; t.dispatchEvent(new Event('input', {bubbles: true})); }""")
+        layer = (before["layer"] + 2) % 4
+        page.select_option("#fig-1[data-older] #fig-1-layer", str(layer))  # the old figure, its new sentence on its way
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        page.locator("#fig-1:not([data-older]) .course-plot .main-svg").first.wait_for(state="attached", timeout=60000)
+        assert page.evaluate("document.querySelector('#fig-1').__course.state.layer") == layer
+        page.wait_for_function(SHOWN_Z_IS_HEAD, arg=[layer, before["head"]], timeout=60000)
+        page.wait_for_function(f"location.hash.includes('&layer={layer + 1}&head={before['head'] + 1}&')", timeout=60000)
+        assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors
+
+
 # Worker, as a page would find it: none at all, or one that fails once asked to run a sentence.
 NO_WORKER = "Object.defineProperty(window, 'Worker', {value: undefined, configurable: true, writable: true});"
 FAILING_WORKER = """window.Worker = class {

@@ -102,7 +102,7 @@
         root.setAttribute('data-state', 'empty');
         return;
       }
-      var st = startState(prep.ids.length);
+      var linked = want != null, st = startState(prep.ids.length);
       if (!runner) {
         var run = model.run(prep.ids, { predictions: false });
         show(prep, mine, t0, st, run.layers[st.layer].heads[st.head].weights, Promise.resolve(run));
@@ -114,7 +114,16 @@
       var settle, whole = new Promise(function (resolve) { settle = resolve; });
       runner.run(prep.ids, function (run) { settle(run); }, [st.layer, st.head], function (weights) {
         if (gen !== mine) { api.dropped++; return; } // edited since: the newer text has its own run coming
-        guarded(function () { show(prep, mine, t0, st, weights, whole); });
+        guarded(function () {
+          // a head the reader picked on the last figure since this edit: drawn from the whole run
+          var now = !linked && shown && shown.state;
+          if (!now || (now.layer === st.layer && now.head === st.head)) { show(prep, mine, t0, st, weights, whole); return; }
+          var picked = { layer: now.layer, head: now.head, token: st.token };
+          whole.then(function (run) {
+            if (gen !== mine) { api.dropped++; return; }
+            guarded(function () { show(prep, mine, t0, picked, run.layers[picked.layer].heads[picked.head].weights, whole); });
+          });
+        });
       });
     }
 
