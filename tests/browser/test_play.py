@@ -510,9 +510,10 @@ def test_the_shown_head_is_drawn_before_the_rest_of_the_run(browser, play_url):
         assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors
 
 
-HOLD_EARLY = """([hold]) => {
+# The worker's early weights (the shown head's) kept back until the test lets them go: window.__early()
+HOLD_EARLY = """() => {
   const r = document.getElementById('course-play').coursePlay.runner, run = r.run;
-  r.run = (ids, done, shown, early) => run.call(r, ids, done, shown, early && ((w) => setTimeout(() => early(w), hold)));
+  r.run = (ids, done, shown, early) => run.call(r, ids, done, shown, early && ((w) => { window.__early = () => early(w); }));
 }"""
 
 
@@ -526,12 +527,14 @@ def test_a_head_picked_while_the_next_sentence_computes_is_the_one_drawn(browser
         page.goto(play_url)
         page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
         before = page.evaluate("document.querySelector('#fig-1').__course.state")
-        page.evaluate(HOLD_EARLY, [HOLD])
+        page.evaluate(HOLD_EARLY)
         page.evaluate("document.getElementById('fig-1').setAttribute('data-older', '')")
         page.evaluate("""() => { const t = document.getElementById('play-text'), root = document.getElementById('course-play');
           root.removeAttribute('data-state'); t.value = 'Ben saw a dog. Ben saw a cat'; t.dispatchEvent(new Event('input', {bubbles: true})); }""")
         layer = (before["layer"] + 2) % 4
+        page.wait_for_function("window.__early !== undefined", timeout=60000)
         page.select_option("#fig-1[data-older] #fig-1-layer", str(layer))  # the old figure, its new sentence on its way
+        page.evaluate("window.__early()")
         page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
         page.locator("#fig-1:not([data-older]) .course-plot .main-svg").first.wait_for(state="attached", timeout=60000)
         assert page.evaluate("document.querySelector('#fig-1').__course.state.layer") == layer
