@@ -256,6 +256,10 @@ def test_the_playground(browser, course, play_url, tmp_path):
         page.wait_for_function(f"{RUNS} > {before} && document.querySelectorAll('.course-play-guesses tbody tr').length === 5")
         assert page.evaluate(RUNS) == before + 1
         assert page.inner_text(".course-play-tokens").startswith("5 tokens:")
+        # "All heads" and the table, opened on the last sentence's figure, open again on this one's
+        page.wait_for_function(OPEN_VIEWS, arg=[True, True, "grid"])
+        page.click("#fig-1 button[data-action=heads]")
+        page.click("#fig-1 button.course-table-toggle")
 
         # -- stale results are dropped: an edit made as a sentence's figures are drawn drops its
         # guesses; only the newer sentence's are drawn
@@ -452,6 +456,14 @@ def test_the_ablation_grid_is_in_the_address(browser, play_url):
 # weights (as a long sentence's later layers would), and each play:drawn records the page's
 # state and its score table's rows at that moment.
 HOLD = 1500
+# the figure's "All heads" and table open or not, and its view: [heads, table, 'grid' or 'lines']
+OPEN_VIEWS = """([heads, table, view]) => {
+  const fig = document.getElementById('fig-1'), pressed = fig && fig.querySelector('.course-viewswitch [aria-pressed=true]');
+  return !!fig && document.getElementById('course-play').getAttribute('data-state') !== null
+    && (fig.querySelector('button[data-action=heads]').getAttribute('aria-expanded') === 'true') === heads
+    && (!heads || document.querySelectorAll('#fig-1-heads button').length === 16)
+    && (fig.querySelector('button.course-table-toggle').getAttribute('aria-expanded') === 'true') === table
+    && !!pressed && pressed.dataset.view === view; }"""
 HOLD_RUNS = """([hold]) => {
   const root = document.getElementById('course-play'), r = root.coursePlay.runner, run = r.run;
   r.run = (ids, done, shown, early) => run.call(r, ids, (whole) => setTimeout(() => done(whole), hold), shown, early);
@@ -541,6 +553,76 @@ def test_a_head_picked_while_the_next_sentence_computes_is_the_one_drawn(browser
         page.wait_for_function(SHOWN_Z_IS_HEAD, arg=[layer, before["head"]], timeout=60000)
         page.wait_for_function(f"location.hash.includes('&layer={layer + 1}&head={before['head'] + 1}&')", timeout=60000)
         assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors
+
+
+def test_what_the_reader_opened_and_picked_outlives_an_edit_and_an_empty_box(browser, play_url):
+    """The layer and head picked, "All heads", the table and the lines view stay as the reader left
+    them through an edit, and through an emptied box; the address follows the box even when it is
+    empty. On a phone, the guesses' tokens are never broken across lines (their table scrolls)."""
+    with page_opener(browser, set(), width=375) as open_:
+        w = open_()
+        page = w.page
+        page.goto(play_url)
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        page.select_option("#fig-1-layer", "2")
+        page.select_option("#fig-1-head", "3")
+        page.click("#fig-1 button[data-action=heads]")
+        page.click("#fig-1 button.course-table-toggle")
+        page.click("#fig-1 .course-viewswitch [data-view=lines]")
+        page.wait_for_function(OPEN_VIEWS, arg=[True, True, "lines"])
+        typed(page, "Ben saw a dog. Ben saw a cat")
+        page.wait_for_function(OPEN_VIEWS, arg=[True, True, "lines"], timeout=60000)
+        assert page.evaluate("[document.getElementById('fig-1-layer').value, document.getElementById('fig-1-head').value]") == ["2", "3"]
+        typed(page, "")
+        assert page.evaluate(STATE) == "empty"
+        page.wait_for_function("location.hash === '#s='")
+        typed(page, "Lily and Ben went to the park")
+        page.wait_for_function(OPEN_VIEWS, arg=[True, True, "lines"], timeout=60000)
+        assert page.evaluate("[document.getElementById('fig-1-layer').value, document.getElementById('fig-1-head').value]") == ["2", "3"]
+        page.wait_for_function("location.hash.includes('&layer=3&head=4&')")
+        # a longer sentence's guesses: every token on one line
+        typed(page, " ".join(["Lily wanted to play with her new ball, and Ben was excited."] * 2))
+        page.wait_for_function("document.querySelectorAll('.course-play-guesses tbody tr').length > 25", timeout=60000)
+        broken = page.evaluate("[...document.querySelectorAll('.course-play-guesses .course-tok')].filter(t => t.getClientRects().length > 1).map(t => t.textContent)")
+        assert broken == []
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.wait_for_function("document.querySelector('.course-play-predictions .course-table-wrap').getAttribute('tabindex') === '0'")
+        assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors
+
+
+@pytest.mark.parametrize("address", ["#s=!!!!&layer=3", "#s=__6AYWJj"])  # not base64url; not UTF-8
+def test_a_link_whose_sentence_cannot_be_read_says_so_and_keeps_its_address(browser, play_url, address):
+    """The page's own example is shown with the note, the note stays when the figures are drawn,
+    and the broken address is left as it is until the reader types."""
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        page = w.page
+        page.goto(play_url + address)
+        page.wait_for_function(f"{STATE} === 'noted'", timeout=60000)
+        page.locator(".course-play-ablation #fig-2").wait_for(state="attached", timeout=60000)
+        assert "could not be read" in status(page) and page.evaluate(STATE) == "noted"
+        assert page.evaluate("location.hash") == address
+        typed(page, "Ben saw a dog")
+        page.wait_for_function(f"{STATE} === 'ok' && location.hash.startsWith('#s=QmVuIHNhdyBhIGRvZw')", timeout=60000)
+        assert "could not be read" not in status(page)
+        # the same, arriving while a sentence is shown
+        page.evaluate(f"location.hash = {json.dumps(address)}")
+        page.wait_for_function(f"{STATE} === 'noted'", timeout=60000)
+        assert "could not be read" in status(page)
+        assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors
+
+
+def test_a_leading_byte_order_mark_survives_the_link(browser, play_url):
+    text = "\ufeffHello world"
+    s = base64.urlsafe_b64encode(text.encode("utf-8")).decode().rstrip("=")
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        page = w.page
+        page.goto(play_url + "#s=" + s)
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        assert page.evaluate("document.getElementById('play-text').value") == text
+        assert page.evaluate(f"{API}.shown().ids.length") == 1 + len(page.evaluate(f"{API}.tokenizer.encode({json.dumps(text)})"))
+        assert w.errors == [], w.errors
 
 
 # Worker, as a page would find it: none at all, or one that fails once asked to run a sentence.

@@ -4,8 +4,9 @@
   // changed (control characters dropped, a long paste cut, the context cut at 256 tokens); a
   // text with nothing to show gives ids null and one note that says why.
   function prepare(tok, nCtx, raw) {
-    var notes = [], text = String(raw);
+    var notes = [], text = String(raw), cut = false;
     if (text.length > MAX_CHARS) {
+      cut = true;
       notes.push('Only the first ' + MAX_CHARS.toLocaleString('en') + ' of your ' + text.length.toLocaleString('en') + ' characters are read.');
       text = text.slice(0, MAX_CHARS);
       if (/[\ud800-\udbff]$/.test(text)) text = text.slice(0, -1);
@@ -29,7 +30,8 @@
       return { ids: null, text: text, notes: ['Your text is only ' + EOT_SHOWN + ', the token that already starts every sentence here: type some words.'] };
     }
     if (ids.length > nCtx) {
-      notes.push('The tiny model reads at most ' + nCtx + ' tokens: your text has ' + ids.length + ' (with ' + EOT_SHOWN + '), so only the first ' + nCtx + ' are shown.');
+      notes.push('The tiny model reads at most ' + nCtx + ' tokens: ' + (cut ? 'the characters read make ' : 'your text has ') +
+        ids.length.toLocaleString('en') + ' (with ' + EOT_SHOWN + '), so only the first ' + nCtx + ' are shown.');
       ids = ids.slice(0, nCtx);
     }
     return { ids: ids, text: text, notes: notes };
@@ -46,6 +48,9 @@
     var scoreBox = root.querySelector('.course-play-scores');
     var abBox = root.querySelector('.course-play-ablation');
     var tok = null, model = null, runner = null, timer = null, shown = null, want = readHash(location.hash);
+    // kept: the last figure's state while the box is empty (the next sentence opens on it);
+    // linkNote: why a link's sentence is not the one shown, until the reader types
+    var kept = null, keptViews = null, linkNote = null;
     var last = null; // the sentence shown now: {text, ids, tokens, run}
     var api = root.coursePlay = { runs: 0, dropped: 0, lastMs: null, decodeMs: null, error: null, workerError: null };
     // the runner (runner.js) while the model runs in a worker; worker: whether it does (null before the weights load)
@@ -69,7 +74,7 @@
     api.showAblation = function (st) { ablate(last, st); };
 
     if (want.s != null) {
-      try { input.value = decodeSentence(want.s); } catch (e) { want.bad = true; }
+      try { input.value = decodeSentence(want.s); } catch (e) { linkNote = BAD_LINK; }
     }
 
     function say(lines) {
@@ -97,6 +102,8 @@
         say(prep.notes);
         clear(tokBox); clear(figBox); clear(predBox); clear(scoreBox);
         if (abBox) clear(abBox);
+        if (shown) { kept = shown.state; keptViews = openViews(shown); }
+        if (!linkNote) writeHash(prep.text, null, null); // a link to this text says the same
         shown = null;
         last = null;
         root.setAttribute('data-state', 'empty');
@@ -130,7 +137,7 @@
     // The figure's layer, head and token for a sentence of n tokens: a link's (once), else the
     // ones shown now, on its last token.
     function startState(n) {
-      var old = shown && shown.state;
+      var old = (shown && shown.state) || kept;
       var st = { layer: 0, head: 0, token: n - 1 };
       if (want) ['layer', 'head', 'token'].forEach(function (k) { if (want[k] != null) st[k] = want[k]; });
       else if (old) st = { layer: old.layer, head: old.head, token: n - 1 };
@@ -163,9 +170,10 @@
         clear(predBox);
         predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
         if (abBox) { clear(abBox); abBox.appendChild(make('p', 'course-play-wait', 'Waiting for the guesses\u2026')); }
-        say(prep.notes.length ? prep.notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
+        var notes = (linkNote ? [linkNote] : []).concat(prep.notes);
+        say(notes.length ? notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
         var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run, abWant: abWant, figure: fig };
-        root.setAttribute('data-state', prep.notes.length ? 'noted' : 'ok');
+        root.setAttribute('data-state', notes.length ? 'noted' : 'ok');
         var tEnd = performance.now();
         // on screen: the heatmap painted, and a frame after the scores
         Promise.all([plotted, window.course.afterPaint()]).then(function () {
@@ -174,12 +182,13 @@
           api.lastMs = tDrawn - t0;
           // the address once the figures are on screen: history.replaceState took 1-2 ms of the
           // scores' task on file:// (what was read: a pasted megabyte is not put in the address)
-          writeHash(prep.text, fig && fig.state, abWant);
+          if (!linkNote) writeHash(prep.text, fig && fig.state, abWant);
           // and where it went (make bench): the model up to the shown head's layer, with its
           // message back; the figure (its markup, set-up and synchronous drawing); the wait for
           // the rest of the run; the scores and the rest; the wait for paint
           api.lastStages = { model: tShown - t0, figure: tFigure - tShown, 'later layers': tRun - tFigure, rest: tEnd - tRun, paint: tDrawn - tEnd };
           root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: runNo, ms: api.lastMs } }));
+          if (fig === shown) reopen(fig);
           var preds = [], n = run.n;
           (function guesses(from) {
             whenIdle(function () {
@@ -188,6 +197,7 @@
               if (from + GUESS_CHUNK < n) { guesses(from + GUESS_CHUNK); return; }
               run.predictions = preds;
               drawPredictions(tokens, preds);
+              window.course.scrollBoxes(); // the guesses' and the scores' tables, on a phone
               root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: runNo } }));
               whenIdle(function () { if (gen === mine && last === mineLast && fig === shown) fillTable(fig); });
               if (abBox) whenIdle(function () { if (gen === mine && last === mineLast) ablate(mineLast, mineLast.abWant); }); // a task of its own
@@ -239,7 +249,7 @@
       if (!targets.length) targets = guesses.slice(0, 2).filter(known);
       sent.ablation = { token: pos, targets: targets };
       sent.abWant = null;
-      if (sent === last) writeHash(sent.text, shown && shown.state, sent.ablation);
+      if (sent === last && !linkNote) writeHash(sent.text, shown && shown.state, sent.ablation);
       var focused = document.activeElement && abBox.contains(document.activeElement) ? document.activeElement.id : null;
       clear(abBox);
       abBox.appendChild(ablationControls(sent, pos, guesses, targets));
@@ -254,6 +264,7 @@
         sent.ablationResult = result;
         var toks = pageTokens(tok, targets);
         note.parentNode.replaceChild(ablationFigure(result, targets.map(function (id, i) { return i; }), sent.tokens, toks), note);
+        window.course.scrollBoxes();
         root.dispatchEvent(new CustomEvent('play:ablation', { detail: { token: pos, targets: targets } }));
       }
       if (runner) { // in the worker, all 32 runs
@@ -318,6 +329,7 @@
     // others are Promises of the whole run (`whole`), which course.js waits for as for a file.
     function drawFigure(text, tokens, weights, whole, st) {
       var T = tokens.length, key = 'play-' + (api.runs + 1);
+      var views = shown ? openViews(shown) : keptViews; // the last figure's, opened again once this one is on screen
       var shownGrid = nested(weights, T, T);
       var light = range(model.nLayer).map(function (l) { return range(model.nHead).map(function (h) { return l === st.layer && h === st.head ? shownGrid : null; }); });
       var parts = window.courseTraceParts = window.courseTraceParts || {};
@@ -355,6 +367,8 @@
       Object.defineProperty(f, 'inHash', { get: function () { return false; }, set: function () {} });
       f.views.forEach(function (v) { v.renderDom(null); });
       shown = f;
+      f.reopen = views;
+      f.firstMode = f.mode; // its own (a phone opens a long sentence in lines): only a mode the reader picked is carried
       fig.addEventListener('course:statechange', function () { writeHash(text, f.state, last && last.text === text ? last.ablation || last.abWant : null); });
       // the reader opens a long sentence's table before its rows were written: written now,
       // before the toggle's own listener shows it
@@ -365,6 +379,26 @@
       // drawn now, in this task (course.js's scheduler asks the same view for the same promise):
       // it resolves once the heatmap is on screen
       return f.plot();
+    }
+
+    // "All heads", the table and the lines view, as the reader left them on a figure: a new
+    // sentence's figure opens them again after its first paint (the table is filled in idle time,
+    // aria-busy until then, as when it is closed)
+    function openViews(f) {
+      var v = f.views && f.views[0];
+      return {
+        heads: !!(f.headsButton && f.headsButton.getAttribute('aria-expanded') === 'true'),
+        table: !!(v && v.tableToggle && v.tableToggle.button.getAttribute('aria-expanded') === 'true'),
+        mode: f.mode !== f.firstMode ? f.mode : null
+      };
+    }
+    function reopen(f) {
+      var want = f.reopen, v = f.views && f.views[0];
+      f.reopen = null;
+      if (!want) return;
+      if (want.mode && want.mode !== f.mode) f.setState({ view: want.mode }, {});
+      if (want.heads && f.toggleHeads) f.toggleHeads(true, {});
+      if (want.table && v && v.tableToggle) v.tableToggle.set(true);
     }
 
     var KIND_NAMES = { 'previous-token': 'Previous token', 'duplicate-token': 'Duplicate token', induction: 'Induction', sink: 'Attention sink' };
@@ -453,12 +487,16 @@
     }
     function safeUpdate() { guarded(update); }
     // the reader's own edit: a link's layer, head, token and grid are for the link's sentence only
-    input.addEventListener('input', function () { want = null; schedule(); });
+    input.addEventListener('input', function () { want = null; linkNote = null; schedule(); });
     window.addEventListener('hashchange', function () {
       var h = readHash(location.hash);
       if (h.s == null) return;
       var text;
-      try { text = decodeSentence(h.s); } catch (e) { say(['This link\u2019s sentence could not be read.']); return; }
+      try { text = decodeSentence(h.s); } catch (e) {
+        say([BAD_LINK]);
+        root.setAttribute('data-state', 'noted');
+        return;
+      }
       if (shown && last && last.figure === shown && text === last.text) {
         shown.setState(h, {});
         if (h.ablation) { if (last.run.predictions) ablate(last, h.ablation); else last.abWant = h.ablation; }
@@ -487,7 +525,6 @@
         safeUpdate();
       });
       input.disabled = false;
-      if (want && want.bad) say(['This link\u2019s sentence could not be read: type your own.']);
       safeUpdate();
     }
 

@@ -13,6 +13,7 @@
                             // tokens, 1,024 hidden cells: 4-5 ms of the figure's task),
   var TABLE_ROWS = 32;      // this many a task (8,192 cells at 256 tokens): typing is read between them
   var FIG_ID = 'fig-1';
+  var BAD_LINK = 'This link\u2019s sentence could not be read: below is the page\u2019s own example. Type your own.';
   var CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g; // every control character but tab and newline
   var LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?:^|[^\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -199,7 +200,7 @@
     var bin = atob(s.replace(/-/g, '+').replace(/_/g, '/'));
     var bytes = new Uint8Array(bin.length);
     for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes); // a leading U+FEFF is the reader's
   }
   function readHash(hash) {
     var out = {};
