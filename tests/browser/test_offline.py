@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 import pytest
 
 from course_builds import INJECTION_PAGE_NAME, settle
@@ -52,9 +53,13 @@ def change_head(page, fig: str = "#fig-1") -> tuple[str, str]:
         if value == current:
             continue
         head.select_option(value)
-        after = summary(page, fig)
-        if after != before:
-            return before, after
+        # the head's part loads from its own file first: under load that takes a while
+        try:
+            page.wait_for_function("([sel, before]) => { const s = document.querySelector(sel); return !!s && s.innerText !== before; }",
+                                   arg=[f"{fig} .course-summary", before], timeout=10000)
+        except PlaywrightTimeout:
+            continue  # this head's summary reads the same
+        return before, summary(page, fig)
     return before, summary(page, fig)
 
 
