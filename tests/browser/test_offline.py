@@ -13,8 +13,8 @@ import zipfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from course_builds import INJECTION_PAGE_NAME, settle
 

@@ -452,10 +452,6 @@ def test_the_ablation_grid_is_in_the_address(browser, play_url):
         assert w.errors == [] and w2.errors == [] and w3.errors == [], (w.errors, w2.errors, w3.errors)
 
 
-# The whole run of every sentence typed from now on comes back HOLD ms after the shown head's
-# weights (as a long sentence's later layers would), and each play:drawn records the page's
-# state and its score table's rows at that moment.
-HOLD = 1500
 # the figure's "All heads" and table open or not, and its view: [heads, table, 'grid' or 'lines']
 OPEN_VIEWS = """([heads, table, view]) => {
   const fig = document.getElementById('fig-1'), pressed = fig && fig.querySelector('.course-viewswitch [aria-pressed=true]');
@@ -464,6 +460,20 @@ OPEN_VIEWS = """([heads, table, view]) => {
     && (!heads || document.querySelectorAll('#fig-1-heads button').length === 16)
     && (fig.querySelector('button.course-table-toggle').getAttribute('aria-expanded') === 'true') === table
     && !!pressed && pressed.dataset.view === view; }"""
+
+
+def retype(page, text: str) -> None:
+    """Type `text` as one input event, the figure shown now marked data-older (the new
+    sentence's figure is then #fig-1:not([data-older])) and the page's state cleared."""
+    page.evaluate("""([text]) => { document.getElementById('fig-1').setAttribute('data-older', '');
+      document.getElementById('course-play').removeAttribute('data-state');
+      const t = document.getElementById('play-text'); t.value = text; t.dispatchEvent(new Event('input', {bubbles: true})); }""", [text])
+
+
+# The whole run of every sentence typed from now on comes back HOLD ms after the shown head's
+# weights (as a long sentence's later layers would), and each play:drawn records the page's
+# state and its score table's rows at that moment.
+HOLD = 1500
 HOLD_RUNS = """([hold]) => {
   const root = document.getElementById('course-play'), r = root.coursePlay.runner, run = r.run;
   r.run = (ids, done, shown, early) => run.call(r, ids, (whole) => setTimeout(() => done(whole), hold), shown, early);
@@ -499,9 +509,7 @@ def test_the_shown_head_is_drawn_before_the_rest_of_the_run(browser, play_url):
         assert got == {"order": ["shown", "run"], "same": True}, got
 
         page.evaluate(HOLD_RUNS, [HOLD])
-        page.evaluate("document.getElementById('fig-1').setAttribute('data-older', '')")
-        page.evaluate("""() => { const t = document.getElementById('play-text'), root = document.getElementById('course-play');
-          root.removeAttribute('data-state'); t.value = 'Ben saw a dog. Ben saw a cat'; t.dispatchEvent(new Event('input', {bubbles: true})); }""")
+        retype(page, "Ben saw a dog. Ben saw a cat")
         page.locator("#fig-1:not([data-older]) .course-plot .main-svg").first.wait_for(state="attached", timeout=60000)
         # drawn from the shown head alone: the run is not whole yet, no scores, no play:drawn
         assert page.evaluate(STATE) is None and page.evaluate("window.__drawn") == []
@@ -512,9 +520,7 @@ def test_the_shown_head_is_drawn_before_the_rest_of_the_run(browser, play_url):
         page.wait_for_function("window.__drawn.length === 1")
         assert page.evaluate("window.__drawn") == [{"state": "ok", "scores": 17}]  # 16 heads and chance
         # "All heads", opened as soon as a sentence's heatmap is drawn: every head's grid once the run is whole
-        page.evaluate("document.getElementById('fig-1').setAttribute('data-older', '')")
-        page.evaluate("""() => { const t = document.getElementById('play-text');
-          t.value = 'Ben saw a dog. Ben saw a dog'; t.dispatchEvent(new Event('input', {bubbles: true})); }""")
+        retype(page, "Ben saw a dog. Ben saw a dog")
         page.locator("#fig-1:not([data-older]) .course-plot .main-svg").first.wait_for(state="attached", timeout=60000)
         page.click("#fig-1 button[data-action=heads]")
         page.wait_for_function("document.querySelectorAll('#fig-1-heads button').length === 16", timeout=60000)
@@ -540,9 +546,7 @@ def test_a_head_picked_while_the_next_sentence_computes_is_the_one_drawn(browser
         page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
         before = page.evaluate("document.querySelector('#fig-1').__course.state")
         page.evaluate(HOLD_EARLY)
-        page.evaluate("document.getElementById('fig-1').setAttribute('data-older', '')")
-        page.evaluate("""() => { const t = document.getElementById('play-text'), root = document.getElementById('course-play');
-          root.removeAttribute('data-state'); t.value = 'Ben saw a dog. Ben saw a cat'; t.dispatchEvent(new Event('input', {bubbles: true})); }""")
+        retype(page, "Ben saw a dog. Ben saw a cat")
         layer = (before["layer"] + 2) % 4
         page.wait_for_function("window.__early !== undefined", timeout=60000)
         page.select_option("#fig-1[data-older] #fig-1-layer", str(layer))  # the old figure, its new sentence on its way

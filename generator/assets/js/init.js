@@ -16,7 +16,7 @@
     onMaterialPage: onMaterialPage,  // Material's instant-navigation hook
     enhance: function () { init(); },  // sets up figures added since (the playground's, play.js)
     afterPaint: afterPaint,  // a Promise: the next frame painted (the playground waits so for its scores)
-    scrollBoxes: function () { initScrollBoxes(); },  // boxes added since that scroll sideways become tab stops (the playground's tables)
+    scrollBoxes: initScrollBoxes,  // boxes added since that scroll sideways become tab stops (the playground's tables)
     COLORSCALE: COLORSCALE
   };
 

@@ -48,9 +48,9 @@
     var scoreBox = root.querySelector('.course-play-scores');
     var abBox = root.querySelector('.course-play-ablation');
     var tok = null, model = null, runner = null, timer = null, shown = null, want = readHash(location.hash);
-    // kept: the last figure's state while the box is empty (the next sentence opens on it);
-    // linkNote: why a link's sentence is not the one shown, until the reader types
-    var kept = null, keptViews = null, linkNote = null;
+    // kept: the last figure while the box is empty (the next sentence opens on its state and
+    // views); linkNote: why a link's sentence is not the one shown, until the reader types
+    var kept = null, linkNote = null;
     var last = null; // the sentence shown now: {text, ids, tokens, run}
     var api = root.coursePlay = { runs: 0, dropped: 0, lastMs: null, decodeMs: null, error: null, workerError: null };
     // the runner (runner.js) while the model runs in a worker; worker: whether it does (null before the weights load)
@@ -102,7 +102,7 @@
         say(prep.notes);
         clear(tokBox); clear(figBox); clear(predBox); clear(scoreBox);
         if (abBox) clear(abBox);
-        if (shown) { kept = shown.state; keptViews = openViews(shown); }
+        if (shown) kept = shown;
         if (!linkNote) writeHash(prep.text, null, null); // a link to this text says the same
         shown = null;
         last = null;
@@ -137,7 +137,7 @@
     // The figure's layer, head and token for a sentence of n tokens: a link's (once), else the
     // ones shown now, on its last token.
     function startState(n) {
-      var old = (shown && shown.state) || kept;
+      var prev = shown || kept, old = prev && prev.state;
       var st = { layer: 0, head: 0, token: n - 1 };
       if (want) ['layer', 'head', 'token'].forEach(function (k) { if (want[k] != null) st[k] = want[k]; });
       else if (old) st = { layer: old.layer, head: old.head, token: n - 1 };
@@ -156,6 +156,7 @@
       var tokens = pageTokens(tok, prep.ids);
       var abWant = want ? want.ablation || null : null;
       want = null;
+      var views = openViews(shown || kept); // the last figure's, opened again once this one is on screen
       drawTokens(tokens);
       var plotted = drawFigure(prep.text, tokens, weights, whole, st);
       var tFigure = performance.now();
@@ -188,7 +189,7 @@
           // the rest of the run; the scores and the rest; the wait for paint
           api.lastStages = { model: tShown - t0, figure: tFigure - tShown, 'later layers': tRun - tFigure, rest: tEnd - tRun, paint: tDrawn - tEnd };
           root.dispatchEvent(new CustomEvent('play:drawn', { detail: { runs: runNo, ms: api.lastMs } }));
-          if (fig === shown) reopen(fig);
+          if (fig === shown) reopen(fig, views);
           var preds = [], n = run.n;
           (function guesses(from) {
             whenIdle(function () {
@@ -329,7 +330,6 @@
     // others are Promises of the whole run (`whole`), which course.js waits for as for a file.
     function drawFigure(text, tokens, weights, whole, st) {
       var T = tokens.length, key = 'play-' + (api.runs + 1);
-      var views = shown ? openViews(shown) : keptViews; // the last figure's, opened again once this one is on screen
       var shownGrid = nested(weights, T, T);
       var light = range(model.nLayer).map(function (l) { return range(model.nHead).map(function (h) { return l === st.layer && h === st.head ? shownGrid : null; }); });
       var parts = window.courseTraceParts = window.courseTraceParts || {};
@@ -367,7 +367,6 @@
       Object.defineProperty(f, 'inHash', { get: function () { return false; }, set: function () {} });
       f.views.forEach(function (v) { v.renderDom(null); });
       shown = f;
-      f.reopen = views;
       f.firstMode = f.mode; // its own (a phone opens a long sentence in lines): only a mode the reader picked is carried
       fig.addEventListener('course:statechange', function () { writeHash(text, f.state, last && last.text === text ? last.ablation || last.abWant : null); });
       // the reader opens a long sentence's table before its rows were written: written now,
@@ -385,6 +384,7 @@
     // sentence's figure opens them again after its first paint (the table is filled in idle time,
     // aria-busy until then, as when it is closed)
     function openViews(f) {
+      if (!f) return null;
       var v = f.views && f.views[0];
       return {
         heads: !!(f.headsButton && f.headsButton.getAttribute('aria-expanded') === 'true'),
@@ -392,13 +392,12 @@
         mode: f.mode !== f.firstMode ? f.mode : null
       };
     }
-    function reopen(f) {
-      var want = f.reopen, v = f.views && f.views[0];
-      f.reopen = null;
-      if (!want) return;
-      if (want.mode && want.mode !== f.mode) f.setState({ view: want.mode }, {});
-      if (want.heads && f.toggleHeads) f.toggleHeads(true, {});
-      if (want.table && v && v.tableToggle) v.tableToggle.set(true);
+    function reopen(f, open) {
+      var v = f.views && f.views[0];
+      if (!open) return;
+      if (open.mode && open.mode !== f.mode) f.setState({ view: open.mode }, {});
+      if (open.heads && f.toggleHeads) f.toggleHeads(true, {});
+      if (open.table && v && v.tableToggle) v.tableToggle.set(true);
     }
 
     var KIND_NAMES = { 'previous-token': 'Previous token', 'duplicate-token': 'Duplicate token', induction: 'Induction', sink: 'Attention sink' };
