@@ -68,24 +68,54 @@ def test_the_induction_example_sentence_cannot_tell_induction_from_looking_at_ba
     assert w[9, 5] > 0.5 and w[10, 5] > 0.5 and w[7, 2] < 0.5
 
 
-def test_the_induction_head_leans_on_the_duplicate_token_head_not_first_on_the_previous_token_head(circ):
+def test_which_head_the_induction_head_leans_on_depends_on_the_ablation(circ):
+    """Chapter 5's answer: zeros point first at the duplicate-token head, the average at the
+    previous-token head; the copying needs the same four heads either way; the head with the
+    highest induction score is not the one the copying needs most."""
     k = circ["kinds"].index("induction")
-    zero = circ["ablations"].index("zero")
-    without = circ["ablatedScores"][zero, :, k, 3, 3]  # (removed head,)
-    best_prev = heads.load_scores(REPO_TRACES, "tiny").top("previous-token", 1)[0][:2]
-    best_dup = heads.load_scores(REPO_TRACES, "tiny").top("duplicate-token", 1)[0][:2]
-    earlier = [a for a in range(12)]
-    order = sorted(earlier, key=lambda a: without[a])
-    assert divmod(order[0], 4) == tuple(best_dup), "the page: removing the duplicate-token head hurts most"
-    assert divmod(order[0], 4) != tuple(best_prev), "'Not the previous-token head'"
-    prev_a = best_prev[0] * 4 + best_prev[1]
-    assert without[order[0]] < without[prev_a] < circ["cleanScores"][k, 3, 3], "'it matters, but less'"
-    first, second = circ["iclClean"]
-    assert second < 0.5 * first, "the model copies"
-    assert circ["iclAblated"][zero, order[0], 1] > 0.85 * first, "'close to the first copy's'"
-    mean = circ["ablations"].index("mean")
-    assert circ["ablatedScores"][mean, order[0], k, 3, 3] > without[order[0]], "'zeros change more than the usual output'"
-    assert circ["composition"][:, :3, :, 3, 3].max() < 2 * circ["compositionBaseline"], "'every head here scores close to that'"
+    zero, mean = circ["ablations"].index("zero"), circ["ablations"].index("mean")
+    scores = heads.load_scores(REPO_TRACES, "tiny")
+    best_prev = tuple(scores.top("previous-token", 1)[0][:2])
+    best_dup = tuple(scores.top("duplicate-token", 1)[0][:2])
+    best_ind = tuple(scores.top("induction", 1)[0][:2])
+    assert best_ind == (3, 3), "the page's figure is L4H4, 'the strongest induction head'"
+    def first(m):
+        without = circ["ablatedScores"][m, :12, k, 3, 3]  # (earlier head,)
+        return divmod(int(np.argmin(without)), 4)
+    assert first(zero) == best_dup, "'with zeros, its score falls most without' the duplicate-token head"
+    assert first(mean) == best_prev, "'with each head's average output ... the previous-token head comes first'"
+    dup = best_dup[0] * 4 + best_dup[1]
+    assert circ["ablatedScores"][mean, dup, k, 3, 3] > 2 * circ["ablatedScores"][zero, dup, k, 3, 3], "'the score is still'"
+    first_loss, second_loss = circ["iclClean"]
+    assert second_loss < 0.5 * first_loss, "the model copies"
+    assert circ["iclAblated"][zero, dup, 1] > 0.85 * first_loss, "'close to the first copy's'"
+    from generator.registry import config_facts
+    assert first_loss > np.log(config_facts("tiny")["vocabSize"]), "'the model does worse than knowing nothing'"
+    top4 = [list(np.argsort(-circ["iclAblated"][m, :, 1], kind="stable")[:4]) for m in (zero, mean)]
+    assert set(top4[0]) == set(top4[1]) and top4[0] != top4[1], "'the same four heads, in another order'"
+    ind = best_ind[0] * 4 + best_ind[1]
+    second = tuple(scores.top("induction", 2)[1][:2])
+    assert second == (3, 0), "the page names L4H1 as the lower-scoring one"
+    assert circ["iclAblated"][zero, ind, 1] < 0.6 * circ["iclAblated"][zero, 12, 1], "'not the one the copying needs most'"
+    comp = circ["composition"][:, :3, :, 3, 3]  # (q/k/v, layer, head)
+    assert comp.max() < 2 * circ["compositionBaseline"], "'every score here is less than twice the random level'"
+    picked = {first(zero), first(mean)}
+    q_top = divmod(int(np.argmax(comp[0])), 4)
+    k_top2 = {divmod(int(a), 4) for a in np.argsort(-comp[1].ravel(), kind="stable")[:2]}
+    assert q_top in picked and k_top2 & picked, "'heads that removing picks out are among them'"
+
+
+def test_without_the_her_head_both_sentences_lead_to_his():
+    lily_clean, lily = her_his(LILY)
+    ben_clean, ben = her_his(BEN)
+    assert lily_clean > 0 > ben_clean
+    assert lily_clean + lily[1, 2] < 0 and ben_clean + ben[1, 2] < 0, "'without it, both sentences lead to ·his'"
+    assert abs(ben[1, 2]) < 0.5 * abs(lily[1, 2]), "the head matters less after Ben"
+
+
+def test_the_lens_echoes_each_token_straight_after_the_embedding():
+    t = REPO_TRACES.load("tiny", LILY)
+    assert [int(i) for i in t["causal"]["lensIds"][0, :, 0]] == [tk["id"] for tk in t["tokens"]], "'every token's top guess is itself'"
 
 
 def test_the_sink_rests_on_natural_text_and_copies_on_repeated_tokens(circ):
@@ -106,12 +136,20 @@ def test_patching_the_head_from_bens_sentence_closes_most_of_the_gap():
     b = p["cleanB"][5, 0] - p["cleanB"][5, 1]
     moved = p["patched"][1, 2, 5, 0] - p["patched"][1, 2, 5, 1] - a
     assert moved / (b - a) > 0.5
+    back = circuits_file.find_pair(REPO_TRACES, "tiny", BEN, LILY, ids, 6, 4, 4)  # Lily's output into Ben's sentence
+    a, b = (back[k][5, 0] - back[k][5, 1] for k in ("cleanA", "cleanB"))
+    moved = back["patched"][1, 2, 5, 0] - back["patched"][1, 2, 5, 1] - a
+    assert moved / (b - a) > 0.5, "'both say that this one head's output makes most of the difference'"
 
 
 def test_chapter_5_reads_its_findings_from_references(site):
     page = article(site, "causal.html")
     words = prose(page)
     assert "It flips." in words and "carries most of the model's choice of ·her" in words
+    assert "It depends on how the head is removed." in words
+    for gone in ("Not the previous-token head", "leans first on a duplicate-token head", "judged wrongly",
+                 "cannot do better than guess", "depends most on a duplicate-token head", "took away"):
+        assert gone not in words, gone
     assert "·her first comes out on top after layer 2, the layer where the head sits" in words
     for kind in ("ablation", "attribution", "patching", "lens", "circuit"):
         assert f'data-kind="{kind}"' in page, kind

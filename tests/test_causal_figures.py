@@ -76,6 +76,34 @@ id: circ
 ```
 
 Without L3H3 {{{{ circ.without(L3H3) }}}}, loss {{{{ circ.losswithout(L3H3) }}}}, comp {{{{ circ.comp(q, L3H3) }}}}.
+Uniform {{{{ circ.uniform }}}}; mean loss {{{{ circ.losswithout(L3H3, mean) }}}}.
+
+```ablation
+model: tiny
+sentence: "{LILY}"
+id: abkl
+```
+
+KL without L2H3 {{{{ abkl.effect(L2H3) }}}}; most {{{{ abkl.top(1) }}}}.
+
+```attention
+model: tiny
+sentence: "{LILY}"
+layer: 4
+head: 1
+id: sink
+```
+
+Moved {{{{ sink.moved(with, #0) }}}}.
+
+```ablation
+model: tiny
+sentence: "{LILY}"
+targets: [her]
+id: abher
+```
+
+Log P {{{{ abher.clean }}}}, without L2H3 {{{{ abher.ablated(L2H3) }}}}.
 '''
 
 
@@ -151,6 +179,54 @@ def test_patching_and_lens_and_circuit_read_their_files(course):
     circ = circuits_file.load_circuits(store, "tiny", tuple(heads.KINDS), 4, 4)
     k = circ["kinds"].index("induction")
     assert f"Without L3H3 {circ['ablatedScores'][0, 10, k, 3, 3]:.2f}, loss {circ['iclAblated'][0, 10, 1]:.2f}" in page
+
+
+def test_the_circuit_table_gives_both_ablations_losses_and_the_uniform_guess(course):
+    root, built = course
+    page = text_of(built.html("causal.md"))
+    circ = circuits_file.load_circuits(TraceStore(root / "traces"), "tiny", tuple(heads.KINDS), 4, 4)
+    from generator.registry import config_facts
+    assert f"Uniform {np.log(config_facts('tiny')['vocabSize']):.2f}; mean loss {circ['iclAblated'][1, 10, 1]:.2f}." in page
+    table = built.html("causal.md").split('data-kind="circuit"')[1].split("</table>")[0]
+    assert re.findall(r'<th scope="col">Loss, second copy \((\w+)\)</th>', table) == list(circ["ablations"])
+    row = re.search(r'<th scope="row">L3H3</th>((?:<td>[^<]*</td>)+)</tr>', table)[1]
+    cells = re.findall(r"<td>([^<]*)</td>", row)
+    want = [circ["ablatedScores"][m, 10, circ["kinds"].index("induction"), 3, 3] for m in range(2)] + [circ["iclAblated"][m, 10, 1] for m in range(2)]
+    assert cells[:4] == [f"{x:.2f}" for x in want]
+
+
+def test_a_kl_grid_is_the_distance_itself_unsigned_and_says_which_way(course):
+    root, built = course
+    page = text_of(built.html("causal.md"))
+    c = stored(root, LILY)["causal"]
+    kl = c["kl"][c["ablations"].index("zero"), :, :, -1]
+    assert f"KL without L2H3 {kl[1, 2]:.2f};" in page and "KL without L2H3 +" not in page
+    fig = built.html("causal.md").split('data-kind="ablation"')[2].split("</figure>")[0]
+    assert "KL(clean ‖ ablated)" in fig and "change in the KL" not in text_of(fig)
+    cells = re.findall(r"<td[^>]*>([^<]+)</td>", fig.split("</table>")[0])
+    assert cells == [f"{x:.2f}" for x in kl.ravel()]
+
+
+def test_what_a_sink_moves_is_the_exact_weight_times_the_value_size(course):
+    root, built = course
+    t = stored(root, LILY)
+    w = np.asarray(t["layers"][3]["heads"][0]["weights"], dtype=float)
+    norm = t["causal"]["valueNorms"][3, 0, 0]
+    assert f"Moved {w[5, 0] * norm:.2f}." in text_of(built.html("causal.md"))
+
+
+def test_a_log_probability_has_a_true_minus_like_the_signed_numbers_beside_it(course):
+    root, built = course
+    c = stored(root, LILY)["causal"]
+    pos = len(c["followed"]) - 1
+    her = int(np.flatnonzero(c["followed"][pos] == ids("her")[0])[-1])
+    clean, m = c["cleanLogprob"][pos, her], c["ablations"].index("zero")
+    minus = lambda x: f"{x:.2f}".replace("-", "\u2212")  # noqa: E731
+    page = text_of(built.html("causal.md"))
+    assert f"Log P {minus(clean)}, without L2H3 {minus(clean + c['dLogprob'][m, 1, 2, pos, her])}." in page
+    fig = built.html("causal.md").split('data-kind="ablation"')[3].split("</figure>")[0]
+    summary = text_of(re.search(r'<p class="course-summary">.*?</p>', fig, re.S)[0])
+    assert f"is {minus(clean)}." in summary and "-" not in summary
 
 
 @pytest.mark.parametrize("removed, whole, words", [

@@ -61,7 +61,18 @@ def test_repeated_tokens_carry_their_position_in_python():
     assert shown[3] == "·a" and shown[13] == "·Sam", "a token that occurs once keeps its plain label"
     assert shown[6] == ".₆" and shown[14] == ".₁₄"
     spoken = [s for _, s in py_labels(SENTENCE)]
-    assert spoken[4] == "space red, position 4" and spoken[3] == "space a" and spoken[0] == "end of text, position 0"
+    assert spoken[4] == "space red, position 4" and spoken[3] == "space a" and spoken[0] == "end of text"
+
+
+def test_an_end_of_text_says_its_own_position_and_a_guessed_one_none():
+    """A second <|endoftext|> in a sentence (the playground reads what the reader types) is said
+    with its position, as its subscript shows it; one guessed next has no position at all."""
+    eot = {"id": 0, "text": "<|endoftext|>", "display": "<|endoftext|>", "spoken": "<|endoftext|>"}
+    toks = [eot, {"id": 5, "text": "Hi", "display": "Hi", "spoken": "Hi"}, eot]
+    labels = py_labels(toks)
+    assert labels[0] == ["<|endoftext|>₀", "end of text, position 0"] and labels[2] == ["<|endoftext|>₂", "end of text, position 2"]
+    assert html.unescape(re.search(r'aria-label="([^"]*)"', str(fmt.tok({"id": 0, "text": "<|endoftext|>", "display": "<|endoftext|>", "prob": 0.5})))[1]) == "end of text"
+    assert js_labels(fmt.page_tokens(toks)) == labels
 
 
 def test_python_and_course_js_write_the_same_labels():

@@ -48,11 +48,20 @@ def test_head_phrases_name_their_steps():
     # the largest rise between two logged steps, not the first rise nor the whole climb
     assert ref("model.tiny.training.headJump(induction)", ctx) == "from 0.08 at step 300 to 0.88 at step 600"
     assert ref("model.tiny.training.headJump(duplicate-token)", ctx) == "from 0.30 at step 600 to 0.72 at step 900"
-    # the highest score where it is first reached (induction falls after it)
+    # the highest score at its own step (induction falls after it)
     assert ref("model.tiny.training.headPeak(induction)", ctx) == "0.88 at step 600"
     assert ref("model.tiny.training.headPeak(sink)", ctx) == "0.96 at step 1,200"
     # every head that was the best, in order, 1-based
     assert ref("model.tiny.training.headLeaders(induction)", ctx) == "layer 4, heads 1, 2, 3 and 4"
+
+
+def test_the_peak_is_the_step_of_the_highest_score_not_the_first_that_rounds_to_it():
+    log = training_log_doc()
+    for point, score in zip(log["headScores"], (0.5, 0.8951, 0.8989, 0.7)):
+        point["best"]["induction"]["score"] = score
+    assert ref("model.tiny.training.headPeak(induction)", ctx_with(log)) == "0.90 at step 900"
+    log["headScores"][1]["best"]["induction"]["score"] = 0.8989  # an exact tie: the first step
+    assert ref("model.tiny.training.headPeak(induction)", ctx_with(log)) == "0.90 at step 600"
 
 
 def test_head_names_read_as_a_reader_counts():

@@ -38,7 +38,7 @@ the `causal` block of each trace and the model's circuits.json / patching.json (
     model: tiny
     head: L4H4               # the head whose inputs are shown (layer and head counting from 1)
     kind: induction          # the score kind measured with each earlier head removed
-    ablation: zero
+    ablation: zero           # the mode its references read when they name none (the table shows both)
     id: circ
     ```
 

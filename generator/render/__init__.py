@@ -85,7 +85,7 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ model.tiny.training.headChance(induction) }}
                 {{ model.tiny.training.headScoreAt(induction, 750) }} ("0.83 at step 750", a logged step)
                 {{ model.tiny.training.headJump(induction) }} ("from 0.15 at step 500 to 0.83 at step 750",
-                the largest rise) headPeak(kind) ("0.90 at step 2,500") headLeaders(kind) ("layer 4,
+                the largest rise) headPeak(kind) ("0.90 at step 2,750") headLeaders(kind) ("layer 4,
                 heads 1 and 4": every head that was the best)
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """

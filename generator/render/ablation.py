@@ -13,7 +13,7 @@ from .causal_data import (
     signed_style, target_tokens, verdict,
 )
 from .context import Ctx, Figure, Missing, load_panel
-from .format import diff2, f2, tok
+from .format import diff2, f2, minus2, tok
 from .grid import provenance
 from .pending import traces_pending
 from .ref_common import int_arg, ref_fail, token_arg
@@ -26,7 +26,13 @@ from .token_names import resolve_token
 # share of the clean value that goes with the head; head(n[, mode]): the n-th of them, in words.
 REFS = {"clean": (0, 0), "effect": (1, 2), "ablated": (1, 2), "top": (1, 2), "others": (1, 2),
         "verdict": (1, 2), "head": (1, 2), "measure": (0, 0), "token": (0, 0)}
-ABLATION_WORDS = {"zero": "replaced by zeros", "mean": "replaced by its average over fixed reference sentences"}
+ABLATION_WORDS = {"zero": "replaced by zeros", "mean": "replaced by its average output over the natural scoring sentences"}
+
+
+def effect_text(value: float, targets: list[dict]) -> str:
+    """A cell's number: a signed change of a logit difference or log-probability; a KL divergence
+    (no targets) is the distance itself, never below 0, so it has no sign."""
+    return diff2(value) if targets else f2(value)
 
 
 def render(d, ctx: Ctx) -> str:
@@ -60,17 +66,17 @@ def render(d, ctx: Ctx) -> str:
                 link = None
                 if grid_fig is not None and grid_fig.panels and grid_fig.panels[0].trace["text"] == panel.trace["text"]:
                     link = f"#fig-{grid_fig.number}:layer={l + 1},head={h + 1},token={pos}"
-                cells.append({"text": diff2(float(eff[l, h])), "style": signed_style(float(eff[l, h]), scale),
+                cells.append({"text": effect_text(float(eff[l, h]), targets), "style": signed_style(float(eff[l, h]), scale),
                               "label": head_label(l, h), "link": link})
             rows.append(cells)
         top = ranked_heads(eff)[0]
         grids.append({"mode": mode, "words": ABLATION_WORDS[mode], "rows": rows, "top": head_words(top[0], top[1]),
-                      "top_effect": diff2(top[2])})
+                      "top_effect": effect_text(top[2], targets)})
     clean = clean_measure(panel, pos, targets)
     main = grids[0]
     return templating.render(
         "ablation.html", n=n, model=d.model, token=tok(panel.tokens[pos]), measure=measure_name(targets),
-        clean=None if clean is None else diff2(clean) if len(targets) == 2 else f2(clean),
+        clean=None if clean is None else diff2(clean) if len(targets) == 2 else minus2(clean),
         main=main, others=grids[1:], n_head=len(main["rows"][0]), prov=provenance(ctx, [panel], d.caption),
     )
 
@@ -94,26 +100,26 @@ def ref(ref: Ref, fig: Figure) -> str:
     if ref.name == "clean":
         if clean is None:
             ref_fail(ref, "the KL divergence of the clean run is 0", "use effect(...) or top(...)")
-        return diff2(clean) if len(targets) == 2 else f2(clean)
+        return diff2(clean) if len(targets) == 2 else minus2(clean)
     if ref.name in ("top", "head"):
         count = int_arg(ref, ref.args[0], "count" if ref.name == "top" else "rank", 1, L * H)
         ranked = ranked_heads(ablation_effects(panel, pos, targets, _mode(ref, fig, ref.args[1:])))
         if ref.name == "head":
             l, h, _ = ranked[count - 1]
             return head_words(l, h)
-        return ", ".join(f"{head_label(l, h)} {diff2(e)}" for l, h, e in ranked[:count])
+        return ", ".join(f"{head_label(l, h)} {effect_text(e, targets)}" for l, h, e in ranked[:count])
     l, h = head_arg(ref, ref.args[0], L, H)
     eff = ablation_effects(panel, pos, targets, _mode(ref, fig, ref.args[1:]))
     e = float(eff[l, h])
     if ref.name == "effect":
-        return diff2(e)
+        return effect_text(e, targets)
     if ref.name == "others":
         rest = [abs(float(eff[a, b])) for a in range(L) for b in range(H) if (a, b) != (l, h)]
         return f2(max(rest))
     if clean is None:
         ref_fail(ref, f"'{ref.name}' needs a measured logit difference or log-probability, not the KL divergence", "give the figure `targets:`")
     if ref.name == "ablated":
-        return diff2(clean + e) if len(targets) == 2 else f2(clean + e)
+        return diff2(clean + e) if len(targets) == 2 else minus2(clean + e)
     if len(targets) != 2:
         ref_fail(ref, "a verdict needs a logit difference (two targets)", "give the figure `targets: [her, his]`")
     return verdict(-e, clean)

@@ -9,7 +9,7 @@ from ..lessons.refs import Ref
 from . import templating
 from .causal_data import clean_measure, dla_parts, follows, measure_name, signed_style, target_tokens, verdict
 from .context import Ctx, Figure, Missing, load_panel
-from .format import diff2, f2, shown, tok
+from .format import diff2, f2, minus2, shown, tok
 from .grid import provenance
 from .pending import traces_pending
 from .ref_common import int_arg, ref_fail
@@ -51,7 +51,7 @@ def render(d, ctx: Ctx) -> str:
     total = clean_measure(panel, pos, targets)
     return templating.render(
         "attribution.html", n=n, model=d.model, token=tok(panel.tokens[pos]), measure=measure_name(targets),
-        total=diff2(total) if len(targets) == 2 else f2(float(values.sum())),
+        total=diff2(total) if len(targets) == 2 else minus2(float(values.sum())),
         rows=rows, top=rows[top], prov=provenance(ctx, [panel], d.caption),
     )
 

@@ -5,11 +5,13 @@ of repeated random tokens without it, and the QK and OV composition scores from 
 
 from __future__ import annotations
 
+import math
+
 from ..store import circuits_file
 from .. import heads
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
-from ..registry import KINDS, NAMES
+from ..registry import KINDS, NAMES, config_facts
 from ..store import DamagedFile
 from . import templating
 from .causal_data import head_arg, head_label, head_words
@@ -21,12 +23,13 @@ from .ref_common import int_arg, ref_fail
 # earlier head removed; drop(n[, mode]): the n earlier heads whose removal lowers it most, with the
 # score left; comp(q|k|v, head): the composition score from that head into this one; baseline: the
 # composition score of random matrices of the same shapes; loss(1|2): the clean loss on the first
-# and second copy of the repeated random tokens; losswithout(head[, mode]): the second copy's loss
+# and second copy of the repeated random tokens; uniform: the loss of a uniform guess over the
+# vocabulary (ln of its size), what knowing nothing scores there; losswithout(head[, mode]): the second copy's loss
 # with that head removed (any layer); lossrise(n[, mode]): the n heads whose removal raises it most;
 # kindscore(head[, kind]): any head's clean score of the figure's kind (or of `kind`), on the same
 # scoring texts as the head types page; kindtop(n[, kind]): the n highest-scoring heads;
 # topcomp(q|k|v, n): the n earlier heads with the largest composition score into this one.
-REFS = {"score": (0, 0), "without": (1, 2), "drop": (1, 2), "comp": (2, 2), "baseline": (0, 0), "loss": (1, 1),
+REFS = {"score": (0, 0), "without": (1, 2), "drop": (1, 2), "comp": (2, 2), "baseline": (0, 0), "uniform": (0, 0), "loss": (1, 1),
         "losswithout": (1, 2), "lossrise": (1, 2), "head": (0, 0), "kindscore": (1, 2), "kindtop": (1, 2),
         "topcomp": (2, 2)}
 COMP_NAMES = {"q": "Q", "k": "K", "v": "V"}
@@ -64,15 +67,21 @@ def render(d, ctx: Ctx) -> str:
             rows.append({
                 "label": head_label(l1, h1),
                 "scores": [f2(float(doc["ablatedScores"][modes.index(m), a, ki, l2, h2])) for m in modes],
-                "loss": f2(float(doc["iclAblated"][modes.index(d.ablation), a, 1])),
+                "losses": [f2(float(doc["iclAblated"][modes.index(m), a, 1])) for m in modes],
                 "comp": [f2(float(doc["composition"][c, l1, h1, l2, h2])) for c in range(3)],
             })
     return templating.render(
         "circuit.html", n=n, model=d.model, head=head_words(l2, h2), label=head_label(l2, h2), kind=NAMES[d.score],
-        clean=f2(float(doc["cleanScores"][ki, l2, h2])), modes=modes, ablation=d.ablation,
+        clean=f2(float(doc["cleanScores"][ki, l2, h2])), modes=modes, uniform=f2(uniform_loss(d.model)),
         loss1=f2(float(doc["iclClean"][0])), loss2=f2(float(doc["iclClean"][1])), rows=rows,
         baseline=f2(float(doc["compositionBaseline"])), caption=d.caption,
     )
+
+
+def uniform_loss(model: str) -> float:
+    """The loss, in nats per token, of a guess that gives every token of the vocabulary the same
+    probability: what a model that knows nothing scores on random tokens."""
+    return math.log(config_facts(model)["vocabSize"])
 
 
 def _mode(ref: Ref, fig: Figure, args) -> int:
@@ -93,6 +102,8 @@ def ref(ref: Ref, fig: Figure) -> str:
         return f2(float(doc["cleanScores"][ki, l2, h2]))
     if ref.name == "baseline":
         return f2(float(doc["compositionBaseline"]))
+    if ref.name == "uniform":
+        return f2(uniform_loss(d.model))
     if ref.name == "loss":
         return f2(float(doc["iclClean"][int_arg(ref, ref.args[0], "copy", 1, 2) - 1]))
     if ref.name in ("kindscore", "kindtop"):

@@ -121,6 +121,11 @@ def diff2(d: float) -> str:
     return "0.00" if s in ("+0.00", "-0.00") else s.replace("-", "\u2212")
 
 
+def minus2(x: float) -> str:
+    """2 decimals with a true minus (−9.81), as the signed numbers beside it: a log-probability."""
+    return f2(x).replace("-", "\u2212")
+
+
 def shown(x: float) -> float:
     """The number a reader reads on the page (f2), for sums and comparisons that must agree with it."""
     return float(f2(x))
@@ -189,8 +194,8 @@ def token_label(t: dict) -> str:
 def token_spoken(t: dict) -> str:
     """What a screen reader says for a token (course.js's tokSpoken says the same)."""
     spoken = t.get("spoken") or schema.spoken_token(t["text"])  # predictions carry no `spoken`
-    if t["text"] == EOT:  # position 0 of every trace: said as what it is, shown as written
-        return "end of text, position 0"
+    if t["text"] == EOT:  # said as what it is, shown as written; a guess of it has no position
+        spoken = "end of text"
     pos = t.get("pos")
     return spoken if pos is None else f"{spoken}, position {pos}"
 

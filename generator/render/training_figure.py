@@ -32,7 +32,7 @@ ARG_FIELDS = {
     "headChance": ("kind",),           # 0.06
     "headScoreAt": ("kind", "step"),   # "0.20 at step 250": a logged step's best score
     "headJump": ("kind",),             # "from 0.15 at step 500 to 0.83 at step 750": the largest rise
-    "headPeak": ("kind",),             # "0.90 at step 2,500": the highest score, where first reached
+    "headPeak": ("kind",),             # "0.90 at step 2,750": the highest score, at its step
     "headLeaders": ("kind",),          # "layer 4, heads 1 and 4": every head that was ever the best
     "validationAt": ("step",),         # "4.29 at step 500": a logged validation loss
 }
@@ -208,9 +208,8 @@ def head_ref(ref, name: str, log: dict) -> str:
         if shown(scores[i][1]) <= shown(scores[i - 1][1]):
             ref_fail(ref, f"the best {kind} score never rises in the log", "write headScore instead")
         return f"from {at(*scores[i - 1])} to {at(*scores[i])}"
-    if name == "headPeak":
-        top = max(shown(score) for _, score in scores)
-        return at(*next((step, score) for step, score in scores if shown(score) == top))
+    if name == "headPeak":  # the step of the highest score itself (the first, on an exact tie)
+        return at(*max(scores, key=lambda s: (s[1], -s[0])))
     if name == "headLeaders":
         return head_names([(p["best"][kind]["layer"], p["best"][kind]["head"]) for p in points])
     try:

@@ -62,14 +62,18 @@
     return signed2(Number(fmt2(b)) - Number(fmt2(a)));
   }
 
-  function cellColour(w) {
-    var v = Math.min(1, Math.max(0, w));
+  // A weight's colour as [r, g, b], 0-255 (the small multiples' pixels), and as CSS with its text colour.
+  function cellRGB(w) {
+    var v = Math.min(1, Math.max(0, w || 0));
     var p = v * LAST;
     var i = Math.min(Math.floor(p), LAST - 1);
     var f = p - i;
     var a = CIVIDIS_RGB[i], b = CIVIDIS_RGB[i + 1];
-    var c = [0, 1, 2].map(function (j) { return roundHalfEven(a[j] + (b[j] - a[j]) * f); });
-    return { background: 'rgb(' + c.join(', ') + ')', color: v >= DARK_TEXT_FROM ? '#000' : '#fff' };
+    return [0, 1, 2].map(function (j) { return roundHalfEven(a[j] + (b[j] - a[j]) * f); });
+  }
+  function cellColour(w) {
+    var v = Math.min(1, Math.max(0, w));
+    return { background: 'rgb(' + cellRGB(w).join(', ') + ')', color: v >= DARK_TEXT_FROM ? '#000' : '#fff' };
   }
 
   function plotEsc(s) {
@@ -123,8 +127,8 @@
   }
   function tokSpoken(t) {
     var s = String(t.text || '');
-    if (s === '<|endoftext|>') return 'end of text, position 0';
-    if (t.spoken != null) s = String(t.spoken);
+    if (s === '<|endoftext|>') s = 'end of text'; // said as what it is; a guess of it has no position
+    else if (t.spoken != null) s = String(t.spoken);
     else if (s.charAt(0) === ' ') s = s.length > 1 ? 'space ' + s.slice(1) : 'space';
     else if (s === '\n') s = 'newline';
     return t.pos == null ? s : s + ', position ' + t.pos;

@@ -9,6 +9,7 @@
   var TYPING_DELAY = 150;   // ms: an edit this soon after the last one waits for this much quiet
   var QUICK_RUN = 150;      // ms: the first edit after a pause runs at once while a run takes less (one
                             // that is done within the typing delay holds no later keystroke back)
+  var ANNOUNCE_AFTER = 1000; // ms of quiet typing before a screen reader hears the new status (once, not a keystroke)
   var TABLE_NOW = 16;       // tokens: a longer sentence's table rows are written after its figures (at 32
                             // tokens, 1,024 hidden cells: 4-5 ms of the figure's task),
   var TABLE_ROWS = 32;      // this many a task (8,192 cells at 256 tokens): typing is read between them
@@ -45,8 +46,8 @@
     return t.pos == null ? t.display : t.display + String(t.pos).replace(/[0-9]/g, function (d) { return String.fromCharCode(0x2080 + Number(d)); });
   }
   function spokenOf(t) {
-    if (t.text === EOT_SHOWN) return 'end of text, position 0';
-    return t.pos == null ? t.spoken : t.spoken + ', position ' + t.pos;
+    var s = t.text === EOT_SHOWN ? 'end of text' : t.spoken; // a guess of it has no position
+    return t.pos == null ? s : s + ', position ' + t.pos;
   }
   function tokSpan(t) {
     var s = make('span', 'course-tok', label(t));
@@ -88,8 +89,13 @@
     fig.id = FIG_ID;
     [['data-kind', 'attention'], ['data-model', 'tiny'], ['data-layer', st.layer], ['data-head', st.head],
       ['data-token', st.token], ['data-show-heads', 'false']].forEach(function (a) { fig.setAttribute(a[0], String(a[1])); });
+    // The summary is live only once the reader works this figure (a picker, a grid, a button):
+    // a new sentence's figure is announced once by the page's status, not at every keystroke.
     var summary = make('p', 'course-summary');
-    summary.setAttribute('aria-live', 'polite');
+    summary.setAttribute('aria-live', 'off');
+    var listen = function () { summary.setAttribute('aria-live', 'polite'); };
+    fig.addEventListener('focusin', listen, { once: true });
+    fig.addEventListener('pointerdown', listen, { once: true });
     fig.appendChild(summary);
     var controls = make('div', 'course-controls');
     var pickers = [
