@@ -649,3 +649,75 @@ def test_without_a_worker_the_page_runs_the_model_itself(browser, play_url, work
         page.wait_for_function("document.querySelectorAll('.course-play-guesses tbody tr').length === 7")
         assert page.inner_text(".course-play-tokens").startswith("7 tokens:") and page.evaluate(SAME_AS_PAGE_MODEL) is True
         assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors
+
+
+def test_a_reader_review_of_the_playground(browser, play_url):
+    """What a review with a screen reader and a keyboard found: "All heads" draws each head as
+    one canvas (16 of 64 tokens were 65,536 elements) whose pixels are the weights' colours; the
+    status is heard once the reader pauses, not at every keystroke, and a new figure's summary
+    only once the reader works it; a second <|endoftext|> is said at its own position; Enter on
+    an ablation cell keeps the focus on it; a log-probability has a true minus; a link whose
+    text is all control characters keeps its note and its address."""
+    with page_opener(browser, set(), width=1280) as open_:
+        w = open_()
+        page = w.page
+        page.goto(play_url + "#s=AAE")  # NUL and U+0001: nothing left to read
+        page.wait_for_function(f"{STATE} === 'empty'", timeout=60000)
+        assert "Left out 2 control characters" in status(page) and page.evaluate("location.hash") == "#s=AAE"
+
+        sentence = " ".join(["Lily saw a dog and the dog saw Lily."] * 4)  # 41 tokens
+        page.fill("#play-text", "")
+        page.wait_for_function("document.querySelector('.course-play-live').textContent.includes('Type a sentence')", timeout=10000)
+        # twelve keystrokes 40 ms apart, timed in the page: one announcement, after the pause
+        page.evaluate("""([text]) => new Promise((done) => { window.__live = 0; new MutationObserver(() => window.__live++)
+          .observe(document.querySelector('.course-play-live'), {childList: true, characterData: true, subtree: true});
+          const box = document.getElementById('play-text');
+          (function key(i) { if (i > text.length) { done(); return; }
+            box.value = text.slice(0, i); box.dispatchEvent(new Event('input', {bubbles: true})); setTimeout(() => key(i + 1), 40); })(1); })""",
+                      [sentence[:12]])
+        page.wait_for_function("document.querySelector('.course-play-live').textContent.includes('read')", timeout=10000)
+        page.wait_for_timeout(1200)
+        assert page.evaluate("window.__live") == 1, "one announcement for the burst, once it paused"
+        assert page.get_attribute("#fig-1 .course-summary", "aria-live") == "off"
+        page.focus("#fig-1-layer")
+        assert page.get_attribute("#fig-1 .course-summary", "aria-live") == "polite"
+
+        typed(page, sentence)
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        page.click("#fig-1 button[data-action=heads]")
+        page.wait_for_function("document.querySelectorAll('#fig-1-heads canvas.course-mini-cells').length === 16", timeout=60000)
+        n = page.evaluate(f"{API}.shown().ids.length")
+        assert page.evaluate("document.querySelectorAll('#fig-1-heads *').length") < 16 * 8, "a few elements a head, not one a cell"
+        got = page.evaluate("""([n]) => { const api = document.getElementById('course-play').coursePlay, t = api.trace;
+          const c = document.querySelector('#fig-1-heads button[data-layer="2"][data-head="3"] canvas');
+          const px = c.getContext('2d').getImageData(0, 0, n, n).data, out = [];
+          for (const [q, k] of [[0, 0], [n - 1, 0], [n - 1, n - 1], [20, 7], [7, 20]]) {
+            const at = (q * n + k) * 4;
+            out.push([Array.from(px.slice(at, at + 4)), k <= q ? course.cellColour(t.layers[2].heads[3].weights[q][k]).background : null]);
+          }
+          return [c.width, c.height, out]; }""", [n])
+        assert got[0] == got[1] == n
+        for rgba, css in got[2]:
+            if css is None:
+                assert rgba[3] == 0, "a masked cell is transparent: the theme's masked colour shows"
+            else:
+                assert css == f"rgb({rgba[0]}, {rgba[1]}, {rgba[2]})" and rgba[3] == 255
+
+        typed(page, "The cat sat.<|endoftext|>The dog ran.")
+        page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
+        spoken = page.eval_on_selector_all(".course-play-tokens .course-tok", "ts => ts.map(t => [t.textContent, t.getAttribute('aria-label')])")
+        eots = [s for s in spoken if s[0].startswith("<|endoftext|>")]
+        assert eots == [["<|endoftext|>₀", "end of text, position 0"], ["<|endoftext|>₅", "end of text, position 5"]], eots
+
+        page.wait_for_function(ABLATED, timeout=60000)
+        page.select_option("#play-ab-against", "-1")
+        page.wait_for_function(f"{ABLATED} && document.querySelector('.course-play-ablation .course-summary').textContent.includes('log P(')", timeout=60000)
+        summary = page.inner_text(".course-play-ablation .course-summary")
+        assert re.search(r"log P\(.+\) is \u2212\d\.\d\d\.", summary) and "-" not in summary, summary
+        link = ".course-play-ablation #fig-2 a >> nth=5"
+        page.focus(link)
+        page.keyboard.press("Enter")
+        page.wait_for_function("location.hash.startsWith('#s=') && location.hash.includes('&layer=2&head=2')", timeout=10000)
+        page.wait_for_timeout(300)
+        assert page.evaluate("document.activeElement.matches('.course-play-ablation #fig-2 a')"), "the focus stays on the cell followed"
+        assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors

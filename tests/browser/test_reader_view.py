@@ -136,13 +136,13 @@ def test_all_heads_opens_under_the_pickers_and_takes_focus(open_page, harness_ur
     assert page.evaluate("document.activeElement.dataset.head") == "1"
 
 
-# Per small grid: the outlined row's top and height against the grid's cells (the first cell of
-# each row), in px from the grid's top.
+# Per small grid: the outlined row's top and height against the grid's rows (its canvas has one
+# pixel a cell, n by n, scaled up), in px from the grid's top.
 MINI_ROWS = """() => [...document.querySelectorAll('#fig-1 .course-mini-grid')].map(g => {
   const top = g.getBoundingClientRect().top, mark = g.querySelector('.course-mini-row').getBoundingClientRect();
-  const n = Math.round(Math.sqrt(g.querySelectorAll('i').length));
-  const rows = [...g.querySelectorAll('i')].filter((c, i) => i % n === 0).map(c => c.getBoundingClientRect().top - top);
-  return {mark: mark.top - top, height: mark.height, rows, cell: g.querySelector('i').getBoundingClientRect().height};
+  const c = g.querySelector('canvas'), box = c.getBoundingClientRect(), n = c.height, cell = box.height / n;
+  const rows = [...Array(n).keys()].map(i => box.top - top + i * cell);
+  return {mark: mark.top - top, height: mark.height, rows, cell, square: Math.abs(box.width - box.height) < 0.5 && c.width === n};
 })"""
 
 
@@ -162,7 +162,7 @@ def test_all_heads_outline_the_row_of_the_token_in_focus(open_page, harness_url)
         minis = page.evaluate(MINI_ROWS)
         assert len(minis) >= 4
         for m in minis:
-            assert abs(m["mark"] - m["rows"][want]) < 0.5 and abs(m["height"] - m["cell"]) < 0.5, (token, m)
+            assert abs(m["mark"] - m["rows"][want]) < 0.5 and abs(m["height"] - m["cell"]) < 0.5 and m["square"], (token, m)
 
 
 def test_a_small_grid_chosen_on_a_short_screen_brings_the_big_grid_into_view(open_page, harness_url):

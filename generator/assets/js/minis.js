@@ -31,6 +31,28 @@
     host.scrollIntoView({ block: 'nearest', behavior: reducedMotion ? 'auto' : 'smooth' });
   };
 
+  // One pixel a cell, scaled up by CSS (course.css, pixelated): 16 heads of 256 tokens are 16
+  // canvases, not a million elements. Cells above the diagonal stay transparent and show the
+  // masked colour of the theme behind them.
+  function miniCanvas(grid, n) {
+    var c = document.createElement('canvas');
+    c.className = 'course-mini-cells';
+    c.width = n;
+    c.height = n;
+    var ctx = c.getContext && c.getContext('2d');
+    if (!ctx || !n) return c;
+    var img = ctx.createImageData(n, n), px = img.data;
+    for (var q = 0; q < n; q++) {
+      var row = grid[q] || [];
+      for (var k = 0; k <= q; k++) {
+        var rgb = cellRGB(row[k]), at = (q * n + k) * 4;
+        px[at] = rgb[0]; px[at + 1] = rgb[1]; px[at + 2] = rgb[2]; px[at + 3] = 255;
+      }
+    }
+    ctx.putImageData(img, 0, 0);
+    return c;
+  }
+
   AttentionView.prototype.buildMinis = function () {
     var self = this;
     if (this.minis || !this.heads) return;
@@ -54,15 +76,8 @@
         b.tabIndex = -1;
         var g = el('span', 'course-mini-grid');
         g.setAttribute('aria-hidden', 'true');
-        g.style.gridTemplateColumns = 'repeat(' + n + ', var(--course-mini-cell, 5px))';
-        for (var q = 0; q < n; q++) {
-          for (var k = 0; k < n; k++) {
-            var c = el('i');
-            if (k <= q) c.style.background = cellColour((grid[q] || [])[k]).background;
-            else c.className = 'm';
-            g.appendChild(c);
-          }
-        }
+        g.style.setProperty('--course-mini-n', String(n));
+        g.appendChild(miniCanvas(grid, n));
         g.appendChild(el('span', 'course-mini-row')); // the focus row's outline (course.css)
         b.appendChild(g);
         b.appendChild(el('span', 'course-mini-label', miniLabel(l, h)));

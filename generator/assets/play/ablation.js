@@ -128,7 +128,7 @@
     var slots = { token: label(tokens[res.pos]), 'token-spoken': spokenOf(tokens[res.pos]), pos: String(res.pos) };
     var two = cols.length === 2, clean = two ? res.cleanLogit[cols[0]] - res.cleanLogit[cols[1]] : res.cleanLogprob[cols[0]];
     slots.measure = two ? 'logit(' + targets[0].display + ') \u2212 logit(' + targets[1].display + ')' : 'log P(' + targets[0].display + ')';
-    slots.clean = two ? signed2(clean) : fmt2(clean);
+    slots.clean = two ? signed2(clean) : fmt2(clean).replace('-', '\u2212'); // a log-probability, with a true minus
     var tables = fig.querySelectorAll('table.course-causal-grid');
     ABLATIONS.forEach(function (mode, m) {
       var eff = effectsOf(res, m, cols), flat = [].concat.apply([], eff);

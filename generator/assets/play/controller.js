@@ -24,10 +24,11 @@
       });
       notes.push('A broken character was read as \ufffd.');
     }
-    if (!text.trim()) return { ids: null, text: text, notes: ['Type a sentence to see what the tiny model does with it.'] };
+    // what was left out is said too: a pasted run of spaces or control characters reads as empty
+    if (!text.trim()) return { ids: null, text: text, notes: notes.concat(['Type a sentence to see what the tiny model does with it.']) };
     var ids = [tok.eotId].concat(tok.encode(text));
     if (ids.every(function (id) { return id === tok.eotId; })) {
-      return { ids: null, text: text, notes: ['Your text is only ' + EOT_SHOWN + ', the token that already starts every sentence here: type some words.'] };
+      return { ids: null, text: text, notes: notes.concat(['Your text is only ' + EOT_SHOWN + ', the token that already starts every sentence here: type some words.']) };
     }
     if (ids.length > nCtx) {
       notes.push('The tiny model reads at most ' + nCtx + ' tokens: ' + (cut ? 'the characters read make ' : 'your text has ') +
@@ -42,6 +43,7 @@
     if (!root) return;
     var input = root.querySelector('textarea');
     var status = root.querySelector('.course-play-status');
+    var live = root.querySelector('.course-play-live'); // what a screen reader hears: the status, once typing pauses
     var tokBox = root.querySelector('.course-play-tokens');
     var figBox = root.querySelector('.course-play-figure');
     var predBox = root.querySelector('.course-play-predictions');
@@ -77,9 +79,21 @@
       try { input.value = decodeSentence(want.s); } catch (e) { linkNote = BAD_LINK; }
     }
 
+    // The status on screen at once; the live region (role=status) once the reader has paused
+    // ANNOUNCE_AFTER ms, and only when it says something new: not one announcement a keystroke.
+    var announceTimer = null;
     function say(lines) {
-      clear(status);
-      lines.forEach(function (line) { status.appendChild(make('p', null, line)); });
+      if (status.textContent !== lines.join('')) {
+        clear(status);
+        lines.forEach(function (line) { status.appendChild(make('p', null, line)); });
+      }
+      if (!live) return;
+      if (announceTimer) clearTimeout(announceTimer);
+      announceTimer = setTimeout(function () {
+        announceTimer = null;
+        var text = lines.join(' ');
+        if (live.textContent !== text) live.textContent = text;
+      }, ANNOUNCE_AFTER);
     }
     function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
@@ -103,7 +117,9 @@
         clear(tokBox); clear(figBox); clear(predBox); clear(scoreBox);
         if (abBox) clear(abBox);
         if (shown) kept = shown;
-        if (!linkNote) writeHash(prep.text, null, null); // a link to this text says the same
+        // a link to this text says the same; a link whose text reads as nothing keeps its address
+        // until the reader types (want.s: the page opened on it)
+        if (!linkNote && !(want && want.s != null)) writeHash(prep.text, null, null);
         shown = null;
         last = null;
         root.setAttribute('data-state', 'empty');
@@ -498,13 +514,22 @@
       }
       if (shown && last && last.figure === shown && text === last.text) {
         shown.setState(h, {});
-        if (h.ablation) { if (last.run.predictions) ablate(last, h.ablation); else last.abWant = h.ablation; }
+        // the grid drawn already (a link in it was followed: course.js's own hash, then ours) is
+        // kept, and the focus on its link with it
+        if (h.ablation && !sameAblation(h.ablation, last.ablation)) {
+          if (last.run.predictions) ablate(last, h.ablation); else last.abWant = h.ablation;
+        }
         return;
       }
       input.value = text;
       want = h;
       schedule();
     });
+
+    function sameAblation(a, b) {
+      return !!(a && b) && a.token === b.token && a.targets.length === b.targets.length &&
+        a.targets.every(function (id, i) { return id === b.targets[i]; });
+    }
 
     function loaded() {
       var doc = window.coursePlayModel;
