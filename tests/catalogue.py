@@ -243,7 +243,7 @@ CASES = [
          "reference {{ pair.weight(her, Lily, 3) }}: sentence '3' is not a number from 1 to 2. Fix: write a whole number from 1 to 2",
          at="pair.weight(her, Lily, 3)"),
     Case("ref-unknown-name", bad("{{ lily.head }}", "{{ lily.colour }}"),
-         "reference {{ lily.colour }}: a attention figure has no 'colour'. Fix: use one of: allheads, argmax, compare, head, head0, headsfirst, layer, layer0, moved, othernorms, rule, scaled, score, selfmean, sentence, token, tokens, top, valuenorm, weight",
+         "reference {{ lily.colour }}: an attention figure has no 'colour'. Fix: use one of: allheads, argmax, compare, head, head0, headsfirst, layer, layer0, moved, othernorms, rule, scaled, score, selfmean, sentence, token, tokens, top, valuenorm, weight",
          at="lily.colour"),
     Case("ref-unreadable", bad("{{ lily.head }}", "{{ lily head }}"),
          "reference {{ lily head }} cannot be read. Fix: write `{{ figure-id.weight(her, Lily) }}` or `{{ model.tiny.nLayer }}`",
@@ -281,6 +281,10 @@ CASES = [
          "alias 'tokens' of 'softmax' is already used by 'token' (line 3). Fix: give each spelling to one term only",
          file="content/glossary.yml", at="aliases: [tokens, soft]",
          files={"content/glossary.yml": GLOSSARY + "  aliases: [tokens, soft]\n"}),
+    Case("nav-lists-a-missing-page", None,
+         "the nav lists missing.md, which is not in content. Fix: write the page, or remove its line from the nav",
+         file="mkdocs.yml", at="missing.md",
+         files={"mkdocs.yml": mkdocs_yml() + "nav:\n  - Lesson: lesson.md\n  - Missing: missing.md\n"}),
     # ---- traces: missing and stale, under --strict
     # ---- what a hostile review broke
     Case("yaml-alias-bomb", BOMB,
@@ -297,6 +301,18 @@ CASES = [
          at="title:"),
     Case("front-matter-alias", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\nx: &a [1]\ny: [*a, *a]"),
          "front matter: YAML anchors and aliases (&name, *name) are not allowed. Fix: write each value out in full", at="x: &a"),
+    # keys the theme reads as more than text: a wrong type passed YAML and broke the build inside the theme
+    Case("front-matter-hide-number", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\nhide: 42"),
+         "front matter: 'hide' must be a list of parts of the page, not 42. Fix: write `hide: [toc]` (navigation, toc, footer, path, tags, feedback)",
+         at="hide:"),
+    Case("front-matter-search-number", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\nsearch: 42"),
+         "front matter: 'search' must be a mapping of exclude (true or false) and boost (a number), not 42. Fix: write `search: {exclude: true}` or `search: {boost: 2}`",
+         at="search:"),
+    Case("front-matter-template-missing", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\ntemplate: nonexistent.html"),
+         "front matter: 'template' 'nonexistent.html' is not a template of the theme or of overrides/. Fix: leave it out (main.html is the default) or name a file there",
+         at="template:"),
+    Case("front-matter-impossible-date", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\ndate: 2020-13-45"),
+         "front matter: month must be in 1..12. Fix: write a real date as YYYY-MM-DD, or quote the value", at="date:"),
     Case("fence-indented-by-a-tab", bad("```attention\n", "\t```attention\n"),
          "the ```attention fence is indented, so Markdown reads it as code. Fix: start the fence at the left margin (indent it by 4 spaces only inside a content tab, an admonition or a list item)",
          at="```attention"),
@@ -568,5 +584,6 @@ def run_site_case(case, good_project, tmp_path) -> None:
     assert rc != 0, f"the build passed:\n{log}"
     expected = case.line()
     assert expected in error_lines(log), f"expected the line\n  {expected}\nin the build log:\n{log}"
+    assert not any(line.startswith("Error reading page") for line in error_lines(log)), "the mistake is one line, naming its file itself"
     assert_no_traceback(log)
     assert snapshot(root) == before, "the failed build changed site/, traces/ or content/assets/generated/ (or left a folder behind)"

@@ -110,6 +110,14 @@ def weight_of(factor: float):
     return damage
 
 
+def guess_of(prob: float):
+    """The first guess after ·her with probability `prob`: a page would print "·toys 2.50"."""
+    def damage(root: Path) -> tuple[str, str]:
+        _edit_json(_trace_path(root, LILY_TEXT), lambda d: d["predictions"][-1][0].__setitem__("prob", prob))
+        return _store_line(root, _load_lily), "prediction row "
+    return damage
+
+
 def training_log_not_json(root: Path) -> tuple[str, str]:
     (root / "no-training-log.json").write_text('{"steps": [{"step": 1, "loss": 2.5}', encoding="utf-8")
     return ("no-training-log.json: is not valid JSON, perhaps cut short (Expecting ',' delimiter at line 1, column 36). "
@@ -137,6 +145,8 @@ STORE_CASES = {
     "truncated-heads-json": truncated_heads,
     "weight-of-5": weight_of(5.0),
     "weight-of-minus-4": weight_of(-4.0),
+    "guess-probability-over-1": guess_of(2.5),
+    "guess-probability-below-0": guess_of(-0.7),
     "training-log-not-json": training_log_not_json,
     "training-log-not-an-object": training_log_not_an_object,
     "training-log-dedup-not-a-number": training_log_dedup_not_a_number,

@@ -307,6 +307,8 @@ MISTAKES = [
     ("circuit", "head: L9H1", "circuit: L9H1 is not a head of tiny"),
     ("circuit", "head: L1H2", "circuit: L1H2 is in the first layer"),
     ("circuit", "head: L4H4\nkind: copying", "circuit: unknown score kind 'copying'"),
+    ("ablation", f'sentence: "{LILY}"\ntargets: [her, " her"]', "ablation: 'targets' names the same token twice ('her' and ' her' are both ·her)"),
+    ("patching", f'sentences: ["{LILY}", "{BEN}"]\ntargets: [·his, his]', "patching: 'targets' names the same token twice ('·his' and 'his' are both ·his)"),
 ]
 
 

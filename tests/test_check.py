@@ -64,7 +64,7 @@ def test_check_finds_every_catalogue_mistake_as_the_build_says_it(case, checked_
     after = snapshot(root)
     after["top"] = [name for name in after["top"] if name != "build"]  # build/.check-cache.json alone
     assert after == before, "check wrote into site/, traces/ or content/"
-    assert [p.name for p in (root / "build").iterdir()] in ([], [".check-cache.json"])
+    assert not (root / "build").exists() or [p.name for p in (root / "build").iterdir()] in ([], [".check-cache.json"])
 
 
 def test_the_cache_never_hides_a_change_to_what_a_page_reads(checked_project, tmp_path):
@@ -82,6 +82,18 @@ def test_the_cache_never_hides_a_change_to_what_a_page_reads(checked_project, tm
     shutil.rmtree(root / "traces" / "tiny")
     rc, log = run_check(root)
     assert rc == 1 and "content/lesson.md:17: reference {{ lily.layer }} has no number in this build" in log, log
+
+
+def test_a_mistake_in_a_file_every_page_reads_is_one_line_counted_once(checked_project, tmp_path):
+    """A glossary term defined twice breaks every page that reads the glossary: one line, one mistake."""
+    root = tmp_path / "project"
+    root.mkdir()
+    project_from(checked_project, root)
+    glossary = root / "content" / "glossary.yml"
+    glossary.write_text(glossary.read_text(encoding="utf-8") + "token:\n  definition: Again.\n", encoding="utf-8")
+    rc, log = run_check(root, "--no-cache")
+    errors = [line for line in log.splitlines() if line.startswith("error: ")]
+    assert rc == 1 and len(errors) == 1 and "is defined twice" in errors[0] and "check: 3 page(s), 1 mistake(s)" in log, log
 
 
 def test_the_committed_course_passes_and_the_command_line_exits_non_zero_on_a_mistake(tmp_path, good_project):

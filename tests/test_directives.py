@@ -106,6 +106,8 @@ CATALOGUE = [
      "attention: the block is empty. Fix: give at least: model, sentence"),
     ("attention", "- model: tiny",
      "attention: the body must be a mapping of options, not a list. Fix: write the options as `key: value` lines"),
+    ("attention", "42",
+     "attention: the body must be a mapping of options, not a number. Fix: write the options as `key: value` lines"),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ncolour: red",
      "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token"),
     ("attention", "sentence: hi\nlayer: 1\nhead: 1",

@@ -71,7 +71,7 @@ def test_a_taken_name_a_bad_name_or_a_listed_page_writes_nothing(tmp_path):
     (root / "content" / "taken.md").write_text("# Taken\n", encoding="utf-8")
     before = (root / "mkdocs.yml").read_text(encoding="utf-8")
     for name, rc, line in [("taken", 1, "error: content/taken.md: exists already. Fix: choose another NAME, or edit that lesson"),
-                           ("Bad Name", 2, "error: NAME='Bad Name' is not a page name. Fix: use lower-case letters, digits and hyphens, like `make lesson NAME=my-lesson`"),
+                           ("Bad Name", 2, "error: NAME='Bad Name' is not a page name. Fix: use lower-case letters, digits and hyphens, at most 64, like `make lesson NAME=my-lesson`"),
                            ("", 2, "error: NAME='' is not a page name.")]:
         proc = run([sys.executable, "-m", "generator", "lesson", name], cwd=root, timeout=120)
         assert proc.returncode == rc and proc.stderr.startswith(line), proc.stderr
@@ -84,8 +84,29 @@ def test_a_taken_name_a_bad_name_or_a_listed_page_writes_nothing(tmp_path):
 
 def test_the_nav_gets_the_page_before_the_glossary_or_last():
     assert scaffold.add_to_nav(NAV, "m.yml", 'A "quoted" one', "a.md") == (
-        'nav:\n  - Home: index.md  # the first page\n  - "A \\"quoted\\" one": a.md\n  - Glossary: glossary.md\n')
+        'nav:\n  - Home: index.md  # the first page\n  - "A \\"quoted\\" one": a.md\n  - Glossary: glossary.md\n', True)
     assert scaffold.add_to_nav("site_name: x\nnav:\n    - Home: index.md\ntheme: {}\n", "m.yml", "New", "new.md") == (
-        'site_name: x\nnav:\n    - Home: index.md\n    - "New": new.md\ntheme: {}\n')
+        'site_name: x\nnav:\n    - Home: index.md\n    - "New": new.md\ntheme: {}\n', False)
     with pytest.raises(scaffold.ScaffoldError, match="has no `nav:` block"):
         scaffold.add_to_nav("site_name: x\n", "m.yml", "New", "new.md")
+    # a glossary inside a section: the page goes at the top level, after the section, never
+    # between the section's name and its pages
+    sectioned = "nav:\n  - Home: index.md\n  - Reference:\n      - Glossary: glossary.md\ntheme: {}\n"
+    text, before = scaffold.add_to_nav(sectioned, "m.yml", "New", "new.md")
+    assert not before and scaffold.nav_of(text, "m.yml") == [{"Home": "index.md"}, {"Reference": [{"Glossary": "glossary.md"}]}, {"New": "new.md"}]
+
+
+def test_a_broken_nav_a_long_name_or_a_reserved_one_writes_nothing(tmp_path):
+    root = project(tmp_path / "course")
+    before = (root / "mkdocs.yml").read_text(encoding="utf-8")
+    for name, config, rc, line in [
+        ("fine", before.replace("  - Glossary: glossary.md", "  - [broken"), 1, "error: mkdocs.yml: is not valid YAML ("),
+        ("fine", before.replace("nav:", "nav: 42\nold_nav:"), 1, "error: mkdocs.yml: has no `nav:` block to add the page to."),
+        ("a" * 300, before, 2, "error: NAME='" + "a" * 64 + "…' is not a page name."),
+        ("404", before, 2, "error: NAME='404' is taken by the site's own page for a missing address (404.html)."),
+    ]:
+        (root / "mkdocs.yml").write_text(config, encoding="utf-8")
+        proc = run([sys.executable, "-m", "generator", "lesson", name], cwd=root, timeout=120)
+        assert proc.returncode == rc and proc.stderr.startswith(line) and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert (root / "mkdocs.yml").read_text(encoding="utf-8") == config
+        assert sorted(p.name for p in (root / "content").glob("*.md")) == ["glossary.md", "index.md"]

@@ -456,7 +456,7 @@ def test_refs_and_model_meta(tmp_path):
         ("nope.layer", "no figure with id 'nope' on this page (ids here: lily)"),
         ("lily.weight(her, cat)", "no token 'cat' in the sentence"),
         ("lily.weight(Lily, her)", "cannot look ahead"),
-        ("lily.colour", "a attention figure has no 'colour'"),
+        ("lily.colour", "an attention figure has no 'colour'"),
         ("lily.weight(her)", "'weight' takes 2 arguments, not 1"),
         ("model.tiny.colour", "unknown model field 'colour'"),
         ("model.bert.nLayer", "unknown model 'bert'"),

@@ -92,3 +92,20 @@ def test_grids_and_prose_use_the_positions(tmp_path):
 
     panel = Panel({"tokens": SENTENCE}, None)
     assert [t.get("pos") for t in panel.tokens][4:6] == [4, 5] and fmt.token_label(panel.tokens[10]) == "·red₁₀"
+
+
+def test_a_name_in_the_other_unicode_form_says_so():
+    """'Zoé' typed as one character names nothing in a sentence that spells it e + U+0301 (its
+    tokens split the accent off): the one line says that the two forms differ, both ways."""
+    from generator.lessons.directives import TokenRef
+    from generator.lessons.errors import LessonError
+    from generator.render.token_names import resolve_token
+
+    nfd = [{"text": t, "display": t} for t in ("<|endoftext|>", "Zo", "e", "\u0301", " ran")]
+    with pytest.raises(LessonError) as e:
+        resolve_token(TokenRef(text="Zo\u00e9"), nfd, "content/p.md:3", "token")
+    assert "writes 'Zoé' decomposed (NFD) and this name composed (NFC)" in str(e.value) and "\n" not in str(e.value)
+    nfc = [{"text": t, "display": t} for t in ("<|endoftext|>", "Zo\u00e9", " ran")]
+    with pytest.raises(LessonError) as e:
+        resolve_token(TokenRef(text="Zoe\u0301 ran"), nfc, "content/p.md:3", "token")
+    assert "composed (NFC) and this name decomposed (NFD)" in str(e.value)

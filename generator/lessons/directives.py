@@ -22,6 +22,7 @@ from ..registry import KINDS as SCORE_KINDS
 from ..schema import TOP_K_PREDICTIONS
 from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, show
 from . import causal_kinds, token_kinds, vector_kinds
+from .errors import a_type
 from .errors import fail as _fail
 from .values import (
     ID_RE, MAX_SENTENCE_CHARS, PICK_RULES, RESERVED_IDS, SCIENTIFIC_RE, Directive, Pick, TokenRef,
@@ -113,7 +114,7 @@ def parse_directive(kind: str, body: str, where: str) -> Directive:
     if data is None:
         _fail(where, f"{kind}: the block is empty", f"give at least: {', '.join(sorted(SPECS[kind][1])) or 'model'}")
     if not isinstance(data, dict):
-        _fail(where, f"{kind}: the body must be a mapping of options, not a {type(data).__name__}", "write the options as `key: value` lines")
+        _fail(where, f"{kind}: the body must be a mapping of options, not {a_type(data)}", "write the options as `key: value` lines")
     allowed, required = SPECS[kind]
     unknown = sorted(set(map(str, data)) - allowed)
     if unknown:

@@ -3,6 +3,8 @@ matter). str() is one line: ``path:line: problem. Fix: remedy``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class LessonError(ValueError):
     def __init__(self, where: str, problem: str, fix: str):
@@ -13,3 +15,16 @@ class LessonError(ValueError):
 
 def fail(where: str, problem: str, fix: str):
     raise LessonError(where, problem, fix)
+
+
+def a_type(value: Any) -> str:
+    """What a parsed YAML value is, in a reader's words: "a number", "text", "a list"."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if value is None:
+        return "empty"
+    return {list: "a list", dict: "a mapping"}.get(type(value), f"a {type(value).__name__}")

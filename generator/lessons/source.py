@@ -3,6 +3,7 @@ and first line, front matter, and how paths are shown in messages."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from ..store.files import DamagedFile, read_bytes
-from .errors import LessonError
+from .errors import LessonError, a_type
 
 SOURCE_FIX = "replace it with the Markdown or YAML file itself, readable and under the size limit (split a longer page)"
 
@@ -338,8 +339,11 @@ def split_front_matter(text: str, shown: str) -> tuple[str, int]:
         line = 1 + (mark.line + 1 if mark else 1)
         problem = getattr(exc, "problem", None) or "cannot be read"
         raise LessonError(f"{shown}:{line}", f"front matter: malformed YAML: {problem}", "write `key: value` lines and quote values that contain ':' or '#'") from None
+    except ValueError as exc:  # a value YAML reads as a date or number that cannot be one (2020-13-45)
+        raise LessonError(f"{shown}:{_unreadable_line(m.group(1) or '')}", f"front matter: {exc}", "write a real date as YYYY-MM-DD, or quote the value") from None
     if data is not None and not isinstance(data, dict):
-        raise LessonError(f"{shown}:2", f"front matter must be `key: value` lines, not a {type(data).__name__}", "write `description: ...`")
+        raise LessonError(f"{shown}:2", f"front matter must be `key: value` lines, not {a_type(data)}", "write `description: ...`")
+    _check_theme_keys(data or {}, m.group(1) or "", shown)
     removed = text[: m.end()]
     body = text[m.end():]
     stripped = body.lstrip("\n")
@@ -368,6 +372,65 @@ def _check_front_matter_text(block: str, shown: str) -> None:
                     raise LessonError(f"{shown}:{line}", f"front matter: a value holds {bad[1]}", "remove it")
     except yaml.YAMLError:
         return  # split_front_matter reports malformed YAML with its line
+
+
+def _unreadable_line(block: str) -> int:
+    """The file line of the first value of a front matter block that YAML parses but cannot make
+    into a value (a date that is no date), else the block's first line."""
+    loader = yaml.SafeLoader(block)
+    try:
+        stack = [loader.get_single_node()]
+        while stack:
+            node = stack.pop(0)
+            if isinstance(node, yaml.ScalarNode):
+                try:
+                    loader.construct_object(node, deep=True)
+                except ValueError:
+                    return 1 + node.start_mark.line + 1
+            elif isinstance(node, yaml.MappingNode):
+                stack.extend(part for pair in node.value for part in pair)
+            elif isinstance(node, yaml.SequenceNode):
+                stack.extend(node.value)
+    except yaml.YAMLError:
+        pass
+    finally:
+        loader.dispose()
+    return 2
+
+
+# Front matter keys the theme (Material) reads as more than text, and what each must be: a wrong
+# type passes YAML and then stops the build with a traceback inside the theme.
+THEME_TEMPLATES = Path(importlib.util.find_spec("material").submodule_search_locations[0]) / "templates" if importlib.util.find_spec("material") else None
+OVERRIDES = Path("overrides")  # mkdocs.yml's theme.custom_dir, from where the course is built
+OWN_OVERRIDES = Path(__file__).resolve().parents[2] / "overrides"  # this repository's
+
+
+def _key_line(block: str, key: str) -> int:
+    for i, line in enumerate(block.split("\n")):
+        if re.match(rf"{re.escape(key)}\s*:", line):
+            return 2 + i
+    return 2
+
+
+def _check_theme_keys(data: dict, block: str, shown: str) -> None:
+    def fail(key: str, problem: str, fix: str) -> None:
+        raise LessonError(f"{shown}:{_key_line(block, key)}", f"front matter: {problem}", fix)
+
+    hide = data.get("hide")
+    if hide is not None and not (isinstance(hide, list) and all(isinstance(x, str) for x in hide)):
+        fail("hide", f"'hide' must be a list of parts of the page, not {hide!r}", "write `hide: [toc]` (navigation, toc, footer, path, tags, feedback)")
+    search = data.get("search")
+    if search is not None:
+        ok = isinstance(search, dict) and set(search) <= {"exclude", "boost"} and isinstance(search.get("exclude", False), bool) \
+            and isinstance(search.get("boost", 1), (int, float)) and not isinstance(search.get("boost", 1), bool)
+        if not ok:
+            fail("search", f"'search' must be a mapping of exclude (true or false) and boost (a number), not {search!r}", "write `search: {exclude: true}` or `search: {boost: 2}`")
+    template = data.get("template")
+    if template is not None:
+        found = isinstance(template, str) and re.fullmatch(r"[\w./-]+\.html", template) and ".." not in template and (
+            any((d / template).is_file() for d in (OVERRIDES, OWN_OVERRIDES) + ((THEME_TEMPLATES,) if THEME_TEMPLATES else ())))
+        if not found:
+            fail("template", f"'template' {template!r} is not a template of the theme or of {OVERRIDES.as_posix()}/", "leave it out (main.html is the default) or name a file there")
 
 
 def check_front_matter(text: str, shown: str) -> None:

@@ -49,6 +49,9 @@ def target_tokens(model: str, names: tuple[str, ...], where: str, kind: str) -> 
             t = vocab.vocab_token(model, name)
         except vocab.UnknownToken as e:
             raise LessonError(where, f"{kind}: targets: {e}", "name one token, like `her` for ·her") from None
+        same = next((n for n, o in zip(names, out) if o["id"] == t.id), None)
+        if same is not None:  # `her` and `·her` spell one token: its difference with itself is 0
+            raise LessonError(where, f"{kind}: 'targets' names the same token twice ({same!r} and {name!r} are both {t.display})", "name two different tokens")
         out.append({"id": t.id, "text": t.text, "display": t.display})
     return out
 

@@ -32,7 +32,7 @@ def check_arity(ref: Ref, kind: str, names: dict[str, tuple[int, int]]) -> None:
     """The reference's name is one `kind` answers, with an allowed number of arguments."""
     if ref.name not in names:
         allowed = ", ".join(sorted(names)) or "none"
-        ref_fail(ref, f"a {kind} figure has no '{ref.name}'", f"use one of: {allowed}")
+        ref_fail(ref, f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} figure has no '{ref.name}'", f"use one of: {allowed}")
     lo, hi = names[ref.name]
     if not lo <= len(ref.args) <= hi:
         want = f"{lo}" if lo == hi else f"{lo} to {hi}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from ..lessons.directives import TokenRef
 from ..lessons.errors import LessonError
 from ..lessons.refs import lookalike_note
@@ -21,6 +23,23 @@ def token_hits(ref: TokenRef, tokens: list[dict]) -> list[int]:
     return [i for i, t in enumerate(tokens) if (t["text"] == " " + bare if spaced else t["text"] in (bare, " " + bare))]
 
 
+def decomposed_note(name: str, tokens: list[dict]) -> str:
+    """For a name the sentence holds only in another Unicode form (é as e + U+0301 in one, one
+    character in the other): '; ' and what differs, else ''. The two forms look the same and are
+    tokenized apart, so neither matches the other."""
+    text = "".join(t["text"] for t in tokens)
+    bare = name.lstrip(" ·")
+    if not bare or bare in text:
+        return ""
+    for form in ("NFC", "NFD"):
+        if unicodedata.normalize(form, bare) in text and unicodedata.normalize(form, bare) != bare:
+            other = "composed (NFC)" if form == "NFC" else "decomposed (NFD)"
+            mine = "decomposed (NFD)" if form == "NFC" else "composed (NFC)"
+            return (f"; the sentence writes {bare!r} {other} and this name {mine}: the same letters to a reader, other "
+                    f"characters to the tokenizer, and its tokens split them")
+    return ""
+
+
 def resolve_token(ref: TokenRef, tokens: list[dict], where: str, what: str) -> int:
     """Position of a token named by text ('her', '·her', ' her') or by '#6'. Positions count
     from 0, <|endoftext|>, as the pages do.
@@ -37,7 +56,7 @@ def resolve_token(ref: TokenRef, tokens: list[dict], where: str, what: str) -> i
     if len(hits) == 1:
         return hits[0]
     if not hits:
-        note = lookalike_note(name, [(f"#{i}", t["display"]) for i, t in enumerate(tokens)])
+        note = lookalike_note(name, [(f"#{i}", t["display"]) for i, t in enumerate(tokens)]) or decomposed_note(name, tokens)
         raise LessonError(where, f"{what}: no token {name!r} in the sentence; its tokens are {token_list(tokens)}{note}", "name one of these tokens, or give its position like #6")
     shown = ", ".join(f"#{i}" for i in hits)
     raise LessonError(where, f"{what}: token {name!r} is ambiguous: it matches {shown}; the tokens are {token_list(tokens)}", f"give the position instead, like #{hits[-1]}")

@@ -56,7 +56,7 @@ def read_config(config_file: str) -> dict:
         if isinstance(conf, dict):
             configs[name] = dict(conf)
     docs = Path(config_file).resolve().parent / str(raw.get("docs_dir") or "docs")
-    return {"docs_dir": str(docs), "markdown_extensions": names, "mdx_configs": configs}
+    return {"docs_dir": str(docs), "markdown_extensions": names, "mdx_configs": configs, "nav": raw.get("nav")}
 
 
 def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache: bool = True) -> int:
@@ -74,7 +74,7 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    problem = publish.extensions_problem(cfg, config_file)
+    problem = publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg["nav"], cfg["docs_dir"], config_file)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
@@ -118,6 +118,8 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
         shutil.rmtree(scratch, ignore_errors=True)
     if stamp is not None:
         write_cache(stamp, {k: v for k, v in passed.items() if k in {page_key(p) for p in files}})
+    # one mistake in a file every page reads (the glossary, a trace index) is one line, said once
+    errors = list(dict.fromkeys(errors))
     for line in errors:
         print(f"error: {line}", file=sys.stderr)
     held = build_log.Held()

@@ -24,7 +24,7 @@ from pathlib import Path
 from .. import heads
 from ..lessons import pages
 from ..lessons.errors import LessonError
-from ..lessons.source import GENERATED, iter_markdown
+from ..lessons.source import GENERATED, iter_markdown, shown_path
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
 from . import build_log, downloads, notebooks
@@ -126,6 +126,44 @@ def extensions_problem(cfg, config_file: str) -> str | None:
     return None
 
 
+def nav_problem(nav, docs_dir: str, config_file: str) -> str | None:
+    """Why mkdocs.yml's nav or docs_dir cannot give the course its pages (a page the nav names is
+    not there; the nav is not a list; the docs folder is missing), said once, naming the file and
+    the line of the entry; None when it can. `make check` and the build both ask it."""
+    docs = Path(docs_dir)
+    if not docs.is_dir():
+        return f"{config_file}: docs_dir {shown_path(docs)} is not a folder. Fix: point docs_dir at the lessons' folder (content)"
+    if nav is None:
+        return None
+    if not isinstance(nav, list):
+        return f"{config_file}: nav is not a list of pages. Fix: list them as `  - Title: page.md` lines"
+
+    def files(items):
+        for item in items:
+            value = next(iter(item.values())) if isinstance(item, dict) and len(item) == 1 else item
+            if isinstance(value, list):
+                yield from files(value)
+            elif isinstance(value, str) and not re.match(r"^[a-z][a-z0-9+.-]*:|^/|^#", value):
+                yield value
+
+    for page in files(nav):
+        if not (docs / page).is_file():
+            line = _line_of(config_file, page)
+            return (f"{config_file}{f':{line}' if line else ''}: the nav lists {page}, which is not in {shown_path(docs)}. "
+                    f"Fix: write the page, or remove its line from the nav")
+    return None
+
+
+def _line_of(config_file: str, text: str) -> int | None:
+    try:
+        for i, line in enumerate(Path(config_file).read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(rf":\s*['\"]?{re.escape(text)}['\"]?\s*(#.*)?$", line) or line.strip() == f"- {text}":
+                return i
+    except OSError:
+        pass
+    return None
+
+
 def check_glossary(cfg) -> None:
     """The glossary the lesson extension reads, checked before MkDocs runs, so that a mistake in
     it names glossary.yml alone (inside MkDocs it would surface under the first page built)."""
@@ -142,11 +180,17 @@ def mdx_option(cfg, name: str, default: str) -> str:
     return conf.get(name, default)
 
 
+# MkDocs says "Error reading page 'x.md':" alone on a line before a BuildError's own message; the
+# course's message names the file and line already, so a lesson mistake stays one line.
+BARE_PAGE_ERROR = re.compile(r"Error (?:reading|building) page '[^']*':")
+
+
 def setup_logging() -> None:
     logger = logging.getLogger("mkdocs")
     if not any(getattr(h, "_course", False) for h in logger.handlers):
         h = logging.StreamHandler(sys.stderr)
         h.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
+        h.addFilter(lambda record: not BARE_PAGE_ERROR.fullmatch(record.getMessage()))
         h.setLevel(logging.INFO)
         h._course = True  # type: ignore[attr-defined]
         logger.addHandler(h)
@@ -174,7 +218,8 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     except (Abort, MkDocsException) as exc:  # MkDocs has logged what is wrong with the configuration
         print(f"error: {config_file}: {exc}", file=sys.stderr)
         return 1
-    problem = site_url_problem(cfg.get("site_url")) or extensions_problem(cfg, config_file)
+    problem = (site_url_problem(cfg.get("site_url")) or extensions_problem(cfg, config_file)
+               or nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file))
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1

@@ -20,6 +20,8 @@ from string import Template
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "assets" / "lesson-template.md"
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+NAME_MAX = 64  # characters: a file name and an address a reader can still read
+RESERVED = {"404": "the site's own page for a missing address (404.html)"}
 NAV_ITEM_RE = re.compile(r"^(?P<indent>[ \t]+)- ")
 GLOSSARY_ITEM_RE = re.compile(r"^[ \t]+- [^\n]*:\s*glossary\.md\s*$")
 
@@ -37,9 +39,11 @@ def lesson_text(name: str, title: str | None = None) -> str:
     return Template(TEMPLATE.read_text(encoding="utf-8")).substitute(name=name, title=title or title_of(name))
 
 
-def add_to_nav(config_text: str, config_file: str, title: str, page: str) -> str:
-    """mkdocs.yml's text with `- "title": page` in its nav, before the glossary (else last). The
-    text is edited, not re-dumped, so its comments and tags stay as they are."""
+def add_to_nav(config_text: str, config_file: str, title: str, page: str) -> tuple[str, bool]:
+    """mkdocs.yml's text with `- "title": page` in its nav, at its top level before the glossary
+    (else last), and whether it went before the glossary. The text is edited, not re-dumped, so
+    its comments and tags stay as they are; the edit is read back as YAML, and refused unless its
+    nav is the old one with the page added."""
     lines = config_text.split("\n")
     try:
         start = next(i for i, line in enumerate(lines) if re.match(r"^nav:\s*(#.*)?$", line))
@@ -51,12 +55,35 @@ def add_to_nav(config_text: str, config_file: str, title: str, page: str) -> str
     items = [i for i in range(start + 1, end) if NAV_ITEM_RE.match(lines[i])]
     if not items:
         raise ScaffoldError(f"{config_file}:{start + 1}: the nav lists no pages. Fix: list them as `  - Title: page.md` lines")
+    old_nav = nav_of(config_text, config_file)
     if any(re.search(rf":\s*{re.escape(page)}\s*$", lines[i]) for i in items):
         raise ScaffoldError(f"{config_file}: the nav lists {page} already. Fix: choose another NAME")
-    at = next((i for i in items if GLOSSARY_ITEM_RE.match(lines[i])), end)
     indent = NAV_ITEM_RE.match(lines[items[0]])["indent"]
+    top = [i for i in items if NAV_ITEM_RE.match(lines[i])["indent"] == indent]  # not a section's children
+    at = next((i for i in top if GLOSSARY_ITEM_RE.match(lines[i])), end)
     quoted = '"' + title.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return "\n".join(lines[:at] + [f"{indent}- {quoted}: {page}"] + lines[at:])
+    new_text = "\n".join(lines[:at] + [f"{indent}- {quoted}: {page}"] + lines[at:])
+    new_nav = nav_of(new_text, config_file)
+    if len(new_nav) != len(old_nav) + 1 or {title: page} not in new_nav:
+        raise ScaffoldError(f"{config_file}:{start + 1}: the page could not be added to this nav by editing its lines. "
+                            f"Fix: add `- {quoted}: {page}` to the nav by hand")
+    return new_text, at != end
+
+
+def nav_of(config_text: str, config_file: str) -> list:
+    """The nav of mkdocs.yml's text, read as MkDocs reads it (its tags too)."""
+    import yaml
+    from mkdocs.exceptions import ConfigurationError
+    from mkdocs.utils.yaml import yaml_load
+
+    try:
+        raw = yaml_load(config_text)
+    except (ConfigurationError, yaml.YAMLError) as exc:
+        raise ScaffoldError(f"{config_file}: is not valid YAML ({' '.join(str(exc).split())}). Fix: mend it, then run this again") from None
+    nav = raw.get("nav") if isinstance(raw, dict) else None
+    if not isinstance(nav, list):
+        raise ScaffoldError(f"{config_file}: its `nav:` is not a list of pages. Fix: list them as `  - Title: page.md` lines")
+    return nav
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -70,8 +97,13 @@ def models_installed() -> bool:
 
 
 def new_lesson(name: str, content: Path, config_file: str, trace: bool = True) -> int:
-    if not NAME_RE.match(name or ""):
-        print(f"error: NAME={name!r} is not a page name. Fix: use lower-case letters, digits and hyphens, like `make lesson NAME=my-lesson`", file=sys.stderr)
+    if not NAME_RE.match(name or "") or len(name) > NAME_MAX:
+        shown = name if len(name or "") <= NAME_MAX else name[:NAME_MAX] + "…"
+        print(f"error: NAME={shown!r} is not a page name. Fix: use lower-case letters, digits and hyphens, at most {NAME_MAX}, "
+              "like `make lesson NAME=my-lesson`", file=sys.stderr)
+        return 2
+    if name in RESERVED:
+        print(f"error: NAME={name!r} is taken by {RESERVED[name]}. Fix: choose another NAME", file=sys.stderr)
         return 2
     page = content / f"{name}.md"
     rel = page.relative_to(content).as_posix()
@@ -83,13 +115,14 @@ def new_lesson(name: str, content: Path, config_file: str, trace: bool = True) -
             config_text = config.read_text(encoding="utf-8")
         except OSError as exc:
             raise ScaffoldError(f"{config_file}: cannot be read ({exc.strerror or exc}). Fix: run it from the repository's root") from None
-        new_config = add_to_nav(config_text, config_file, title_of(name), rel)
+        new_config, before_glossary = add_to_nav(config_text, config_file, title_of(name), rel)
     except ScaffoldError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     write_atomically(page, lesson_text(name))
     write_atomically(config, new_config)
-    print(f"wrote {page.as_posix()} and added it to the nav of {config_file} (before the glossary)", file=sys.stderr)
+    where = "before the glossary" if before_glossary else "at its end"
+    print(f"wrote {page.as_posix()} and added it to the nav of {config_file} ({where})", file=sys.stderr)
     if not trace:
         return 0
     missing = untraced(page, config_file)

@@ -94,8 +94,26 @@ def check_trace(doc, path: Path, model: str, text: str, ids=None) -> dict:
     preds = doc.get("predictions")
     if not isinstance(preds, list) or len(preds) != T:
         raise DamagedFile(path, f"has {len(preds) if isinstance(preds, list) else 'no'} prediction rows for {T} tokens")
+    for i, row in enumerate(preds):
+        _check_guesses(path, i, row)
     check_causal(doc.get("causal"), path, meta, L, H)
     return doc
+
+
+def _check_guesses(path: Path, i: int, row) -> None:
+    """One position's guesses: token ids and texts with probabilities in [0, 1], most likely first,
+    adding up to at most 1 (a page prints them as they are)."""
+    ok = isinstance(row, list) and all(
+        isinstance(g, dict) and isinstance(g.get("id"), int) and not isinstance(g.get("id"), bool) and g["id"] >= 0
+        and isinstance(g.get("text"), str) and isinstance(g.get("prob"), (int, float)) and not isinstance(g.get("prob"), bool)
+        for g in row)
+    if not ok:
+        raise DamagedFile(path, f"prediction row {i} is not a list of guesses with id, text and prob")
+    probs = [float(g["prob"]) for g in row]
+    if any(not (0 <= p <= 1) for p in probs):  # NaN fails too
+        raise DamagedFile(path, f"prediction row {i} has a probability outside [0, 1] ({', '.join(f'{p:.3g}' for p in probs)})")
+    if any(b > a + 1e-6 for a, b in zip(probs, probs[1:])) or sum(probs) > 1 + 1e-4:
+        raise DamagedFile(path, f"prediction row {i} is not guesses most likely first that add up to at most 1")
 
 
 CAUSAL_ABLATIONS = ("zero", "mean")
