@@ -33,7 +33,7 @@ def test_every_expected_line_names_the_file_and_line_and_says_how_to_fix_it():
             continue
         line = case.line()
         assert "\n" not in line
-        assert re.match(r"^content/[\w.]+(?::\d+)?: ", line) or re.search(r" at content/[\w.]+:\d+\. ", line), line
+        assert re.match(r"^(?:content/[\w.]+|mkdocs\.yml)(?::\d+)?: ", line) or re.search(r" at content/[\w.]+:\d+\. ", line), line
         assert ". Fix: " in line or "? Fix: " in line or "Run `make traces`" in line, line
 
 

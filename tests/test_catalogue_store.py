@@ -85,6 +85,12 @@ def index_points_elsewhere(root: Path) -> tuple[str, str]:
     return _store_line(root, _load_lily), "that the index points it to"
 
 
+def listed_trace_gone(root: Path) -> tuple[str, str]:
+    """A trace file the index lists, deleted: the index is named, not the lesson's reference."""
+    _trace_path(root, LILY_TEXT).unlink()
+    return _store_line(root, _load_lily), "index.json: lists "
+
+
 def truncated_trace(root: Path) -> tuple[str, str]:
     _truncate(_trace_path(root, LILY_TEXT))
     return _store_line(root, _load_lily), "is not valid JSON"
@@ -141,6 +147,7 @@ STORE_CASES = {
     "trace-key-escapes-the-store": key_escapes,
     "index-points-at-another-sentence": index_points_elsewhere,
     "truncated-trace": truncated_trace,
+    "listed-trace-gone": listed_trace_gone,
     "truncated-index": truncated_index,
     "truncated-heads-json": truncated_heads,
     "weight-of-5": weight_of(5.0),

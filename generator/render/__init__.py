@@ -47,7 +47,7 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
     circuit     {{ id.score }} {{ id.without(L3H3) }} {{ id.without(L3H3, mean) }} {{ id.drop(3) }}
                 {{ id.comp(q, L3H3) }} {{ id.baseline }} {{ id.loss(2) }} {{ id.losswithout(L3H3) }}
                 {{ id.lossrise(4) }} {{ id.kindscore(L4H1) }} {{ id.kindscore(L3H3, duplicate-token) }}
-                {{ id.kindtop(2) }} {{ id.topcomp(q, 1) }} {{ id.head }}
+                {{ id.kindtop(2) }} {{ id.topcomp(q, 1) }} {{ id.head }} {{ id.uniform }} (a uniform guess's loss)
     tokens      {{ id.count(tiny) }} {{ id.count(gpt2, 2) }} (tokens of sentence 1, or 2)
                 {{ id.pieces(gpt2, Lily) }} {{ id.split(gpt2, Lily) }} {{ id.id(tiny, Lily) }} (how a word is
                 cut: how many pieces, the pieces, the first piece's id; a sentence number last)

@@ -228,6 +228,12 @@ class TraceStore:
         """The checked trace (:func:`check_trace`); MissingTrace or DamagedFile otherwise."""
         path = self.lookup(model, text, ids)
         if path is None:
+            # listed in the index but gone from the folder: the store is damaged, not the lesson
+            # (lookup and has() still say "not traced", so `make traces` writes it again)
+            index = self._current_index(model)
+            entry = index and index["_byKey"].get((text, ids_key(ids)))
+            if entry is not None:
+                raise DamagedFile(self.index_path(model), f"lists {entry['file']} for {text[:60]!r}, and that file is not there")
             raise MissingTrace(model, text, ids_key(ids), self.root)
         stamp = regular_file_stamp(path)
         kept = self._trace_cache.get(path)

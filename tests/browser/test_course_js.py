@@ -431,7 +431,8 @@ def test_code_tab_loads_parts_at_once(open_page, harness_url):
     assert page.evaluate("trace.layers[0].heads[0].q === undefined")
     assert not any(u.endswith(".js") and "/traces/" in u for u in w.requests)
     page.click("label[for=__tabbed_1_2]")
-    page.wait_for_function("Array.isArray(trace.layers[0].heads[0].q)")
+    # every head's part: each arrives on its own, so wait for the last one read here too
+    page.wait_for_function("Array.isArray(trace.layers[0].heads[0].q) && Array.isArray(trace.layers[1].heads[3].k)")
     assert page.evaluate("trace.layers[1].heads[3].k.length") == 6
 
 
