@@ -10,7 +10,7 @@ import pytest
 from conftest import lily_trace, write_traces
 from course_builds import run, traces_command
 from pathlib import Path
-from catalogue import GOOD, TRACE_CASES, apply, assert_no_traceback, line_of, snapshot
+from catalogue import error_lines, GOOD, TRACE_CASES, apply, assert_no_traceback, line_of, snapshot
 
 pytestmark = pytest.mark.slow
 
@@ -34,6 +34,8 @@ def test_a_lesson_mistake_stops_make_traces_with_one_line_and_the_store_is_untou
     assert proc.returncode == case.traces_exit, proc.stdout + proc.stderr
     assert_no_traceback(proc.stdout + proc.stderr)
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert all(line.startswith("error: ") for line in lines if line.startswith("content/")), "every mistake says error:, as check and site do"
+    lines = error_lines("\n".join(lines))
     if case.expected is None:  # over the context: the token count depends on the tokenizer
         where = f"content/lesson.md:{line_of(case.lesson, case.at)}: "
         hits = [line for line in lines if line.startswith(where)]

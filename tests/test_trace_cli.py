@@ -83,7 +83,7 @@ def test_too_long_sentence_names_file_and_line(tmp_path, tiny):
     code, _, err = run(TraceStore(tmp_path), items(("tiny", "fine"), ("tiny", long)), tiny, models=["tiny"])
     assert code == 2
     line = next(l for l in err.splitlines() if "context" in l)
-    assert line.startswith("content/lesson.md:2: tiny:") and "tiny's context of 256 tokens" in line
+    assert line.startswith("error: content/lesson.md:2: tiny:") and "tiny's context of 256 tokens" in line
     assert line.endswith(". Fix: shorten the sentence to at most 256 tokens")
     assert not TraceStore(tmp_path).has("tiny", "fine"), "a lesson mistake stops the run before anything is written"
 
@@ -113,7 +113,7 @@ def test_lesson_mistake_is_one_line(monkeypatch, tmp_path):
     monkeypatch.setattr(trace_run, "pages", types.SimpleNamespace(collect=collect))
     err = io.StringIO()
     assert trace_run.collect_items(tmp_path, [], ["tiny"], err=err) is None
-    assert err.getvalue() == "content/a.md:7: unknown model 'gpt3'. Fix: use tiny or gpt2\n"
+    assert err.getvalue() == "error: content/a.md:7: unknown model 'gpt3'. Fix: use tiny or gpt2\n"
     assert main(["traces", "--content", str(tmp_path), "--traces-dir", str(tmp_path / "t")]) == 2
 
 

@@ -49,8 +49,8 @@ def collect_items(content_dir: Path, sentences: Iterable[str], models: list[str]
     items: list = []
     try:
         items.extend(pages.collect(Path(content_dir)))
-    except LessonError as e:  # a lesson mistake: one line, path:line
-        print(str(e), file=err)
+    except LessonError as e:  # a lesson mistake: one line, path:line, as check and site say it
+        print(f"error: {e}", file=err)
         return None
     for s in sentences:
         items.extend(Item(TraceRequest(m, s), "--sentence") for m in models)
@@ -295,7 +295,7 @@ def run_traces(
                   f"`make traces PRUNE=1` removes them", file=out)
 
     for line in content_errors + check_errors:
-        print(line, file=err)
+        print(f"error: {line}", file=err)
     if missing:
         print("missing (model unavailable here):", file=err)
         for line in missing.values():
