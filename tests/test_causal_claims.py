@@ -83,12 +83,16 @@ def test_which_head_the_induction_head_leans_on_depends_on_the_ablation(circ):
         without = circ["ablatedScores"][m, :12, k, 3, 3]  # (earlier head,)
         return divmod(int(np.argmin(without)), 4)
     assert first(zero) == best_dup, "'with zeros, its score falls most without' the duplicate-token head"
+    rank = lambda m, a: int(np.argsort(circ["ablatedScores"][m, :12, k, 3, 3], kind="stable").tolist().index(a))  # noqa: E731
+    assert (rank(zero, 1 * 4 + 2), rank(mean, 1 * 4 + 2)) == (2, 1), "'L2H3 comes third with zeros and second with averages'"
     assert first(mean) == best_prev, "'with each head's average output ... the previous-token head comes first'"
     dup = best_dup[0] * 4 + best_dup[1]
     assert circ["ablatedScores"][mean, dup, k, 3, 3] > 2 * circ["ablatedScores"][zero, dup, k, 3, 3], "'the score is still'"
     first_loss, second_loss = circ["iclClean"]
     assert second_loss < 0.5 * first_loss, "the model copies"
     assert circ["iclAblated"][zero, dup, 1] > 0.85 * first_loss, "'close to the first copy's'"
+    from generator.registry import config_facts as _facts
+    assert circ["iclAblated"][zero, dup, 1] > np.log(_facts("tiny")["vocabSize"]), "'and worse than a uniform guess'"
     from generator.registry import config_facts
     assert first_loss > np.log(config_facts("tiny")["vocabSize"]), "'the model does worse than knowing nothing'"
     top4 = [list(np.argsort(-circ["iclAblated"][m, :, 1], kind="stable")[:4]) for m in (zero, mean)]
