@@ -3,6 +3,7 @@ and first line, front matter, and how paths are shown in messages."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 from dataclasses import dataclass
@@ -400,9 +401,15 @@ def _unreadable_line(block: str) -> int:
 
 # Front matter keys the theme (Material) reads as more than text, and what each must be: a wrong
 # type passes YAML and then stops the build with a traceback inside the theme.
-THEME_TEMPLATES = Path(importlib.util.find_spec("material").submodule_search_locations[0]) / "templates" if importlib.util.find_spec("material") else None
 OVERRIDES = Path("overrides")  # mkdocs.yml's theme.custom_dir, from where the course is built
 OWN_OVERRIDES = Path(__file__).resolve().parents[2] / "overrides"  # this repository's
+
+
+@functools.cache
+def _theme_templates() -> Path | None:
+    """Material's templates folder, found without importing it (asked only by a `template:` key)."""
+    spec = importlib.util.find_spec("material")
+    return Path(spec.submodule_search_locations[0]) / "templates" if spec and spec.submodule_search_locations else None
 
 
 def _key_line(block: str, key: str) -> int:
@@ -428,7 +435,7 @@ def _check_theme_keys(data: dict, block: str, shown: str) -> None:
     template = data.get("template")
     if template is not None:
         found = isinstance(template, str) and re.fullmatch(r"[\w./-]+\.html", template) and ".." not in template and (
-            any((d / template).is_file() for d in (OVERRIDES, OWN_OVERRIDES) + ((THEME_TEMPLATES,) if THEME_TEMPLATES else ())))
+            any((d / template).is_file() for d in (OVERRIDES, OWN_OVERRIDES, _theme_templates()) if d is not None))
         if not found:
             fail("template", f"'template' {template!r} is not a template of the theme or of {OVERRIDES.as_posix()}/", "leave it out (main.html is the default) or name a file there")
 

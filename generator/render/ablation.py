@@ -29,6 +29,12 @@ REFS = {"clean": (0, 0), "effect": (1, 2), "ablated": (1, 2), "top": (1, 2), "ot
 ABLATION_WORDS = {"zero": "replaced by zeros", "mean": "replaced by its average output over the natural scoring sentences"}
 
 
+def measure_text(value: float, targets: list[dict]) -> str:
+    """The measure itself: a logit difference with its sign (+7.32), a log-probability with a true
+    minus (−0.19)."""
+    return diff2(value) if len(targets) == 2 else minus2(value)
+
+
 def effect_text(value: float, targets: list[dict]) -> str:
     """A cell's number: a signed change of a logit difference or log-probability; a KL divergence
     (no targets) is the distance itself, never below 0, so it has no sign."""
@@ -76,7 +82,7 @@ def render(d, ctx: Ctx) -> str:
     main = grids[0]
     return templating.render(
         "ablation.html", n=n, model=d.model, token=tok(panel.tokens[pos]), measure=measure_name(targets),
-        clean=None if clean is None else diff2(clean) if len(targets) == 2 else minus2(clean),
+        clean=None if clean is None else measure_text(clean, targets),
         main=main, others=grids[1:], n_head=len(main["rows"][0]), prov=provenance(ctx, [panel], d.caption),
     )
 
@@ -100,7 +106,7 @@ def ref(ref: Ref, fig: Figure) -> str:
     if ref.name == "clean":
         if clean is None:
             ref_fail(ref, "the KL divergence of the clean run is 0", "use effect(...) or top(...)")
-        return diff2(clean) if len(targets) == 2 else minus2(clean)
+        return measure_text(clean, targets)
     if ref.name in ("top", "head"):
         count = int_arg(ref, ref.args[0], "count" if ref.name == "top" else "rank", 1, L * H)
         ranked = ranked_heads(ablation_effects(panel, pos, targets, _mode(ref, fig, ref.args[1:])))
@@ -119,7 +125,7 @@ def ref(ref: Ref, fig: Figure) -> str:
     if clean is None:
         ref_fail(ref, f"'{ref.name}' needs a measured logit difference or log-probability, not the KL divergence", "give the figure `targets:`")
     if ref.name == "ablated":
-        return diff2(clean + e) if len(targets) == 2 else minus2(clean + e)
+        return measure_text(clean + e, targets)
     if len(targets) != 2:
         ref_fail(ref, "a verdict needs a logit difference (two targets)", "give the figure `targets: [her, his]`")
     return verdict(-e, clean)

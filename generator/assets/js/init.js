@@ -11,6 +11,7 @@
     },
     fmt: fmt,
     cellColour: cellColour,
+    tokDisplay: tokDisplay, tokSpoken: tokSpoken, tokSpan: tokSpan,  // a token shown and said (the playground's too)
     tableToggle: tableToggle,  // "Show as a table" (CONTRACT.md, chapter 2's embedding)
     onSchemeChange: onSchemeChange,  // a redraw in the other palette
     onMaterialPage: onMaterialPage,  // Material's instant-navigation hook

@@ -42,18 +42,11 @@
     toks.forEach(function (t, i) { if (counts[t.display] > 1) t.pos = i; });
     return toks;
   }
-  function label(t) {
-    return t.pos == null ? t.display : t.display + String(t.pos).replace(/[0-9]/g, function (d) { return String.fromCharCode(0x2080 + Number(d)); });
-  }
-  function spokenOf(t) {
-    var s = t.text === EOT_SHOWN ? 'end of text' : t.spoken; // a guess of it has no position
-    return t.pos == null ? s : s + ', position ' + t.pos;
-  }
-  function tokSpan(t) {
-    var s = make('span', 'course-tok', label(t));
-    s.setAttribute('aria-label', spokenOf(t));
-    return s;
-  }
+  // A token as every page writes it, shown and said: course.js's own rules (tokDisplay,
+  // tokSpoken, tokSpan), which Python's token_label and token_spoken match.
+  function label(t) { return window.course.tokDisplay(t); }
+  function spokenOf(t) { return window.course.tokSpoken(t); }
+  function tokSpan(t) { return window.course.tokSpan(t); }
 
   function nested(a, rows, cols) {
     var m = [];
