@@ -213,6 +213,23 @@ def test_ties_rank_by_position_and_two_decimals_like_python(tmp_path):
     assert fmt.diff2(-0.001) == "0.00" and fmt.diff2(0.2) == "+0.20"
 
 
+def test_a_printed_weight_is_its_stored_weight_rounded_once(tmp_path):
+    """A trace file stores weights as multiples of 0.00004; the page prints each one rounded to 2
+    decimals once. A 4-decimal copy in between printed 0.86504 as 0.86 (0.8650, just under 0.865
+    in binary) and 0.03496 as 0.04 (0.0350, just over); every number of the page, the course-data
+    it ships and the parts course.js prints from are the stored weights themselves."""
+    row = {0: 0.86504, 1: 0.1, 2: 0.03496}
+    ctx = ctx_for(tmp_path, [synthetic_trace("a b c", plant={(0, 0, 2): row})])
+    out = render.render(directive("attention", 'model: tiny\nsentence: "a b c"\nlayer: 1\nhead: 1\n'), ctx)
+    summary = text_of(re.search(r'<p class="course-summary"[^>]*>.*?</p>', out).group(0))
+    assert summary == "In layer 1, head 1, ·c looks most at a 0.87, ·b 0.10, ·c 0.03.", summary
+    assert re.search(r'<td data-q="2" data-k="0" style="[^"]+">0.87</td>', out)
+    assert re.search(r'<td data-q="2" data-k="2" style="[^"]+">0.03</td>', out)
+    assert course_data(out)["weights"][0][0][2] == [0.86504, 0.1, 0.03496]
+    trace = TraceStore(tmp_path).load("tiny", "a b c")
+    assert context.trace_weights(trace)[0, 0, 2, :3].tolist() == [0.86504, 0.1, 0.03496]
+
+
 @pytest.mark.parametrize("a, b, shown", [
     (0.026, 0.024, "\u22120.01"),  # 0.03 and 0.02: the exact −0.002 would read 0.00
     (0.694, 0.116, "\u22120.57"),  # 0.69 and 0.12: the exact −0.578 would read −0.58
@@ -539,9 +556,9 @@ def part_body(js: bytes) -> tuple[str, dict]:
 
 def test_head_parts_hold_the_stored_files_arrays_and_each_heads_page_weights(tmp_path):
     """The site's parts (and the one-file chapters', the same files joined) are encoded: one per
-    head, `<layer>-<head>.js`, with the trace file's own q, k, v, scores and out objects, byte for
-    byte, and the head's page weights as int16 × 0.0001, which decode to exactly the 4-decimal
-    weights the renderer printed from; and weights.js with every head's page weights only. All
+    head, `<layer>-<head>.js`, with the trace file's own q, k, v, scores, weights and out objects,
+    byte for byte, whose weights decode (as the store's loader rounds) to exactly the weights the
+    renderer printed from; and weights.js with every head's weights only. All
     from the store's one read of the file. A trace held only in memory (a plain dict) gets plain
     parts, with the same weights."""
     from test_committed_traces import decode as decode_readme  # traces/README.md's decoder
@@ -565,8 +582,9 @@ def test_head_parts_hold_the_stored_files_arrays_and_each_heads_page_weights(tmp
             assert part["schemaVersion"] == schema.SCHEMA_VERSION and part["key"] == key and "tokens" not in part and "text" not in part
             assert part["meta"] == {"headDim": trace["meta"]["headDim"], "scaledMaskedFactor": trace["meta"]["headDim"] ** -0.5}
             head = part["fields"]
-            assert {f: head[f] for f in ("q", "k", "v", "scores", "out")} == {f: doc["layers"][l]["heads"][h][f] for f in ("q", "k", "v", "scores", "out")}
-            assert np.array_equal(np.round(decode_readme(head["weights"]), 4), page[l, h]), (l, h)
+            fields = ("q", "k", "v", "scores", "weights", "out")
+            assert {f: head[f] for f in fields} == {f: doc["layers"][l]["heads"][h][f] for f in fields}
+            assert np.array_equal(np.round(decode_readme(head["weights"]), 6), page[l, h]), (l, h)
             assert weights["weights"][l][h] == head["weights"]
     plain = assets.head_parts(dict(trace))
     assert "schemaVersion" not in part_body(plain["2-2.js"])[1]

@@ -19,10 +19,9 @@ import os
 from pathlib import Path
 
 from .. import schema
-from ..store import codec
 from . import format as fmt
 from . import play_model
-from .context import WEIGHT_DECIMALS, trace_weights
+from .context import trace_weights
 from .script import course_js
 
 PACKAGE_ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -30,7 +29,7 @@ COPIED = ("course.css",)  # course.js is joined from its parts (script.py)
 VENDOR = PACKAGE_ASSETS / "vendor"
 PLOTLY_JS = "plotly-cartesian.min.js"  # its name in the site
 # The stored file's encoded fields that a head's part carries as they are (traces/README.md).
-ENCODED_PART_FIELDS = ("q", "k", "v", "scores", "out")
+ENCODED_PART_FIELDS = ("q", "k", "v", "scores", "weights", "out")
 STALE = ("plotly.min.js",)  # generated files of older builds, removed so the site never ships them
 
 
@@ -57,24 +56,17 @@ def plotly_js() -> bytes:
     return data
 
 
-# The page's weights (render.context.trace_weights: 4 decimals) as int16 × 0.0001, so that decoding
-# gives back exactly the doubles the renderer printed its numbers from.
-PAGE_WEIGHTS_SCALE = 10.0 ** -WEIGHT_DECIMALS
-
-
 def _encoded_layers(trace: dict) -> list | None:
-    """Per (layer, head): the stored file's own q, k, v, scores and out objects (so decoding gives
-    the store loader's numbers) and the head's page weights, encoded. None for a trace the store
-    did not decode (one held only in memory)."""
+    """Per (layer, head): the stored file's own q, k, v, scores, weights and out objects, so that
+    decoding gives the store loader's numbers (the weights are the ones the page prints:
+    render.context.trace_weights). None for a trace the store did not decode (one held only in
+    memory)."""
     stored = getattr(trace, "stored_layers", None)
     if stored is None:
         return None
-    weights = trace_weights(trace)  # (layer, head, query, key), as the page's tables print them
     return [
-        [{**{f: head[f] for f in ENCODED_PART_FIELDS},
-          "weights": codec.encode_array(weights[l, h], tril=True, scale=PAGE_WEIGHTS_SCALE)}
-         for h, head in enumerate(layer["heads"])]
-        for l, layer in enumerate(stored)
+        [{f: head[f] for f in ENCODED_PART_FIELDS} for head in layer["heads"]]
+        for layer in stored
     ]
 
 

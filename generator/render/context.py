@@ -12,11 +12,10 @@ import numpy as np
 
 from .. import heads
 from ..lessons.directives import Directive
-from ..store.codec import weight_grid
+from ..store.codec import on_weights_grid, weight_grid
 from ..lessons.errors import LessonError
 from .format import label_tokens
 
-WEIGHT_DECIMALS = 4  # weights in a page's JSON; every displayed weight is derived from these
 STANDIN_ENV = "COURSE_ALLOW_STANDIN"
 
 
@@ -25,7 +24,7 @@ class Panel:
     """One traced sentence as a figure uses it."""
 
     trace: dict
-    weights: np.ndarray  # (layer, head, query, key), rounded to WEIGHT_DECIMALS, masked cells 0
+    weights: np.ndarray  # (layer, head, query, key), as the trace file stores them (trace_weights), masked cells 0
 
     # the trace's own fields, by the names the renderers use; a repeated token carries its
     # position, so every label made from a panel tells ·red₃ from ·red₇ (format.label_tokens)
@@ -140,11 +139,13 @@ _WEIGHTS_CACHE: dict[int, tuple[dict, np.ndarray]] = {}
 
 
 def trace_weights(trace: dict) -> np.ndarray:
-    """(layer, head, query, key) weights rounded to WEIGHT_DECIMALS, None -> 0."""
+    """(layer, head, query, key) weights as the trace file stores them (codec.on_weights_grid: the
+    loaded weights themselves; an in-memory trace's put on the file's grid), None -> 0. Every
+    weight a page prints and ships is one of these."""
     hit = _WEIGHTS_CACHE.get(id(trace))
     if hit is not None and hit[0] is trace:
         return hit[1]
-    w = np.round(weight_grid(trace), WEIGHT_DECIMALS) + 0.0  # (layer, head, query, key)
+    w = on_weights_grid(weight_grid(trace))  # (layer, head, query, key)
     if len(_WEIGHTS_CACHE) > 64:
         _WEIGHTS_CACHE.clear()
     _WEIGHTS_CACHE[id(trace)] = (trace, w)

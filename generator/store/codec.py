@@ -70,6 +70,16 @@ def encode_array(a, tril: bool = False, scale: float | None = None) -> dict:
     return out
 
 
+def on_weights_grid(a):
+    """Weights as a trace file stores and its loader decodes them: int16 × WEIGHTS_SCALE, rounded to
+    the scale's decimals (the identity on a loaded trace's weights). A page shows and ships exactly
+    these, so that each 2-decimal number it prints is the stored weight's own rounding, not a
+    rounding of a rounding (0.86504 is 0.87; a 4-decimal 0.8650 would print 0.86)."""
+    import numpy as np
+
+    return np.round(np.rint(np.asarray(a, dtype=np.float64) / WEIGHTS_SCALE) * WEIGHTS_SCALE, scale_decimals(WEIGHTS_SCALE)) + 0.0
+
+
 def _masked_to_zero(rows) -> list:
     return [[0.0 if x is None else x for x in row] for row in rows]
 
