@@ -112,7 +112,8 @@ for t in (first, second):
     print(t["text"], decode(t["layers"][L]["heads"][H]["weights"])[i].round(3))  # token i's row, in each sentence
 h = first["layers"][L]["heads"][H]
 w = decode(h["weights"])[i, 0]  # the weight token i puts on the first token
-print(np.linalg.norm(w * decode(h["v"])[0]))  # weight times value: how much the first token hands over
+sizes = decode(first["causal"]["valueNorms"]).reshape(len(first["layers"]), -1, len(first["tokens"]))  # (layer, head, token): ‖v_j W_O‖
+print(w * sizes[L, H, 0])  # weight times the size of v W_O: how much the first token hands over
 ''',
 }
 
