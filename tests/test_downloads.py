@@ -184,6 +184,9 @@ def test_nested_pages_rebase_links_from_their_own_folder(tmp_path):
     assert 'href="../index.html#intro"' in text
     assert 'data-parts="../assets/generated/traces/tiny/cccccccccccc"' in text
     assert 'courseTraceParts["cccccccccccc/1-1"]' in text
+    # the banner says which links work where: a relative link needs the whole course beside it
+    assert "need the whole course" in text and "hosted course" not in text
+
 
 
 def test_with_a_site_url_one_file_links_are_absolute(tmp_path):
@@ -195,6 +198,7 @@ def test_with_a_site_url_one_file_links_are_absolute(tmp_path):
     assert 'href="https://user.github.io/course/index.html#intro"' in text
     assert 'href="https://user.github.io/course/assets/generated/traces/tiny/aaaaaaaaaaaa.json"' in text
     assert 'href="#fig-1"' in text  # in-page links stay
+    assert "open the hosted course and need the network" in text and "the glossary" in text
     assert not re.search(r'href="\.\./', text)
     nested = (site / "downloads/part-deep.html").read_text(encoding="utf-8")
     assert 'href="https://user.github.io/course/index.html#intro"' in nested

@@ -398,9 +398,12 @@ def build_onefile(site_dir: Path, page: str, site_name: str | None = None, warni
     icon_href = icon_link and html.unescape(_one(r"\bhref=\"([^\"]+)\"", icon_link.group(0), "an icon href", page).group(1))
     icon = _data_uri(_resolve(site_dir, page, icon_href)[0]) if icon_href and _is_relative(icon_href) else "data:,"
 
+    rest_of_course = ("open the hosted course and need the network" if site_url
+                      else "need the whole course, the zip, beside this file")
     banner = (
         f"{html.escape(title.split(' - ')[0])}: one chapter of <i>{html.escape(name)}</i> in a single file "
-        "(works offline; links to other chapters need the whole course)."
+        f"(works offline; its links to the rest of the course, such as other chapters, the glossary, "
+        f"the playground, the trace files and the notebooks, {rest_of_course})."
     )
     return ONEFILE_TEMPLATE.format(
         lang=html.escape(lang), title=title, styles="\n".join(styles), body_attrs=body_attrs,
