@@ -224,6 +224,41 @@ def test_a_wrong_answer_fails_its_check_with_a_clear_message(unzipped, offline_e
     assert TODO.startswith("None")  # what an exercise cell starts with: "not done yet", not an error
 
 
+# A plausible mistake for each of the causal chapter's exercises: the wrong head, zeros for the
+# average, the wrong sentence's output, the stream without the final layer norm.
+CAUSAL_MISTAKES = {
+    "averaged": "out = logits(ids, removed=(1, 2))\naveraged = out[pos, a_id] - out[pos, b_id]\ncheck(averaged, 'averaged')",
+    "share": "share_of_head = share(r['outs'][1, 3, pos] @ P['transformer.h.1.attn.c_proj.weight'][96:128])\ncheck(share_of_head, 'share')",
+    "patched": "out = run(ids_into, {(1, 2): run(ids_into)['outs'][1, 2]})['logits']\npatched_gap = out[pos, a_id] - out[pos, b_id]\ncheck(patched_gap, 'patched')",
+    "lens": "lens = softmax_rows(run(ids)['stages'][:, pos] @ W_U.T).max(-1)\ncheck(lens, 'lens')",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CAUSAL_MISTAKES))
+def test_a_wrong_causal_answer_fails_its_check(unzipped, offline_env, name):
+    nb = nbformat.read(unzipped / "causal.ipynb", as_version=4)
+    with pytest.raises(nbclient.exceptions.CellExecutionError) as err:
+        execute(filled(nb, wrong={name: CAUSAL_MISTAKES[name]}), unzipped, offline_env)
+    assert err.value.ename == "AssertionError"
+    assert err.value.evalue.startswith(f"{name}: wrong"), err.value.evalue
+
+
+def test_the_causal_notebook_redoes_each_causal_test_and_not_the_walk(built):
+    """Chapter 5's notebook has a section per causal figure kind (mean-ablation within the ablation
+    one) and none of chapter 3's walk through one head, whose notebook keeps it."""
+    nb_dir = built / "build" / "site" / notebooks.NOTEBOOKS_DIR
+    causal = nbformat.reads((nb_dir / "causal.ipynb").read_text(encoding="utf-8"), as_version=4)
+    text = "\n".join(c.source for c in causal.cells)
+    for heading in ("## The tiny model in numpy", "## Removing a head", "### With its average output instead",
+                    "## Direct logit attribution", "## Activation patching", "## The logit lens"):
+        assert text.count(heading + "\n") == 1, heading
+    assert text.count("def run(") == 1  # the model is written out once
+    walk = walk_steps("tiny")
+    assert not [c for c in causal.cells if c.metadata.get("course", {}).get("step") in walk]
+    chapter3 = nbformat.reads((nb_dir / "attention.ipynb").read_text(encoding="utf-8"), as_version=4)
+    assert walk <= {c.metadata.get("course", {}).get("step") for c in chapter3.cells}
+
+
 @pytest.mark.parametrize("attempt", [
     'socket.create_connection(("93.184.216.34", 80), timeout=5)',
     'socket.getaddrinfo("example.com", 80)',

@@ -10,9 +10,11 @@ notebook with the data it reads.
 A notebook has a section for the first figure of each kind it knows (:data:`SECTIONS`): the
 tokens and ids and the merges (chapter 1), embedding plus position, cosine similarity, the map and
 layer norm (chapter 2), one head step by step (the first attention or compare figure: chapter 3,
-GPT-2's chapter, the causal chapter) and one head on two sentences (the first compare figure),
-head-type scores from their definitions (a scoreboard), and a head removed in numpy (an ablation
-with two targets). The cells that a Code tab shows as its Python view are named steps
+GPT-2's chapter) and one head on two sentences (the first compare figure),
+head-type scores from their definitions (a scoreboard), and the tiny model in numpy (written
+once, by the first causal section) redoing each causal figure of the tiny model with two targets:
+ablation with zeros and with the head's mean, direct logit attribution, patching, the logit lens.
+A page with causal figures and no Code tab on the walk gets no walk (:data:`WALK_STEPS`). The cells that a Code tab shows as its Python view are named steps
 (notebook_cells.STEPS), so page and notebook hold the same text. The cells are generator/render/notebook_cells.py's and notebook_causal.py's;
 this module works out where each one looks (a file, a layer and head, a position) from the same
 traces and pick rules as the figures.
@@ -24,10 +26,12 @@ nbformat writes it (sorted keys), so the same inputs give the same bytes. No tor
 from __future__ import annotations
 
 import hashlib
+import json
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import heads
 from ..lessons import pages
 from ..lessons.source import iter_markdown
 from ..registry import CONFIG_FILES
@@ -35,7 +39,8 @@ from ..render import causal_data
 from ..render.context import Ctx, load_panel
 from ..render.pick import pick_head
 from ..render.token_names import resolve_token
-from ..store import TraceStore
+from ..markdown import python_view
+from ..store import TraceStore, circuits_file
 from ..store.vectors_file import read as read_vectors
 from . import downloads
 from ..render import notebook_causal, notebook_cells as cells
@@ -154,21 +159,108 @@ def _scoreboard(d, ctx: Ctx, done: set) -> cells.Section:
     return cells.head_scores(d.model, scores.doc["definitions"], files["previous-token"], files["induction"])
 
 
+# ---------------------------------------------------------------- the causal tests, redone in numpy
+
+
+def _causal_panel(d, ctx: Ctx, sentence: str, title: str):
+    """(the figure's panel, None), or (None, a pending section) where its trace is missing or was
+    made with other weights than the committed ones that the notebook runs."""
+    panel = load_panel(d, d.model, sentence, ctx)
+    if panel is None:
+        return None, cells.pending(title, d.model)
+    weights = CONFIG_FILES["tiny"].parent / "model.safetensors"
+    if hashlib.sha256(weights.read_bytes()).hexdigest()[:12] != panel.meta.get("revision"):
+        return None, cells.pending(f"{title} (the committed weights are not the traced ones)", d.model)
+    return panel, None
+
+
+def _with_forward(section: cells.Section, done: set) -> cells.Section:
+    """The section, after the numpy model when no earlier section of the notebook wrote it."""
+    if "forward" in done:
+        return section
+    done.add("forward")
+    first = notebook_causal.forward()
+    return cells.Section(first.cells + section.cells, first.answers + section.answers, first.files + section.files)
+
+
+def _focus(d, panel) -> tuple[int, str]:
+    """The position a figure follows (its `token:`, else the sentence's last) and its label."""
+    token = getattr(d, "token", None)  # a lens figure has none: it shows every position
+    pos = len(panel.tokens) - 1 if token is None else resolve_token(token, panel.tokens, d.where, f"{d.kind}: token")
+    return pos, panel.tokens[pos]["display"]
+
+
+def _mean_reference(ctx: Ctx, panel) -> list[str] | None:
+    """The trace files of the texts that mean-ablation averaged over, when the trace says they are
+    heads.SCORING_SENTENCES as they stand and every one is traced; else None."""
+    record = panel.trace["causal"].get("meanReference") or {}
+    texts = list(heads.SCORING_SENTENCES)
+    digest = hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode()).hexdigest()[:12]
+    if record.get("texts") != "heads.SCORING_SENTENCES" or record.get("sha") != digest:
+        return None
+    files = [_trace_file(ctx, "tiny", text) for text in texts]
+    return None if None in files else files
+
+
 def _ablation(d, ctx: Ctx, done: set) -> cells.Section | None:
     if d.model != "tiny" or len(d.targets) != 2:
         return None  # the notebook removes a head of the tiny model and measures a logit difference
-    panel = load_panel(d, d.model, d.sentence, ctx)
+    panel, pending = _causal_panel(d, ctx, d.sentence, "Removing a head")
     if panel is None:
-        return cells.pending("Removing a head", d.model)
-    weights = CONFIG_FILES["tiny"].parent / "model.safetensors"
-    if hashlib.sha256(weights.read_bytes()).hexdigest()[:12] != panel.meta.get("revision"):
-        return cells.pending("Removing a head (the committed weights are not the traced ones)", d.model)
-    pos = len(panel.tokens) - 1 if d.token is None else resolve_token(d.token, panel.tokens, d.where, f"{d.kind}: token")
+        return pending
+    pos, pos_text = _focus(d, panel)
     targets = causal_data.target_tokens(d.model, d.targets, d.where, d.kind)
     effects = causal_data.ablation_effects(panel, pos, targets, "zero")  # (layer, head)
     layer, head, _ = causal_data.ranked_heads(effects)[0]
-    return notebook_causal.ablation(_trace_file(ctx, d.model, d.sentence), d.sentence, pos, panel.tokens[pos]["display"],
-                          [(t["id"], t["display"]) for t in targets], layer, head)
+    return _with_forward(notebook_causal.ablation(
+        _trace_file(ctx, d.model, d.sentence), d.sentence, pos, pos_text, [(t["id"], t["display"]) for t in targets],
+        layer, head, _mean_reference(ctx, panel) if "mean" in panel.trace["causal"]["ablations"] else None), done)
+
+
+def _attribution(d, ctx: Ctx, done: set) -> cells.Section | None:
+    if d.model != "tiny" or len(d.targets) != 2:
+        return None  # the notebook splits a logit difference
+    panel, pending = _causal_panel(d, ctx, d.sentence, "Direct logit attribution")
+    if panel is None:
+        return pending
+    pos, pos_text = _focus(d, panel)
+    targets = causal_data.target_tokens(d.model, d.targets, d.where, d.kind)
+    shares = causal_data.dla_parts(panel, pos, targets)  # (part,)
+    L, H = panel.weights.shape[:2]
+    layer, head, _ = causal_data.ranked_heads(shares[1:1 + L * H].reshape(L, H))[0]  # the heads are parts 1 … L·H
+    return _with_forward(notebook_causal.attribution(
+        _trace_file(ctx, d.model, d.sentence), d.sentence, pos, pos_text, [(t["id"], t["display"]) for t in targets],
+        layer, head), done)
+
+
+def _patching(d, ctx: Ctx, done: set) -> cells.Section | None:
+    if d.model != "tiny" or len(d.targets) != 2:
+        return None
+    panel, pending = _causal_panel(d, ctx, d.sentences[0], "Activation patching")
+    files = [_trace_file(ctx, d.model, text) for text in d.sentences[:2]]
+    if panel is None or None in files:
+        return pending or cells.pending("Activation patching", d.model)
+    targets = causal_data.target_tokens(d.model, d.targets, d.where, d.kind)
+    entry = circuits_file.find_pair(ctx.store, d.model, d.sentences[0], d.sentences[1], [t["id"] for t in targets],
+                                    len(panel.tokens), *panel.weights.shape[:2])
+    if entry is None:
+        return cells.pending("Activation patching", d.model)
+    pos, pos_text = _focus(d, panel)
+    gap = entry["patched"][:, :, pos, 0] - entry["patched"][:, :, pos, 1]  # (layer, head)
+    layer, head, _ = causal_data.ranked_heads(gap - (entry["cleanA"][pos, 0] - entry["cleanA"][pos, 1]))[0]
+    return _with_forward(notebook_causal.patching(
+        (files[0], files[1]), (d.sentences[0], d.sentences[1]), pos, pos_text,
+        [(t["id"], t["display"]) for t in targets], layer, head), done)
+
+
+def _lens(d, ctx: Ctx, done: set) -> cells.Section | None:
+    if d.model != "tiny":
+        return None
+    panel, pending = _causal_panel(d, ctx, d.sentence, "The logit lens")
+    if panel is None:
+        return pending
+    pos, pos_text = _focus(d, panel)
+    return _with_forward(notebook_causal.lens(_trace_file(ctx, d.model, d.sentence), d.sentence, pos, pos_text), done)
 
 
 # figure kind -> its section, for the first figure of the kind that gets one (a section may
@@ -186,7 +278,14 @@ SECTIONS = {
     "pair": _pair,
     "scoreboard": _scoreboard,
     "ablation": _ablation,
+    "attribution": _attribution,
+    "patching": _patching,
+    "lens": _lens,
 }
+CAUSAL_KINDS = ("ablation", "attribution", "patching", "lens")
+# The steps of the head walked step by step (notebook_cells.attention): a page with causal figures
+# gets the walk only when one of its Code tabs shows one of them; the others start from the causal tests.
+WALK_STEPS = frozenset({"grid", "head", "scores", "softmax", "row", "values", "concat"})
 SAME_AS = {"compare": ("attention", "pair")}
 
 
@@ -205,6 +304,14 @@ def build_notebook(md: Path, page: str, ctx: Ctx) -> Notebook | None:
     title = page_title(md)
     opening = cells.opening(title, page.removesuffix(".html") + ".md")
     sections, done = [opening], set()
+    viewed = {name for line in md.read_text(encoding="utf-8").splitlines()
+              if (m := python_view.MARK_RE.match(line)) for name in m.group(2).split()}
+    if any(d.kind in CAUSAL_KINDS for d in directives) and not viewed & WALK_STEPS:
+        done.add("attention")
+        sections.append(cells.Section())
+        sections[-1].md("This notebook starts from what heads *do*. Computing a head's weights from "
+                        "its queries and keys, step by step, is in the notebook of the chapter on "
+                        "attention.")
     for d in directives:
         for kind in SAME_AS.get(d.kind, (d.kind,)):
             if kind in done or kind not in SECTIONS:
