@@ -104,6 +104,15 @@ id: abher
 ```
 
 Log P {{{{ abher.clean }}}}, without L2H3 {{{{ abher.ablated(L2H3) }}}}.
+
+```attribution
+model: tiny
+sentence: "{LILY}"
+targets: [her]
+id: dlaher
+```
+
+One target: {{{{ dlaher.measure }}}} is {{{{ dlaher.total }}}}.
 '''
 
 
@@ -160,6 +169,20 @@ def test_attribution_parts_add_up_on_the_page(course):
     total = float(re.search(r"Sum</th><td>([^<]+)</td>", fig)[1].replace("\u2212", "-"))
     assert len(shares) == 1 + 16 + 4 + 1
     assert abs(sum(shares) - total) <= 0.005 * len(shares), "each share is rounded to 2 decimals"
+
+
+def test_a_one_target_attribution_splits_the_logit_and_says_so(course):
+    """Direct shares add up to a logit, not to a log-probability: a one-target figure names its
+    measure logit(·her), and its total is the clean run's logit of ·her."""
+    root, built = course
+    fig = built.html("causal.md").split('data-kind="attribution"')[2].split("</figure>")[0]
+    c = stored(root, LILY)["causal"]
+    pos = 5
+    her = int(np.flatnonzero(np.asarray(c["followed"][pos]) == ids("her")[0])[-1])
+    logit = f"{c['cleanLogit'][pos, her]:.2f}".replace("-", "\u2212")
+    assert f"logit(\u00b7her) is {logit}" in text_of(fig)
+    assert "log P" not in text_of(fig)
+    assert f"One target: logit(\u00b7her) is {logit}." in text_of(built.html("causal.md"))
 
 
 def test_patching_and_lens_and_circuit_read_their_files(course):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..lessons.refs import Ref
 from . import templating
-from .causal_data import clean_measure, dla_parts, follows, measure_name, signed_style, target_tokens, verdict
+from .causal_data import column, dla_parts, follows, measure_name, signed_style, target_tokens, verdict
 from .context import Ctx, Figure, Missing, load_panel
 from .format import diff2, f2, minus2, shown, tok
 from .grid import provenance
@@ -48,12 +48,22 @@ def render(d, ctx: Ctx) -> str:
     rows = [{"part": p, "words": _words(p), "text": diff2(float(v)), "style": signed_style(float(v), scale),
              "width": round(100 * abs(float(v)) / scale, 1), "negative": float(v) < 0} for p, v in zip(parts, values)]
     top = max(range(len(parts)), key=lambda i: (abs(shown(float(values[i]))), -i))
-    total = clean_measure(panel, pos, targets)
     return templating.render(
-        "attribution.html", n=n, model=d.model, token=tok(panel.tokens[pos]), measure=measure_name(targets),
-        total=diff2(total) if len(targets) == 2 else minus2(float(values.sum())),
+        "attribution.html", n=n, model=d.model, token=tok(panel.tokens[pos]), measure=measure_name(targets, one="logit"),
+        total=_total_text(_total(panel, pos, targets), targets),
         rows=rows, top=rows[top], prov=provenance(ctx, [panel], d.caption),
     )
+
+
+def _total(panel, pos: int, targets: list[dict]) -> float:
+    """What the parts add up to: the clean run's logit of the one target, or the difference of
+    the two targets' logits (the stored number, not the sum of the rounded shares)."""
+    logits = [float(panel.trace["causal"]["cleanLogit"][pos, column(panel, pos, t["id"])]) for t in targets]
+    return logits[0] - logits[1] if len(logits) == 2 else logits[0]
+
+
+def _total_text(total: float, targets: list[dict]) -> str:
+    return diff2(total) if len(targets) == 2 else minus2(total)
 
 
 def _part(ref: Ref, parts: list[str], arg: str) -> int:
@@ -66,11 +76,11 @@ def ref(ref: Ref, fig: Figure) -> str:
     panel, pos, targets = fig.panels[0], fig.focus, fig.numbers["targets"]
     parts = panel.trace["causal"]["parts"]
     values = dla_parts(panel, pos, targets)
-    total = float(values.sum())
+    total = _total(panel, pos, targets)
     if ref.name == "measure":
-        return measure_name(targets)
+        return measure_name(targets, one="logit")
     if ref.name == "total":
-        return diff2(total)
+        return _total_text(total, targets)
     if ref.name == "top":
         k = int_arg(ref, ref.args[0], "count", 1, len(parts))
         order = sorted(range(len(parts)), key=lambda i: (-abs(shown(float(values[i]))), i))[:k]

@@ -71,13 +71,14 @@ def column(panel: Panel, pos: int, token_id: int) -> int:
     return int(hits[-1])  # a target that is also in the top 5 has the same numbers in both places
 
 
-def measure_name(targets: list[dict]) -> str:
+def measure_name(targets: list[dict], one: str = "log P") -> str:
     """How a figure's measured quantity reads in prose: logit(·her) − logit(·his), log P(·her),
-    or the KL divergence."""
+    or the KL divergence. `one` names a single target's measure: direct logit attribution splits
+    a logit, whose parts add up to it, not a log-probability (`one="logit"`)."""
     if len(targets) == 2:
         return f"logit({targets[0]['display']}) − logit({targets[1]['display']})"
     if len(targets) == 1:
-        return f"log P({targets[0]['display']})"
+        return f"{one}({targets[0]['display']})"
     return "the KL divergence of the next-token distribution"
 
 
