@@ -208,6 +208,8 @@ def test_the_notebook_runs_and_every_check_passes(unzipped, offline_env, stem):
     checks = len(re.findall(r"(?m)^check\(", "\n".join(c.source for c in done.cells if c.cell_type == "code")))
     assert len(right) == checks, f"{stem}: {checks} checks, {len(right)} passed: {printed(done)}"
     assert not [line for line in printed(done) if "not done yet" in line]
+    warned = [o["text"] for c in done.cells if c.cell_type == "code" for o in c.outputs if o.get("name") == "stderr"]
+    assert not warned, f"{stem}: a right answer printed warnings: {warned}"
     if stem == "gpt2" and not (REPO / "traces" / "gpt2").is_dir():
         assert "traces pending" in "\n".join(c.source for c in shipped.cells)
 
