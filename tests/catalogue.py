@@ -135,12 +135,17 @@ class Case:
     command: str = "site"  # site | strict | traces
     traces_exit: int = 2
     line_offset: int = 0  # the error names the line this far from `at`'s
+    option: str | None = None  # ... or the line of this option of the figure whose fence `at` finds
 
     def line(self) -> str:
         text = self.files[self.file] if self.files and self.file in self.files else self.lesson
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
-        where = f"{self.file}:{line_of(text, self.at, self.nth) + self.line_offset}" if self.at is not None else self.file
+        n = line_of(text, self.at, self.nth) + self.line_offset if self.at is not None else None
+        if n is not None and self.option:  # a mistake in one option names that option's line
+            lines = text.split("\n")
+            n = next(i for i in range(n + 1, len(lines) + 1) if lines[i - 1].lstrip().startswith(self.option + ":"))
+        where = f"{self.file}:{n}" if n is not None else self.file
         if "{where}" in self.expected:  # a line that names the place inside it
             return self.expected.replace("{where}", where)
         return f"{where}: {self.expected}"
@@ -185,18 +190,18 @@ UNMARKED = with_gpt2("In this head ·it gives {{ g.weight(it, animal) }} to ·an
 CASES = [
     # ---- directives (the asset step parses every page before MkDocs starts)
     Case("unknown-model", bad("model: tiny\nsentence: \"Lily", "model: gpt3\nsentence: \"Lily"),
-         "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```attention"),
+         "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```attention", option="model"),
     Case("layer-out-of-range", bad("layer: 3\n", "layer: 5\n"),
-         "attention: layer 5 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)", at="```attention"),
+         "attention: layer 5 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)", at="```attention", option="layer"),
     Case("head-out-of-range-in-a-tab", bad("head: 2\n", "head: 7\n"),
-         "compare: head 7 is out of range for tiny, which has heads 1 to 4. Fix: use a head from 1 to 4 (counting from 1)", at="```compare"),
+         "compare: head 7 is out of range for tiny, which has heads 1 to 4. Fix: use a head from 1 to 4 (counting from 1)", at="```compare", option="head"),
     Case("layer-counted-from-zero", bad("layer: 1\n", "layer: 0\n"),
-         "compare: layer 0 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)", at="```compare"),
+         "compare: layer 0 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)", at="```compare", option="layer"),
     Case("malformed-yaml", bad("id: lily\n", "id: [lily\n"),
          "attention: malformed YAML (body line 5, column 10): expected ',' or ']', but got '<stream end>'. Fix: write the options as `key: value` lines; quote sentences that contain ':' or '#'",
          at="```attention"),
     Case("unknown-option", bad("id: lily\n", "id: lily\ncolour: red\n"),
-         "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token", at="```attention"),
+         "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token", at="```attention", option="colour"),
     Case("missing-sentence", bad('sentence: "Lily wanted to play with her"\n', ""),
          "attention: missing option 'sentence'. Fix: add `sentence: ...` to the block", at="```attention"),
     Case("no-head-chosen", bad("layer: 3\nhead: 3\n", ""),
@@ -204,28 +209,28 @@ CASES = [
     Case("duplicate-id", bad("id: sm\n", "id: lily\n"),
          "softmax: id 'lily' is used twice on this page (first at content/lesson.md:9). Fix: give each figure its own id", at="```softmax"),
     Case("empty-sentence", bad('sentence: "Lily wanted to play with her"\n', 'sentence: ""\n'),
-         "attention: the sentence is empty. Fix: write the sentence to trace", at="```attention"),
+         "attention: the sentence is empty. Fix: write the sentence to trace", at="```attention", option="sentence"),
     Case("sentence-is-a-number", bad('sentence: "Lily wanted to play with her"\n', "sentence: 42\n"),
-         "attention: a sentence must be text, not int 42. Fix: quote the sentence", at="```attention"),
+         "attention: a sentence must be text, not int 42. Fix: quote the sentence", at="```attention", option="sentence"),
     Case("compare-one-sentence", bad('sentences: ["Lily wanted to play with her", "Ben wanted to play with her"]', 'sentences: ["Lily wanted to play with her"]'),
-         "compare: 'sentences' must be a list of exactly two sentences. Fix: write `sentences: [\"first sentence\", \"second sentence\"]`", at="```compare"),
+         "compare: 'sentences' must be a list of exactly two sentences. Fix: write `sentences: [\"first sentence\", \"second sentence\"]`", at="```compare", option="sentences"),
     Case("pick-rule-unknown", bad("layer: 3\nhead: 3\n", "pick: loudest\n"),
-         "attention: unknown pick rule 'loudest'. Fix: use one of: max-weight, previous-token, first-token, self", at="```attention"),
+         "attention: unknown pick rule 'loudest'. Fix: use one of: max-weight, previous-token, first-token, self", at="```attention", option="pick"),
     Case("softmax-one-score", bad("scores: [2, 1, 0]\nlabels: [Lily, ran, she]\n", "scores: [2]\n"),
-         "softmax: 'scores' has 1 numbers. Fix: give between 2 and 8 scores", at="```softmax"),
+         "softmax: 'scores' has 1 numbers. Fix: give between 2 and 8 scores", at="```softmax", option="scores"),
     # ---- stepper vectors
     Case("stepper-missing-vector", bad("query: [[1, 0], [0, 1], [2, 0]]", "query: [[1, 0], [0, 1]]"),
-         "stepper: 'query' must have one vector per token (3). Fix: give 3 vectors, like `query: [[1, 0], ...]`", at=FENCE_STEPPER),
+         "stepper: 'query' must have one vector per token (3). Fix: give 3 vectors, like `query: [[1, 0], ...]`", at=FENCE_STEPPER, option="query"),
     Case("stepper-key-length", bad("key: [[2, 0], [0, 1], [1, 1]]", "key: [[2, 0], [0, 1, 5], [1, 1]]"),
          "stepper: queries and keys must all have the same length. Fix: give every query and key the same number of entries", at=FENCE_STEPPER),
     Case("stepper-not-a-number", bad("value: [[1, 0], [0, 1], [0.5, 0.5]]", "value: [[1, 0], [0, one], [0.5, 0.5]]"),
-         "stepper: 'value' holds 'one', which is not a finite number. Fix: write `value` with numbers only", at=FENCE_STEPPER),
+         "stepper: 'value' holds 'one', which is not a finite number. Fix: write `value` with numbers only", at=FENCE_STEPPER, option="value"),
     Case("stepper-infinite", bad("query: [[1, 0], [0, 1], [2, 0]]", "query: [[1, 0], [0, .inf], [2, 0]]"),
-         "stepper: 'query' holds inf, which is not a finite number. Fix: write `query` with numbers only", at=FENCE_STEPPER),
+         "stepper: 'query' holds inf, which is not a finite number. Fix: write `query` with numbers only", at=FENCE_STEPPER, option="query"),
     Case("stepper-huge", bad("query: [[1, 0], [0, 1], [2, 0]]", "query: [[1, 0], [0, 1e308], [2, 0]]"),
-         "stepper: 'query' holds 1e+308, larger in size than 1,000,000. Fix: write `query` with numbers between -1,000,000 and 1,000,000", at=FENCE_STEPPER),
+         "stepper: 'query' holds 1e+308, larger in size than 1,000,000. Fix: write `query` with numbers between -1,000,000 and 1,000,000", at=FENCE_STEPPER, option="query"),
     Case("stepper-focus", bad("id: st\n", "focus: Ben\nid: st\n"),
-         "stepper: focus 'Ben' is not one of the tokens. Fix: use one of: Lily, ran, she", at=FENCE_STEPPER),
+         "stepper: focus 'Ben' is not one of the tokens. Fix: use one of: Lily, ran, she", at=FENCE_STEPPER, option="focus"),
     # ---- prose references (checked while MkDocs renders the page)
     Case("ref-unknown-figure", bad("{{ lily.layer }}", "{{ lilly.layer }}"),
          "reference {{ lilly.layer }}: no figure with id 'lilly' on this page (ids here: lily, pair, sm, st). Fix: give the figure `id: lilly` or use one of the ids above",
@@ -372,7 +377,7 @@ CASES = [
          "a reference inside a link or image address. Fix: put the reference in the link's text, not in its address",
          at="[grid]: https"),
     Case("stepper-focus-repeated", bad("tokens: [Lily, ran, she]", "tokens: [she, ran, she]").replace("id: st\n", "focus: she\nid: st\n").replace("{{ st.score(she, Lily) }}", "{{ st.score(ran, #1) }}"),
-         "stepper: focus 'she' is tokens 1 and 3. Fix: give its position instead, like `focus: 3`", at=FENCE_STEPPER),
+         "stepper: focus 'she' is tokens 1 and 3. Fix: give its position instead, like `focus: 3`", at=FENCE_STEPPER, option="focus"),
     Case("duplicate-key", bad("layer: 3\nhead: 3\n", "layer: 3\nhead: 3\nlayer: 2\n"),
          "attention: the block gives the option 'layer' twice (body lines 3 and 5). Fix: keep one of them", at="```attention"),
     Case("duplicate-key-in-pick", bad("layer: 3\nhead: 3\n", "pick: {rule: self, rule: previous-token}\n"),
@@ -388,14 +393,14 @@ CASES = [
     Case("stx-etx-in-a-sentence", bad(SENTENCE, 'sentence: "Lily \x02wanted\x03 to play with her"\n'),
          "the line holds the control character U+0002 at column 17. Fix: remove it; a lesson is plain, printable text", at="sentence: \"Lily \x02"),
     Case("stx-escaped-in-a-sentence", bad(SENTENCE, 'sentence: "Lily \\x02wanted\\x03 to play with her"\n'),
-         "attention: 'sentence' holds the control character U+0002 at character 6. Fix: remove it; a figure's text is plain, printable text", at="```attention"),
+         "attention: 'sentence' holds the control character U+0002 at character 6. Fix: remove it; a figure's text is plain, printable text", at="```attention", option="sentence"),
     Case("lone-surrogate-in-a-sentence", bad(SENTENCE, 'sentence: "Lily \\ud800 wanted to play with her"\n'),
          "attention: 'sentence' holds the lone surrogate U+D800 (half of a UTF-16 pair, not a character) at character 6. Fix: remove it; a figure's text is plain, printable text",
-         at="```attention"),
+         at="```attention", option="sentence"),
     Case("nul-in-prose", bad("Attention is how", "Attention\x00 is how"),
          "the line holds the control character U+0000 at column 10. Fix: remove it; a lesson is plain, printable text", at="Attention\x00"),
     Case("control-character-in-a-label", bad("labels: [Lily, ran, she]", 'labels: [Lily, "r\\x03an", she]'),
-         "softmax: 'labels' holds the control character U+0003 at character 2. Fix: remove it; a figure's text is plain, printable text", at="```softmax"),
+         "softmax: 'labels' holds the control character U+0003 at character 2. Fix: remove it; a figure's text is plain, printable text", at="```softmax", option="labels"),
     Case("homoglyph-in-a-reference", bad("{{ st.score(she, Lily) }}", "{{ st.score(sh\u0435, Lily) }}"),
          "reference {{ st.score(sh\u0435, Lily) }}: no single token 'sh\u0435' in this stepper (tokens: Lily, ran, she); 'sh\u0435' only looks like #3 'she': it has U+0435 CYRILLIC SMALL LETTER IE where #3 has U+0065 LATIN SMALL LETTER E. Fix: name one of these tokens, or give its position like #2",
          at="st.score(sh\u0435"),
@@ -410,10 +415,10 @@ CASES = [
          at="g.token(13)"),
     Case("gpt2-token-option-not-in-the-sentence", with_gpt2("Its top: {{ g.top(it, 2) }}.\n{: .needs-traces }", GPT2_FIG.replace("id: g\n", "token: wide\nid: g\n")),
          f"attention: 'token': no token 'wide' in the sentence; its tokens are {IT_TOKENS}. Fix: name one of these tokens, or give its position like #6",
-         at="```attention", nth=2),
+         at="```attention", nth=2, option="token"),
     Case("gpt2-pick-token-not-in-the-sentence", with_gpt2("", GPT2_FIG.replace("layer: 1\nhead: 1\n", "pick: {rule: max-weight, from: it, to: dog}\n")),
          f"attention: pick.to: no token 'dog' in the sentence; its tokens are {IT_TOKENS}. Fix: name one of these tokens, or give its position like #6",
-         at="```attention", nth=2),
+         at="```attention", nth=2, option="pick"),
     Case("gpt2-sentence-past-the-context", with_gpt2("", GPT2_FIG.replace(IT, "a." * 600)),
          "attention: gpt2: 'a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.'… is 1201 tokens, longer than gpt2's context of 1024 tokens. Fix: shorten the sentence to at most 1024 tokens",
          at="```attention", nth=2),
@@ -448,7 +453,7 @@ CASES = [
 # Cases for `python -m generator traces` (content + tiny model): exit status 2, store untouched.
 TRACE_CASES = [
     Case("traces-unknown-model", bad("model: tiny\nsentence: \"Lily", "model: gpt3\nsentence: \"Lily"),
-         "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```attention", command="traces"),
+         "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```attention", command="traces", option="model"),
     Case("traces-over-the-context", bad('sentence: "Lily wanted to play with her"', 'sentence: "' + "Lily ran. " * 120 + '"'),
          None, at="```attention", command="traces"),  # expected filled in below (token count)
     Case("traces-yaml-alias-bomb", BOMB,
@@ -459,7 +464,7 @@ TRACE_CASES = [
          at="> ```attention", command="traces"),
     Case("traces-lone-surrogate", bad(SENTENCE, 'sentence: "Lily \\udc80 wanted to play with her"\n'),
          "attention: 'sentence' holds the lone surrogate U+DC80 (half of a UTF-16 pair, not a character) at character 6. Fix: remove it; a figure's text is plain, printable text",
-         at="```attention", command="traces"),
+         at="```attention", command="traces", option="sentence"),
     Case("traces-stx-etx", bad(SENTENCE, 'sentence: "Lily \x02wanted\x03 to play with her"\n'),
          "the line holds the control character U+0002 at column 17. Fix: remove it; a lesson is plain, printable text", at="sentence: \"Lily \x02", command="traces"),
     Case("traces-not-utf8", None, "the file is not UTF-8 text (byte 0xE9 at column 4). Fix: save the file as UTF-8", command="traces",

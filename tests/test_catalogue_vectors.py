@@ -76,11 +76,11 @@ def vectors_text(**changes) -> str:
 VECTORS = "traces/tiny/vectors.json"
 CASES = [
     case("tokens-unknown-model", bad('id: tk\n', 'models: [tiny, gpt3]\nid: tk\n'),
-         "tokens: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```tokens"),
+         "tokens: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```tokens", option="models"),
     case("tokens-sentence-twice", bad('"Mommy said the sandcastle was beautiful."', '"Lily wanted to play with her"'),
-         "tokens: a sentence is listed twice. Fix: list each sentence once", at="```tokens"),
+         "tokens: a sentence is listed twice. Fix: list each sentence once", at="```tokens", option="sentences"),
     case("merges-two-words", bad('word: " playing"', 'word: "to play"'),
-         "merges: 'word' 'to play' is not one word. Fix: write one word of at most 40 characters, with its leading space if it has one: `word: \" playing\"`", at="```merges"),
+         "merges: 'word' 'to play' is not one word. Fix: write one word of at most 40 characters, with its leading space if it has one: `word: \" playing\"`", at="```merges", option="word"),
     case("merges-cut-before-bpe", bad('word: " playing"', 'word: "play!"'),
          "merges: the tokenizer cuts 'play!' into 2 pieces before BPE: 'play', '!'. Fix: give one word, with its leading space if it has one: `word: \" playing\"`", at="```merges"),
     case("embedding-gpt2", bad("model: tiny\nsentence", "model: gpt2\nsentence"),

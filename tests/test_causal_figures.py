@@ -320,25 +320,28 @@ Removing it moves the prediction by {{{{ ab.effect(L1H4) }}}}.
     assert not _build(tmp_path, other).ok, "a number about another head does not test this one"
 
 
+# (kind, body, message, the line of the option it names or 0 for the fence)
 MISTAKES = [
-    ("ablation", f'sentence: "{LILY}"\ntargets: [her, his, him]', "ablation: 'targets' must be a list of 0 to 2 token names"),
-    ("ablation", f'sentence: "{LILY}"\nablation: half', "ablation: 'ablation' must be one of zero, mean, not 'half'"),
-    ("ablation", f'sentence: "{LILY}"\ntargets: [xqzvw]', "ablation: targets: 'xqzvw' is not one token of tiny's vocabulary"),
-    ("attribution", f'sentence: "{LILY}"', "attribution: missing option 'targets'"),
-    ("patching", f'sentences: ["{LILY}", "Ben wanted to play"]\ntargets: [her, his]', "patching: the two sentences are 6 and 5 tokens"),
-    ("lens", f'sentence: "{LILY}"\nguesses: 9', "lens: 'guesses' must be from 1 to 5, not 9"),
-    ("circuit", "head: L9H1", "circuit: L9H1 is not a head of tiny"),
-    ("circuit", "head: L1H2", "circuit: L1H2 is in the first layer"),
-    ("circuit", "head: L4H4\nkind: copying", "circuit: unknown score kind 'copying'"),
-    ("ablation", f'sentence: "{LILY}"\ntargets: [her, " her"]', "ablation: 'targets' names the same token twice ('her' and ' her' are both ·her)"),
-    ("patching", f'sentences: ["{LILY}", "{BEN}"]\ntargets: [·his, his]', "patching: 'targets' names the same token twice ('·his' and 'his' are both ·his)"),
+    ("ablation", f'sentence: "{LILY}"\ntargets: [her, his, him]', "ablation: 'targets' must be a list of 0 to 2 token names", 6),
+    ("ablation", f'sentence: "{LILY}"\nablation: half', "ablation: 'ablation' must be one of zero, mean, not 'half'", 6),
+    ("ablation", f'sentence: "{LILY}"\ntargets: [xqzvw]', "ablation: targets: 'xqzvw' is not one token of tiny's vocabulary", 6),
+    ("attribution", f'sentence: "{LILY}"', "attribution: missing option 'targets'", 0),
+    ("patching", f'sentences: ["{LILY}", "Ben wanted to play"]\ntargets: [her, his]', "patching: the two sentences are 6 and 5 tokens", 5),
+    ("lens", f'sentence: "{LILY}"\nguesses: 9', "lens: 'guesses' must be from 1 to 5, not 9", 6),
+    ("circuit", "head: L9H1", "circuit: L9H1 is not a head of tiny", 0),
+    ("circuit", "head: L1H2", "circuit: L1H2 is in the first layer", 0),
+    ("circuit", "head: L4H4\nkind: copying", "circuit: unknown score kind 'copying'", 6),
+    ("ablation", f'sentence: "{LILY}"\ntargets: [her, " her"]', "ablation: 'targets' names the same token twice ('her' and ' her' are both ·her)", 6),
+    ("patching", f'sentences: ["{LILY}", "{BEN}"]\ntargets: [·his, his]', "patching: 'targets' names the same token twice ('·his' and 'his' are both ·his)", 6),
 ]
 
 
-@pytest.mark.parametrize("kind, body, message", MISTAKES, ids=[f"{k}-{i}" for i, (k, _b, _m) in enumerate(MISTAKES)])
-def test_a_causal_figure_mistake_is_one_line_at_its_fence(tmp_path, kind, body, message):
+@pytest.mark.parametrize("kind, body, message, line", MISTAKES, ids=[f"{k}-{i}" for i, (k, _b, _m, _l) in enumerate(MISTAKES)])
+def test_a_causal_figure_mistake_is_one_line_at_its_option(tmp_path, kind, body, message, line):
+    """`line`: the line of the option the mistake is in (the fence is line 3, `model: tiny` 4,
+    the body 5 and 6), or 0 for a mistake of the whole block, which names the fence's line."""
     built = _build(tmp_path, f"# Bad\n\n```{kind}\nmodel: tiny\n{body}\n```\n")
     assert not built.ok
     hits = [ln for ln in built.log.splitlines() if message in ln]
-    assert hits and "content/jobs.md:3:" in hits[0], built.log[-800:]
+    assert hits and f"content/jobs.md:{line or 3}:" in hits[0], built.log[-800:]
     assert "Traceback" not in built.log and not (tmp_path / "site" / "jobs.html").exists()

@@ -359,20 +359,21 @@ def test_every_number_in_the_chapters_prose_is_a_reference():
 
 
 def test_directive_mistakes_are_one_line():
+    # (kind, body) -> (message, the body line of the option it names, or 0 for the fence's line)
     cases = {
-        ("tokens", 'sentences: ["a", "a"]\n'): "tokens: a sentence is listed twice",
-        ("tokens", 'sentences: ["a"]\nmodels: [tiny, gpt3]\n'): "tokens: unknown model 'gpt3'",
-        ("merges", 'word: "to play"\n'): "merges: 'word' 'to play' is not one word",
-        ("embedding", 'model: gpt2\nsentence: "a"\n'): "embedding: only the tiny model's vectors are frozen in this course, not gpt2's",
-        ("neighbours", "model: tiny\nwords: [her, her]\n"): "neighbours: 'words' lists a word twice",
-        ("neighbours", "model: tiny\nwords: [her]\npairs: [[her]]\n"): "neighbours: 'pairs' must be a list of two-word lists",
-        ("map", "model: tiny\nmark: [two words]\n"): "map: 'mark' holds 'two words', which is not one word",
-        ("layernorm", "model: tiny\nsentence: a\ntoken: -1\n"): "layernorm: 'token' position -1 is out of range",
+        ("tokens", 'sentences: ["a", "a"]\n'): ("tokens: a sentence is listed twice", 1),
+        ("tokens", 'sentences: ["a"]\nmodels: [tiny, gpt3]\n'): ("tokens: unknown model 'gpt3'", 2),
+        ("merges", 'word: "to play"\n'): ("merges: 'word' 'to play' is not one word", 1),
+        ("embedding", 'model: gpt2\nsentence: "a"\n'): ("embedding: only the tiny model's vectors are frozen in this course, not gpt2's", 0),
+        ("neighbours", "model: tiny\nwords: [her, her]\n"): ("neighbours: 'words' lists a word twice", 2),
+        ("neighbours", "model: tiny\nwords: [her]\npairs: [[her]]\n"): ("neighbours: 'pairs' must be a list of two-word lists", 3),
+        ("map", "model: tiny\nmark: [two words]\n"): ("map: 'mark' holds 'two words', which is not one word", 2),
+        ("layernorm", "model: tiny\nsentence: a\ntoken: -1\n"): ("layernorm: 'token' position -1 is out of range", 3),
     }
-    for (kind, body), message in cases.items():
+    for (kind, body), (message, line) in cases.items():
         with pytest.raises(LessonError) as e:
             D.parse_directive(kind, textwrap.dedent(body), "content/x.md:4")
-        assert str(e.value).startswith(f"content/x.md:4: {message}") and "\n" not in str(e.value), str(e.value)
+        assert str(e.value).startswith(f"content/x.md:{4 + line}: {message}") and "\n" not in str(e.value), str(e.value)
 
 
 def test_make_traces_runs_the_vectors_step_after_the_traces(monkeypatch, tmp_path):

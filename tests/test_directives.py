@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def error_of(kind: str, body: str) -> str:
         parse(kind, body)
     message = str(info.value)
     assert "\n" not in message, "errors are one line"
-    assert message.startswith(WHERE + ": "), "errors name the file and line"
+    assert re.match(r"content/lesson\.md:\d+: ", message), "errors name the file and line"
     assert ". Fix: " in message, "errors say how to fix them"
     return message
 
@@ -80,104 +81,107 @@ def test_compare_stepper_softmax_scoreboard_training_predictions_parse():
     assert parse("predictions", 'model: tiny\nsentences: ["Lily wanted to play with her"]\nguesses: 3').guesses == 3
 
 
-# Each case: (kind, body, the exact message after "path:line: ").
+# Each case: (kind, body, the exact message after "path:line: ", the body line it names or 0).
 CATALOGUE = [
     ("attention", "model: gpt3\nsentence: hi\nlayer: 1\nhead: 1",
-     "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny"),
+     "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", 1),
     ("attention", "model: tiny\nsentence: hi\nlayer: 5\nhead: 1",
-     "attention: layer 5 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)"),
+     "attention: layer 5 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)", 3),
     ("attention", "model: tiny\nsentence: hi\nlayer: 0\nhead: 1",
-     "attention: layer 0 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)"),
+     "attention: layer 0 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)", 3),
     ("attention", "model: gpt2\nsentence: hi\nlayer: 1\nhead: 13",
-     "attention: head 13 is out of range for gpt2, which has heads 1 to 12. Fix: use a head from 1 to 12 (counting from 1)"),
+     "attention: head 13 is out of range for gpt2, which has heads 1 to 12. Fix: use a head from 1 to 12 (counting from 1)", 4),
     ("attention", "model: tiny\nsentence: hi\nlayer: two\nhead: 1",
-     "attention: 'layer' must be a whole number, not 'two'. Fix: write `layer: 1` (counting from 1)"),
+     "attention: 'layer' must be a whole number, not 'two'. Fix: write `layer: 1` (counting from 1)", 3),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1.5\nhead: 1",
-     "attention: 'layer' must be a whole number, not 1.5. Fix: write `layer: 1` (counting from 1)"),
+     "attention: 'layer' must be a whole number, not 1.5. Fix: write `layer: 1` (counting from 1)", 3),
     ("attention", "model: tiny\nsentence: \"\"\nlayer: 1\nhead: 1",
-     "attention: the sentence is empty. Fix: write the sentence to trace"),
+     "attention: the sentence is empty. Fix: write the sentence to trace", 2),
     ("attention", "model: tiny\nsentence: 42\nlayer: 1\nhead: 1",
-     "attention: a sentence must be text, not int 42. Fix: quote the sentence"),
+     "attention: a sentence must be text, not int 42. Fix: quote the sentence", 2),
     ("attention", "model: tiny\nsentence: " + "a" * 2001 + "\nlayer: 1\nhead: 1",
-     "attention: the sentence has 2001 characters, more than the 2000 this course traces. Fix: shorten the sentence"),
+     "attention: the sentence has 2001 characters, more than the 2000 this course traces. Fix: shorten the sentence", 2),
     ("attention", "model: tiny\nsentence: [unclosed\nlayer: 1",
-     None),  # malformed YAML: checked by prefix below
+     None, 0),  # malformed YAML: checked by prefix below
     ("attention", "",
-     "attention: the block is empty. Fix: give at least: model, sentence"),
+     "attention: the block is empty. Fix: give at least: model, sentence", 0),
     ("attention", "- model: tiny",
-     "attention: the body must be a mapping of options, not a list. Fix: write the options as `key: value` lines"),
+     "attention: the body must be a mapping of options, not a list. Fix: write the options as `key: value` lines", 0),
     ("attention", "42",
-     "attention: the body must be a mapping of options, not a number. Fix: write the options as `key: value` lines"),
+     "attention: the body must be a mapping of options, not a number. Fix: write the options as `key: value` lines", 0),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ncolour: red",
-     "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token"),
+     "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token", 5),
     ("attention", "sentence: hi\nlayer: 1\nhead: 1",
-     "attention: missing option 'model'. Fix: add `model: ...` to the block"),
+     "attention: missing option 'model'. Fix: add `model: ...` to the block", 0),
     ("attention", "model: tiny\nsentence: hi",
-     "attention: no head chosen. Fix: add `layer:` and `head:` (counting from 1), or a `pick:` rule"),
+     "attention: no head chosen. Fix: add `layer:` and `head:` (counting from 1), or a `pick:` rule", 0),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1",
-     "attention: no head chosen. Fix: add `layer:` and `head:` (counting from 1), or a `pick:` rule"),
+     "attention: no head chosen. Fix: add `layer:` and `head:` (counting from 1), or a `pick:` rule", 0),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\npick: self",
-     "attention: give either 'pick' or 'layer' and 'head', not both. Fix: remove one of them"),
+     "attention: give either 'pick' or 'layer' and 'head', not both. Fix: remove one of them", 5),
     ("attention", "model: tiny\nsentence: hi\npick: loudest",
-     "attention: unknown pick rule 'loudest'. Fix: use one of: max-weight, previous-token, first-token, self"),
+     "attention: unknown pick rule 'loudest'. Fix: use one of: max-weight, previous-token, first-token, self", 3),
     ("attention", "model: tiny\nsentence: hi\npick: {rule: max-weight, from: her}",
-     "attention: pick rule max-weight needs 'from' and 'to' tokens. Fix: write `pick: {rule: max-weight, from: her, to: Lily}`"),
+     "attention: pick rule max-weight needs 'from' and 'to' tokens. Fix: write `pick: {rule: max-weight, from: her, to: Lily}`", 3),
     ("attention", "model: tiny\nsentence: hi\npick: {rule: self, from: her}",
-     "attention: pick rule self takes no 'from' or 'to'. Fix: remove them, or use rule max-weight"),
+     "attention: pick rule self takes no 'from' or 'to'. Fix: remove them, or use rule max-weight", 3),
     ("attention", "model: tiny\nsentence: hi\npick: {rule: self, colour: red}",
-     "attention: unknown pick option 'colour'. Fix: a pick takes rule, and for max-weight, from and to"),
+     "attention: unknown pick option 'colour'. Fix: a pick takes rule, and for max-weight, from and to", 3),
     ("attention", "model: tiny\nsentence: hi\npick: {from: a}",
-     "attention: 'pick' must give a rule. Fix: write `pick: {rule: max-weight, from: her, to: Lily}` or one of: max-weight, previous-token, first-token, self"),
+     "attention: 'pick' must give a rule. Fix: write `pick: {rule: max-weight, from: her, to: Lily}` or one of: max-weight, previous-token, first-token, self", 3),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ntoken: -1",
-     "attention: 'token' position -1 is out of range. Fix: count tokens from 0, which is <|endoftext|>"),
+     "attention: 'token' position -1 is out of range. Fix: count tokens from 0, which is <|endoftext|>", 5),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ntoken: \"\"",
-     "attention: 'token' must name a token (its text, like her) or its position (like 6). Fix: write `token: her`"),
+     "attention: 'token' must name a token (its text, like her) or its position (like 6). Fix: write `token: her`", 5),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nshow_heads: maybe",
-     "attention: 'show_heads' must be true or false, not 'maybe'. Fix: write `show_heads: true`"),
+     "attention: 'show_heads' must be true or false, not 'maybe'. Fix: write `show_heads: true`", 5),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nid: Fig 1",
-     "attention: id 'Fig 1' is not a valid name. Fix: use lowercase letters, digits, '-' or '_', starting with a letter (not 'model' or 'page')"),
+     "attention: id 'Fig 1' is not a valid name. Fix: use lowercase letters, digits, '-' or '_', starting with a letter (not 'model' or 'page')", 5),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nid: model",
-     "attention: id 'model' is not a valid name. Fix: use lowercase letters, digits, '-' or '_', starting with a letter (not 'model' or 'page')"),
+     "attention: id 'model' is not a valid name. Fix: use lowercase letters, digits, '-' or '_', starting with a letter (not 'model' or 'page')", 5),
     ("compare", "model: tiny\nsentences: [only one]\nlayer: 1\nhead: 1",
-     "compare: 'sentences' must be a list of exactly two sentences. Fix: write `sentences: [\"first sentence\", \"second sentence\"]`"),
+     "compare: 'sentences' must be a list of exactly two sentences. Fix: write `sentences: [\"first sentence\", \"second sentence\"]`", 2),
     ("stepper", "tokens: [a]\nquery: [[1]]\nkey: [[1]]\nvalue: [[1]]",
-     "stepper: 'tokens' must be a list of 2 to 6 words. Fix: write `tokens: [Lily, ran, she]`"),
+     "stepper: 'tokens' must be a list of 2 to 6 words. Fix: write `tokens: [Lily, ran, she]`", 1),
     ("stepper", "tokens: [a, b]\nquery: [[1, 0]]\nkey: [[1, 0], [0, 1]]\nvalue: [[1], [2]]",
-     "stepper: 'query' must have one vector per token (2). Fix: give 2 vectors, like `query: [[1, 0], ...]`"),
+     "stepper: 'query' must have one vector per token (2). Fix: give 2 vectors, like `query: [[1, 0], ...]`", 2),
     ("stepper", "tokens: [a, b]\nquery: [[1, 0], [0, 1]]\nkey: [[1, 0], [0, 1, 2]]\nvalue: [[1], [2]]",
-     "stepper: queries and keys must all have the same length. Fix: give every query and key the same number of entries"),
+     "stepper: queries and keys must all have the same length. Fix: give every query and key the same number of entries", 0),
     ("stepper", "tokens: [a, b]\nquery: [[1, 0], [0, x]]\nkey: [[1, 0], [0, 1]]\nvalue: [[1], [2]]",
-     "stepper: 'query' holds 'x', which is not a finite number. Fix: write `query` with numbers only"),
+     "stepper: 'query' holds 'x', which is not a finite number. Fix: write `query` with numbers only", 2),
     ("stepper", "tokens: [a, b]\nquery: [[1, 0], [0, .inf]]\nkey: [[1, 0], [0, 1]]\nvalue: [[1], [2]]",
-     "stepper: 'query' holds inf, which is not a finite number. Fix: write `query` with numbers only"),
+     "stepper: 'query' holds inf, which is not a finite number. Fix: write `query` with numbers only", 2),
     ("stepper", "tokens: [a, b]\nquery: [[1, 0], [0, 1]]\nkey: [[1, 0], [0, 1]]\nvalue: [[1], [2, 3]]",
-     "stepper: the values must all have the same length. Fix: give every value the same number of entries"),
+     "stepper: the values must all have the same length. Fix: give every value the same number of entries", 0),
     ("stepper", "tokens: [a, b]\nquery: [[1], [0]]\nkey: [[1], [0]]\nvalue: [[1], [2]]\nfocus: c",
-     "stepper: focus 'c' is not one of the tokens. Fix: use one of: a, b"),
+     "stepper: focus 'c' is not one of the tokens. Fix: use one of: a, b", 5),
     ("softmax", "scores: [1]",
-     "softmax: 'scores' has 1 numbers. Fix: give between 2 and 8 scores"),
+     "softmax: 'scores' has 1 numbers. Fix: give between 2 and 8 scores", 1),
     ("softmax", "scores: [1, 0]\nlabels: [a]",
-     "softmax: 'labels' must be a list with one label per score. Fix: give 2 labels"),
+     "softmax: 'labels' must be a list with one label per score. Fix: give 2 labels", 2),
     ("scoreboard", "model: tiny\nscores: [induction, loudness]",
-     "scoreboard: unknown score 'loudness'. Fix: choose from: previous-token, duplicate-token, induction, sink"),
+     "scoreboard: unknown score 'loudness'. Fix: choose from: previous-token, duplicate-token, induction, sink", 2),
     ("training", "model: gpt2",
-     "training: only the tiny model has a training log in this course, not 'gpt2'. Fix: write `model: tiny`"),
+     "training: only the tiny model has a training log in this course, not 'gpt2'. Fix: write `model: tiny`", 0),
     ("predictions", "model: tiny\nsentences: []",
-     "predictions: 'sentences' must be a list of sentences. Fix: write `sentences: [\"a sentence\"]`"),
+     "predictions: 'sentences' must be a list of sentences. Fix: write `sentences: [\"a sentence\"]`", 2),
     ("predictions", "model: tiny\nsentences: [\"Lily wanted to play with her\"]\nguesses: 6",
-     "predictions: 'guesses' must be from 1 to 5 (the traces hold the top 5), not 6. Fix: write `guesses: 3`, or leave it out for all 5"),
+     "predictions: 'guesses' must be from 1 to 5 (the traces hold the top 5), not 6. Fix: write `guesses: 3`, or leave it out for all 5", 3),
     ("predictions", "model: tiny\nsentences: [\"Lily wanted to play with her\"]\nguesses: three",
-     "predictions: 'guesses' must be a whole number, not 'three'. Fix: write `guesses: 1` (counting from 1)"),
+     "predictions: 'guesses' must be a whole number, not 'three'. Fix: write `guesses: 1` (counting from 1)", 3),
 ]
 
 
-@pytest.mark.parametrize("kind,body,expected", CATALOGUE, ids=[f"{i:02d}-{c[0]}" for i, c in enumerate(CATALOGUE)])
-def test_bad_directive_gives_the_exact_one_line_error(kind, body, expected):
+@pytest.mark.parametrize("kind,body,expected,line", CATALOGUE, ids=[f"{i:02d}-{c[0]}" for i, c in enumerate(CATALOGUE)])
+def test_bad_directive_gives_the_exact_one_line_error(kind, body, expected, line):
+    """`line`: the body line of the option the mistake is in, whose line of the file the error
+    names, or 0 for a mistake of the whole block (the fence's line)."""
     message = error_of(kind, body)
+    where = f"content/lesson.md:{7 + line}"
     if expected is None:
-        assert message.startswith(f"{WHERE}: attention: malformed YAML (body line ")
+        assert message.startswith(f"{where}: attention: malformed YAML (body line ")
     else:
-        assert message == f"{WHERE}: {expected}"
+        assert message == f"{where}: {expected}"
 
 
 def test_unknown_directive_kind():
@@ -237,8 +241,8 @@ def test_duplicate_ids_on_one_page(tmp_path: Path):
 def test_a_bad_block_deep_in_a_file_names_its_own_line(tmp_path: Path):
     page = tmp_path / "p.md"
     page.write_text("a\n\n=== \"b\"\n\n    ```attention\n    model: tiny\n    sentence: hi\n    layer: 9\n    head: 1\n    ```\n", encoding="utf-8")
-    with pytest.raises(LessonError, match=r"^p\.md:5: attention: layer 9 is out of range"):
-        pages.parse_file(page, "p.md")
+    with pytest.raises(LessonError, match=r"^p\.md:8: attention: layer 9 is out of range"):
+        pages.parse_file(page, "p.md")  # the line of `layer: 9`, in a tab
 
 
 @pytest.mark.parametrize("body,target,name,args", [

@@ -70,7 +70,10 @@ def test_the_directive_parser_returns_a_directive_or_one_line(kind, body):
     try:
         d = parse_directive(kind, body, WHERE)
     except LessonError as exc:
-        assert str(exc).startswith(WHERE + ": ")
+        # the fence's line, or the line of the option the mistake is in: a line of the body
+        path, line = WHERE.rsplit(":", 1)
+        at = re.match(re.escape(path) + r":(\d+): ", str(exc))
+        assert at and int(line) <= int(at[1]) <= int(line) + max(1, body.count("\n") + 1), str(exc)
         assert_one_line(exc)
     else:
         assert isinstance(d, Directive) and d.kind == kind and d.where == WHERE

@@ -783,10 +783,10 @@ def test_compare_of_sentences_that_do_not_line_up_follows_the_same_token(tmp_pat
 @pytest.mark.parametrize(
     "block, line, message",
     [
-        ('model: bert\nsentence: "a b"\nlayer: 1\nhead: 1', 3, "attention: unknown model 'bert'"),
-        ('model: tiny\nsentence: "a b"\nlayer: 9\nhead: 1', 3, "attention: layer 9 is out of range for tiny"),
-        ('model: tiny\nsentence: "a: b\nlayer: 1', 3, "attention: malformed YAML"),
-        ('model: tiny\nsentence: "a b"\nlayer: 1\nhead: 1\ncolour: red', 3, "attention: unknown option 'colour'"),
+        ('model: bert\nsentence: "a b"\nlayer: 1\nhead: 1', 4, "attention: unknown model 'bert'"),  # the option's line
+        ('model: tiny\nsentence: "a b"\nlayer: 9\nhead: 1', 6, "attention: layer 9 is out of range for tiny"),
+        ('model: tiny\nsentence: "a: b\nlayer: 1', 3, "attention: malformed YAML"),  # the fence's line, and the body's line in the message
+        ('model: tiny\nsentence: "a b"\nlayer: 1\nhead: 1\ncolour: red', 8, "attention: unknown option 'colour'"),
     ],
 )
 def test_bad_blocks_raise_superfences_exception_with_file_and_line(tmp_path, monkeypatch, block, line, message):
@@ -805,7 +805,7 @@ def test_bad_block_inside_tabs_names_its_line(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     page = "---\ntitle: x\n---\n\n# T\n\n=== \"Story\"\n\n    Text.\n\n    ```attention\n    model: bert\n    sentence: a\n    ```\n"
-    with pytest.raises(SuperFencesException, match=r"^content/page.md:11: attention: unknown model 'bert'"):
+    with pytest.raises(SuperFencesException, match=r"^content/page.md:12: attention: unknown model 'bert'"):
         md_convert(tmp_path, page)
 
 

@@ -54,6 +54,12 @@ class _BodyLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def construct_document(self, node):
+        # each top-level option's body line, so that a mistake in it can name its own line
+        self.key_lines = {k.value: k.start_mark.line + 1 for k, _ in node.value
+                          if isinstance(k, yaml.ScalarNode)} if isinstance(node, yaml.MappingNode) else {}
+        return super().construct_document(node)
+
     def construct_mapping(self, node, deep=False):
         seen: dict[tuple[str, str], int] = {}
         for key_node, _value in node.value if isinstance(node, yaml.MappingNode) else ():
@@ -83,6 +89,11 @@ def check_strings(value: Any, where: str, kind: str, name: str) -> None:
 
 def load_body(body: str, where: str, kind: str) -> Any:
     """The YAML of a fence body, parsed by _BodyLoader; every problem is a LessonError."""
+    return load_body_lines(body, where, kind)[0]
+
+
+def load_body_lines(body: str, where: str, kind: str) -> tuple[Any, dict[str, int]]:
+    """load_body's value, and the body line (from 1) of each top-level option."""
     if len(body) > MAX_BODY_CHARS:
         _fail(where, f"{kind}: the block has {len(body):,} characters, more than the {MAX_BODY_CHARS:,} a figure may have", "shorten the block")
     bad = bad_char(body)
@@ -91,7 +102,8 @@ def load_body(body: str, where: str, kind: str) -> Any:
         _fail(where, f"{kind}: body line {line} holds {bad[1]}", "remove it; a figure's text is plain, printable text")
     loader = _BodyLoader(body)
     try:
-        return loader.get_single_data()
+        data = loader.get_single_data()
+        return data, getattr(loader, "key_lines", {})
     except _Refused as exc:
         at = f" (body line {exc.line})" if exc.line else ""
         _fail(where, f"{kind}: the block {exc.problem}{at}", exc.fix)

@@ -16,13 +16,14 @@ Every error is a LessonError, one line: `path:line: what is wrong. Fix: how`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..registry import KINDS as SCORE_KINDS
 from ..schema import TOP_K_PREDICTIONS
-from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, show
+from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, load_body_lines, show
 from . import causal_kinds, token_kinds, vector_kinds
-from .errors import a_type
+from .errors import LessonError, a_type
 from .errors import fail as _fail
 from .values import (
     ID_RE, MAX_SENTENCE_CHARS, PICK_RULES, RESERVED_IDS, SCIENTIFIC_RE, Directive, Pick, TokenRef,
@@ -107,10 +108,53 @@ DIRECTIVE_KINDS = tuple(SPECS)
 
 
 def parse_directive(kind: str, body: str, where: str) -> Directive:
-    """Parse and validate one fence body. `where` is "path:line" of the opening fence."""
+    """Parse and validate one fence body. `where` is "path:line" of the opening fence; a mistake
+    in one option names that option's line (:func:`at_option`)."""
     if kind not in SPECS:
         _fail(where, f"unknown directive '{kind}'", f"use one of: {', '.join(DIRECTIVE_KINDS)}")
-    data = load_body(body, where, kind) if body.strip() else None
+    data, lines = load_body_lines(body, where, kind) if body.strip() else (None, {})
+    option_where = option_lines(where, lines)
+    try:
+        return _parse(kind, data, where, option_where)
+    except LessonError as e:
+        raise at_option(e, where, option_where) from None
+
+
+def option_lines(where: str, lines: dict[str, int]) -> dict[str, str]:
+    """"path:line" of each option, from the fence's "path:line" and the options' body lines (the
+    body starts on the line after the fence)."""
+    path, _, line = where.rpartition(":")
+    if not path or not line.isdigit():
+        return {}
+    return {name: f"{path}:{int(line) + n}" for name, n in lines.items()}
+
+
+# Words a problem may start with before it names its subject: "the sentence is empty", "unknown
+# model 'bert'".
+_LEAD_WORDS = {"the", "a", "an", "unknown"}
+
+
+def at_option(err: LessonError, fence: str, option_where: dict[str, str]) -> LessonError:
+    """An error found at the figure's fence line, moved to the line of the option it is about:
+    the problem's subject ("layer 9 is out of range", "unknown model 'bert'", "the two sentences
+    are ...", a plural option by its singular), else an option it quotes ("give either 'pick'
+    or ..."). Any other error (a missing option, the whole block) stays at the fence."""
+    if err.where != fence:
+        return err
+    problem = err.problem.split(": ", 1)[1] if ": " in err.problem else err.problem  # after "kind: "
+    words = [w.strip("'") for w in re.findall(r"'[^']*'|[a-z_]+", problem) if w not in _LEAD_WORDS]
+    quoted = [w.strip("'") for w in re.findall(r"'[^']*'", problem)]
+    # its first two words: "id 'model' is not a valid name" is about the id, not the model;
+    # "unknown score kind 'x'" about the kind
+    subject = words[:2]
+    name = next((n for w in subject for n in option_where if n in (w, w + "s")), None)
+    name = name or next((w for w in quoted if w in option_where), None)
+    if name is None:
+        return err
+    return LessonError(option_where[name], err.problem, err.fix)
+
+
+def _parse(kind: str, data, where: str, option_where: dict[str, str]) -> Directive:
     if data is None:
         _fail(where, f"{kind}: the block is empty", f"give at least: {', '.join(sorted(SPECS[kind][1])) or 'model'}")
     if not isinstance(data, dict):
@@ -125,7 +169,7 @@ def parse_directive(kind: str, body: str, where: str) -> Directive:
     if missing:
         _fail(where, f"{kind}: missing option {', '.join(repr(m) for m in missing)}", f"add `{missing[0]}: ...` to the block")
     ident = ident_option(data.get("id"), where, kind)
-    common = dict(kind=kind, where=where, id=ident, options=data)
+    common = dict(kind=kind, where=where, id=ident, options=data, option_where=option_where)
     if kind in BUILDERS:
         return BUILDERS[kind](data, common, where)
 

@@ -68,6 +68,8 @@ class Directive:
     where: str  # "path:line" of the fence's opening line
     id: str | None
     options: dict = field(default_factory=dict, compare=False, hash=False)
+    # "path:line" of each top-level option, for a mistake found when the figure is drawn
+    option_where: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 ID_RE = re.compile(r"^[a-z][a-z0-9_-]*$")

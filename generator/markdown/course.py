@@ -65,7 +65,7 @@ from markdown.preprocessors import Preprocessor
 from .. import render
 from ..tokens import NoTokenizer
 from ..render import assets
-from ..lessons.directives import SPECS, check_code_fence, parse_directive
+from ..lessons.directives import SPECS, at_option, check_code_fence, parse_directive
 from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
@@ -368,7 +368,10 @@ def fence_format(src, language, class_name, options, md, **kwargs) -> str:
             names = ", ".join(sorted(options["_inputs"]))
             raise LessonError(where, f"{language}: options on the fence line ({names}) are not read", "write every option in the block body as `key: value`")
         directive = parse_directive(language, body, where)
-        out = render.render(directive, state.ctx)
+        try:
+            out = render.render(directive, state.ctx)
+        except LessonError as e:  # a mistake in one option, found against the traces: its own line
+            raise at_option(e, where, directive.option_where) from None
         heatmap = None if state.scripts_marked else FIRST_HEATMAP_RE.search(out)
         if heatmap:  # a block may hold several figures (a scoreboard and its examples)
             state.scripts_marked = True

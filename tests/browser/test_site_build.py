@@ -271,7 +271,7 @@ def test_zensical_builds_the_same_config(tmp_path):
     # and a bad block fails it with the lesson's line
     (tmp_path / "content" / "bad.md").write_text("# Bad\n\n```attention\nmodel: bert\nsentence: a\n```\n")
     bad = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert bad.returncode != 0 and "content/bad.md:3: attention: unknown model 'bert'" in bad.stdout + bad.stderr
+    assert bad.returncode != 0 and "content/bad.md:4: attention: unknown model 'bert'" in bad.stdout + bad.stderr  # the `model:` line
 
 
 @pytest.fixture(scope="module")
