@@ -410,3 +410,17 @@ def test_a_config_without_the_course_extensions_is_named_first(tmp_path, monkeyp
         assert publish.build_site("mkdocs.yml", with_downloads=False) == 1
         err = [e for e in capsys.readouterr().err.splitlines() if e.startswith("error: ")]
         assert len(err) == 1 and err[0].startswith("error: mkdocs.yml: ") and missing in err[0], err
+
+
+def test_a_reference_in_alt_text_or_a_link_title_is_filled_in_as_plain_text(tmp_path):
+    """An attribute holds text: the reference's markup there would end the attribute and break
+    the tag, so alt text and a link's title get the number alone, escaped."""
+    page = ("# A\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 1\nhead: 1\nid: a\n```\n\n"
+            "![layer {{ a.layer }}, ·her to Lily {{ a.weight(her, Lily) }}](#x)\n\n[link](#x \"head {{ a.head }}\")\n")
+    write_project(tmp_path, {"a.md": page}, [lily_trace()])
+    built = run_build(tmp_path)
+    assert built.ok, built.log
+    html = (built.site / "a.html").read_text(encoding="utf-8")
+    img = re.search(r"<img [^>]*>", html)[0]
+    assert re.fullmatch(r'<img alt="layer 1, ·her to Lily \d\.\d\d" src="#x" />', img), img
+    assert '<a href="#x" title="head 1">link</a>' in html

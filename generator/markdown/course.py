@@ -60,6 +60,7 @@ from pathlib import Path
 from markdown import Extension
 from markdown.inlinepatterns import InlineProcessor
 from markdown.postprocessors import Postprocessor
+from markdown.treeprocessors import Treeprocessor
 from markdown.preprocessors import Preprocessor
 
 from .. import render
@@ -95,6 +96,7 @@ class PageState:
     pending: dict = field(default_factory=dict)  # htmlStash placeholder -> needs_traces.PendingRef
     marks: list = field(default_factory=list)  # the lines of the page's `{: .needs-traces }` marks
     trace_refs: set = field(default_factory=set)  # placeholders of references that traces fill in
+    ref_text: dict = field(default_factory=dict)  # placeholder -> (its HTML, "path:line") of each prose reference
     scripts_marked: bool = False  # SCRIPTS_MARK follows the page's first drawn heatmap
 
     def code_pending(self, placeholder: str):
@@ -170,6 +172,7 @@ class CourseExtension(Extension):
         md.inlinePatterns.register(RefProcessor(r"\{\{(.*?)\}\}", md, self), "course_ref", 185)
         # after attr_list (8) has read the `{: .needs-traces }` marks, before the glossary terms (7)
         md.treeprocessors.register(needs_traces.NeedsTraces(md, self), "course_needs_traces", 7.5)
+        md.treeprocessors.register(AttributeRefs(md, self), "course_attribute_refs", 19)  # after the inline patterns (20)
         math.register(md, self)
         # after raw_html (30) has put the highlighted code back into the page
         md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
@@ -403,11 +406,42 @@ class RefProcessor(InlineProcessor):
             if bound is not None:  # a prose number points at its figure (code stays plain: CodeRefPostprocessor)
                 out = ref_binding.bound_html(bound, out)
             placeholder = self.md.htmlStash.store(TRACING_REF if hit and hit.tracing else out)
+            state.ref_text[placeholder] = (None if hit else out, where)
             if ref.target != "model" or ".training." in f".{ref.name}.":
                 state.trace_refs.add(placeholder)
             if hit and not hit.tracing:  # needs_traces replaces its passage, or refuses the page
                 state.pending[placeholder] = hit
         return placeholder, m.start(0), m.end(0)
+
+
+class AttributeRefs(Treeprocessor):
+    """A reference in an image's alt text or a link's title (`![… {{ a.layer }}](x)`): an
+    attribute holds text, not the reference's markup, so it gets the number as plain text (the
+    markup there would end the attribute and break the tag). One whose number is pending in this
+    build is refused at its line: an attribute cannot hold the pending note."""
+
+    def __init__(self, md, ext: CourseExtension):
+        super().__init__(md)
+        self.ext = ext
+
+    def run(self, root):
+        held = self.ext.state.ref_text
+        if not held:
+            return None
+        for el in root.iter():
+            for name, value in el.items():
+                if "\x02" not in value:
+                    continue
+                for placeholder, (markup, where) in held.items():
+                    if placeholder not in value:
+                        continue
+                    if markup is None:
+                        raise CourseBuildError(where, f"a reference in the {name!r} of an <{el.tag}> has no number in this build "
+                                               "(its traces are pending), and an attribute cannot hold the pending note",
+                                               "write the reference in the page's text")
+                    value = value.replace(placeholder, html.unescape(TAG_RE.sub("", markup)))
+                el.set(name, value)
+        return None
 
 
 class CodeRefPostprocessor(Postprocessor):
