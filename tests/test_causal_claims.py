@@ -62,10 +62,13 @@ def test_chapter_3_concludes_from_the_test_not_from_the_weights(site):
 
 
 def test_the_induction_example_sentence_cannot_tell_induction_from_looking_at_ball():
-    """The page's reason: ·the₉ has no earlier copy and still looks at ·ball₅."""
+    """The page's reason: ·the and ·Tom have no earlier copy (Tom at the start is another token
+    than ·Tom) and still look at ·ball as the second ·red does."""
     t = REPO_TRACES.load("tiny", "Tom had a red ball. Tom gave the red ball to Sam.")
+    ids = [tok["id"] for tok in t["tokens"]]
+    assert ids.count(ids[9]) == 1 and ids.count(ids[7]) == 1 and ids[1] != ids[7], "·the and ·Tom occur once"
     w = np.asarray(t["layers"][3]["heads"][3]["weights"], dtype=float)
-    assert w[9, 5] > 0.5 and w[10, 5] > 0.5 and w[7, 2] < 0.5
+    assert w[9, 5] > 0.5 and w[10, 5] > 0.5 and w[7, 5] > 0.5
 
 
 def test_which_head_the_induction_head_leans_on_depends_on_the_ablation(circ):
@@ -161,7 +164,7 @@ def test_chapter_5_reads_its_findings_from_references(site):
 
 def test_the_head_types_page_says_how_it_was_trained_and_what_a_score_is_not(site):
     words = prose(article(site, "heads.html"))
-    assert "75 % of its training windows repeat a stretch, and 45 % of all windows repeat a run of random tokens" in words
+    assert "75% of its training windows repeat a stretch, and 45% of all windows repeat a run of random tokens" in words
     for gone in ("does not get there", "saw when induction heads form"):
         assert gone not in words
     assert "A high score is only a pattern" in words

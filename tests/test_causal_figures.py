@@ -60,6 +60,15 @@ id: patch
 
 Patched {{{{ patch.patched(L2H3) }}}}, {{{{ patch.percent(L2H3) }}}} of the gap.
 
+```patching
+model: tiny
+sentences: ["{BEN}", "{LILY}"]
+targets: [her, his]
+id: back
+```
+
+Back: {{{{ back.percent(L2H3) }}}} of the way.
+
 ```lens
 model: tiny
 sentence: "{LILY}"
@@ -195,7 +204,11 @@ def test_patching_and_lens_and_circuit_read_their_files(course):
     b = pair["cleanB"][pos, 0] - pair["cleanB"][pos, 1]
     p = pair["patched"][1, 2, pos, 0] - pair["patched"][1, 2, pos, 1]
     assert f"Patched {p:+.2f}".replace("-", "\u2212") in page
-    assert f"{round(100 * round(p - a, 2) / round(b - a, 2))} % of the gap" in page
+    assert f"{round(100 * (p - a) / (b - a))}% of the gap" in page  # rounded once, from the exact numbers
+    back = circuits_file.find_pair(store, "tiny", BEN, LILY, ids("her", "his"), 6, 4, 4)
+    gap = lambda lg: lg[pos, 0] - lg[pos, 1]  # noqa: E731
+    share = (back["patched"][1, 2, pos, 0] - back["patched"][1, 2, pos, 1] - gap(back["cleanA"])) / (gap(back["cleanB"]) - gap(back["cleanA"]))
+    assert f"Back: {round(100 * share)}% of the way" in page  # 89.52 %: 90%, where 10.99 / 12.28 as shown gives 89%
     c = stored(root, LILY)["causal"]
     guess = c["tokenTexts"][str(int(c["lensIds"][2, pos, 0]))]
     assert f"Lens {guess.replace(' ', '·', 1) if guess.startswith(' ') else guess} {c['lensProbs'][2, pos, 0]:.2f}" in page

@@ -139,7 +139,7 @@ def test_vector_references_follow_the_stored_numbers(tmp_path):
     assert ref("emb.norm(her)", ctx) == f"{np.linalg.norm(s['token'][her]):.2f}"
     assert ref("emb.position(her)", ctx) == str(her)
     assert ref("ln.std(normalised)", ctx) == "1.00"
-    assert ref("ln.mean(before)", ctx) == f"{np.mean(s['sum'][her]):.2f}".replace("-0.00", "0.00")
+    assert ref("ln.mean(before)", ctx) == f"{np.mean(s['sum'][her]):.2f}".replace("-0.00", "0.00").replace("-", "\u2212")
     vec = vectors_file.read(tmp_path, "tiny")
     a, b = (np.array(vec.word(w)["vector"]) for w in ("her", "she"))
     assert ref("nb.dot(her, she)", ctx) == f"{a @ b:.2f}"
@@ -147,6 +147,12 @@ def test_vector_references_follow_the_stored_numbers(tmp_path):
     assert ref("mp.explained(1)", ctx) == "40%" and ref("mp.count", ctx) == "20"
     unmarked = doc["map"]["tokens"][3]  # a token on the map that the figure does not mark
     assert ref(f"mp.x({unmarked['text'].strip()})", ctx) == vector_data.num(unmarked["x"])
+    # a negative number reads with a true minus, as the course's other signed numbers
+    negative = [t for t in doc["map"]["tokens"] if t["x"] <= -0.005]
+    assert negative, "the synthetic map has a token left of the middle"
+    for t in negative:
+        assert ref(f"mp.x({t['text'].strip()})", ctx) == f"\u2212{abs(t['x']):.2f}"
+    assert vector_data.num(-0.004) == "0.00" and vector_data.num(-0.004, 3) == "\u22120.004"
 
 
 @pytest.mark.parametrize("text, message", [

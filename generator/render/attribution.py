@@ -9,7 +9,7 @@ from ..lessons.refs import Ref
 from . import templating
 from .causal_data import column, dla_parts, follows, measure_name, signed_style, target_tokens, verdict
 from .context import Ctx, Figure, Missing, load_panel
-from .format import diff2, f2, minus2, shown, tok
+from .format import diff2, f2, minus2, percent, shown, tok
 from .grid import provenance
 from .pending import traces_pending
 from .ref_common import int_arg, ref_fail
@@ -92,5 +92,5 @@ def ref(ref: Ref, fig: Figure) -> str:
     if ref.name == "percent":
         if shown(total) == 0:
             ref_fail(ref, "the total is 0.00, so a part has no share of it", "use share(...)")
-        return f"{round(100 * shown(v) / shown(total))} %"
+        return percent(v / total)
     return verdict(v, total)

@@ -126,6 +126,12 @@ def minus2(x: float) -> str:
     return f2(x).replace("-", "\u2212")
 
 
+def percent(share: float) -> str:
+    """A share as a whole percent, rounded once from the exact share: 0.8952 reads 90%, not the
+    89% of 10.99 / 12.28 shown. One style for every page."""
+    return f"{round(100 * share):.0f}%"
+
+
 def shown(x: float) -> float:
     """The number a reader reads on the page (f2), for sums and comparisons that must agree with it."""
     return float(f2(x))

@@ -14,7 +14,7 @@ from ..store import DamagedFile
 from . import templating
 from .causal_data import head_arg, head_label, head_words, measure_name, ranked_heads, signed_style, target_tokens, verdict
 from .context import Ctx, Figure, Missing, load_panel
-from .format import diff2, shown, tok
+from .format import diff2, percent, shown, tok
 from .grid import provenance
 from .pending import known_tokens, traces_pending
 from .ref_common import int_arg, ref_fail
@@ -103,5 +103,5 @@ def ref(ref: Ref, fig: Figure) -> str:
     if shown(gap) == 0:
         ref_fail(ref, "the two sentences give the same difference, so there is no gap to close", "use effect(...)")
     if ref.name == "percent":
-        return f"{round(100 * shown(e) / shown(gap))} %"
+        return percent(e / gap)
     return verdict(e, gap)

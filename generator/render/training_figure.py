@@ -16,7 +16,7 @@ from ..lessons.directives import Training
 from ..store.files import stat_stamp
 from . import templating
 from .context import Ctx, Figure, Missing
-from .format import esc, f2, shown, whole
+from .format import esc, f2, percent, shown, whole
 from .ref_common import PENDING_REF, ref_fail
 
 REFS: dict[str, tuple[int, int]] = {}  # figure references; its numbers are model.tiny.training.*
@@ -107,8 +107,8 @@ def fields(log: dict) -> dict[str, str]:
     cfg = log.get("config") or {}
     share, random = cfg.get("repeat_share"), cfg.get("repeat_random")
     if all(type(x) in (int, float) and 0 <= x <= 1 for x in (share, random)):
-        out["repeatPercent"] = f"{round(100 * share)} %"  # windows that hold a repeated stretch
-        out["randomPercent"] = f"{round(100 * share * random)} %"  # windows whose repeat is random tokens
+        out["repeatPercent"] = percent(share)  # windows that hold a repeated stretch
+        out["randomPercent"] = percent(share * random)  # windows whose repeat is random tokens
     return out
 
 

@@ -57,9 +57,17 @@ def token_index(ref: Ref, tokens: list[dict], name: str) -> int:
 
 
 def num(x: float, decimals: int = 2) -> str:
-    """A vector's number as the figures write it: fixed decimals, and never "-0.00"."""
+    """A vector's number as the figures write it: fixed decimals, a true minus (−0.55, as the
+    course's other signed numbers), and never "−0.00"."""
     text = f"{x:.{decimals}f}"
-    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+    if text.startswith("-"):
+        text = text[1:] if not text.strip("-0.") else "\u2212" + text[1:]
+    return text
+
+
+def num_value(x: float, decimals: int = 2) -> float:
+    """The number num() shows, as a number again (for sums a reader does by hand)."""
+    return float(f"{x:.{decimals}f}")
 
 
 def dim_arg(ref: Ref, value: str, width: int) -> int:

@@ -10,7 +10,7 @@ from ..lessons.directives import Directive
 from ..lessons.refs import Ref
 from . import templating, vector_data
 from .context import Ctx, Figure
-from .format import tok
+from .format import percent, tok
 from .ref_common import int_arg, ref_fail
 from .vector_data import num
 
@@ -47,10 +47,6 @@ def on_map(points: list[dict], word: str) -> dict | None:
     bare = word.lstrip(" ·")
     texts = [" " + bare] if word != bare else [" " + bare, bare]
     return next((p for text in texts for p in points if p["text"] == text), None)
-
-
-def percent(x: float) -> str:
-    return f"{100 * x:.0f}%"
 
 
 def ref(ref: Ref, fig: Figure) -> str:
