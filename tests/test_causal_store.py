@@ -120,6 +120,22 @@ def test_circuits_file_is_checked_on_read(tmp_path):
         circuits_file.load_circuits(store, "tiny", kinds, L, H)
 
 
+def test_a_stored_loss_printed_to_two_decimals_is_rounded_once(tmp_path):
+    """A first-copy loss of 12.4155 is 12.42 on the page: kept to 5 significant digits it was
+    12.415, which the page rounded again, to 12.41."""
+    store, _, _ = written(tmp_path)
+    kinds = ("previous-token", "duplicate-token", "induction", "sink")
+    doc = {
+        "ablations": ["zero", "mean"], "kinds": list(kinds),
+        "cleanScores": np.full((4, 2, 2), 0.5), "ablatedScores": np.full((2, 4, 4, 2, 2), 0.4),
+        "iclClean": np.array([12.4155, 1.8248]), "iclAblated": np.full((2, 4, 2), 3.0),
+        "composition": np.full((3, 2, 2, 2, 2), 0.1), "compositionKinds": ["q", "k", "v"], "compositionBaseline": 0.09,
+    }
+    circuits_file.write_circuits(store, "tiny", doc, store.model_meta("tiny")["revision"])
+    back = circuits_file.load_circuits(store, "tiny", kinds, 2, 2)
+    assert f"{back['iclClean'][0]:.2f}" == "12.42"
+
+
 def test_trace_run_retraces_when_the_lessons_name_other_targets(tmp_path):
     """plan(): a stored trace is kept only while it follows exactly the lessons' targets."""
     from generator.model import trace_run

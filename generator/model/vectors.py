@@ -8,7 +8,7 @@ From the committed checkpoint (loaded by generator/model/load.py) and the chapte
   (mean 0, standard deviation 1) and the output of layer 1's ln_1 (normalised × weight + bias);
 * for every word a `neighbours` or `map` figure names: its embedding row and its closest rows by
   cosine similarity over the whole vocabulary (vectors_file.CONFIG.nearest of them);
-* a 2-D map: the first CONFIG.map_tokens tokens of the vocabulary that are a space and letters
+* a 2-D map: the first CONFIG.map_tokens tokens of the vocabulary that are a space and two or more letters
   (whole words, and pieces that begin longer words, like " happ"; BPE gives ids in the order it
   learned its merges, so the earliest are the most frequent), projected on the two principal axes
   of their embedding rows (PCA with numpy), with the lesson's words projected the same way.
@@ -32,7 +32,7 @@ from ..lessons.errors import LessonError
 from ..lessons.source import iter_markdown, shown_path
 from ..lessons.vector_kinds import needs
 
-WORD_START_RE = re.compile(r"^ [A-Za-z]{2,}$")  # " ball", " happ": a space and letters only
+WORD_START_RE = re.compile(r"^ [A-Za-z]{2,}$")  # " ball", " happ": a space and two or more letters (not " a")
 
 
 def token_entry(model: str, i: int) -> dict:
@@ -95,7 +95,7 @@ def map_doc(matrix: np.ndarray, model: str, marks: list[int], n: int) -> dict:
         return [token_entry(model, i) | {"x": float(x), "y": float(y)} for i, (x, y) in zip(ids, xy)]
 
     return {
-        "rule": f"the first {len(chosen)} tokens of the vocabulary made of a space and letters (whole words, and pieces that begin longer words), in the order BPE learned them",
+        "rule": f"the first {len(chosen)} tokens of the vocabulary made of a space and two or more letters (whole words, and pieces that begin longer words), in the order BPE learned them",
         "tokens": placed(chosen), "marks": placed(marks), "explained": explained,
     }
 

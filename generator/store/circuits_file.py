@@ -3,7 +3,7 @@ scores, kind scores with each head removed, the in-context-learning score) and `
 (each head's output swapped between two sentences). generator/model/causal.py computes them at
 `make traces`; the site build reads them back here, checked, never trusted.
 
-Both are compact deterministic JSON (5 significant digits), written atomically. Layers and heads
+Both are compact deterministic JSON (:data:`DIGITS` significant digits), written atomically. Layers and heads
 count from 0 in the files; the pages count from 1.
 """
 
@@ -19,6 +19,10 @@ from . import DamagedFile, TraceStore, atomic_write, dumps, read_json, round_flo
 CIRCUITS_FILE = "circuits.json"
 PATCHING_FILE = "patching.json"
 FORMAT_VERSION = 1
+# Significant digits kept: the pages print these numbers to 2 decimals, and a loss near 12 kept to
+# 5 digits (12.415) would be rounded a second time there (to 12.41, for a loss of 12.4155). With 7,
+# a loss keeps 5 decimals, and a number shown is the measured one rounded once.
+DIGITS = 7
 MAX_BYTES = 8 * 1024 * 1024
 
 # circuits.json: name -> the axes of its array (kind = heads.KINDS, ablated = every head, layer × head)
@@ -51,7 +55,7 @@ def path_of(root: Path | str, model: str, name: str) -> Path:
 def write_circuits(store: TraceStore, model: str, doc: dict, revision: str) -> Path:
     body = {"formatVersion": FORMAT_VERSION, "model": model, "revision": revision, **_plain(doc)}
     p = path_of(store.root, model, CIRCUITS_FILE)
-    atomic_write(p, dumps(round_floats(body)))
+    atomic_write(p, dumps(round_floats(body, DIGITS)))
     return p
 
 
@@ -142,7 +146,7 @@ def write_patching(store: TraceStore, model: str, revision: str, entries: list[d
     entries = sorted((_plain(e) for e in entries), key=lambda e: (e["a"], e["b"], e["targets"]))
     body = {"formatVersion": FORMAT_VERSION, "model": model, "revision": revision, "pairs": entries}
     p = path_of(store.root, model, PATCHING_FILE)
-    atomic_write(p, dumps(round_floats(body)))
+    atomic_write(p, dumps(round_floats(body, DIGITS)))
     return p
 
 
