@@ -358,3 +358,11 @@ def test_a_causal_figure_mistake_is_one_line_at_its_option(tmp_path, kind, body,
     hits = [ln for ln in built.log.splitlines() if message in ln]
     assert hits and f"content/jobs.md:{line or 3}:" in hits[0], built.log[-800:]
     assert "Traceback" not in built.log and not (tmp_path / "site" / "jobs.html").exists()
+
+
+def test_an_unknown_part_names_every_kind_of_part_in_the_fix(tmp_path):
+    built = _build(tmp_path, f'# Bad\n\n```attribution\nmodel: tiny\nsentence: "{LILY}"\ntargets: [her, his]\nid: d\n```\n\n'
+                             "Its share: {{ d.share(L5H1) }}.\n")
+    assert not built.ok
+    assert ("content/jobs.md:10: reference {{ d.share(L5H1) }}: no part 'L5H1'. "
+            "Fix: name one of: embedding, L1H1…L4H4, MLP1…MLP4, biases") in built.log, built.log[-600:]

@@ -398,3 +398,11 @@ def test_make_traces_runs_the_vectors_step_after_the_traces(monkeypatch, tmp_pat
     assert calls[0][0][0] == ["tiny"] and str(calls[0][0][1]) == str(tmp_path / "t")
     monkeypatch.setattr(trace_run, "run_traces", lambda *a, **k: 1)
     assert cli.main(args) == 1 and len(calls) == 1  # a failed trace run writes no vectors
+
+
+def test_a_step_of_a_word_with_no_merges_says_there_is_none():
+    from generator.lessons.refs import parse_ref
+    from generator.render.ref_common import int_arg
+
+    with pytest.raises(LessonError, match=r"there is no step to name here \(the figure has none\)"):
+        int_arg(parse_ref("m.pair(1)", "content/x.md:3"), "1", "step", 1, 0)

@@ -68,7 +68,8 @@ def _total_text(total: float, targets: list[dict]) -> str:
 
 def _part(ref: Ref, parts: list[str], arg: str) -> int:
     if arg not in parts:
-        ref_fail(ref, f"no part {arg!r}", f"name one of: embedding, {parts[1]}…{parts[-3]}, MLP1…, biases")
+        heads, mlps = [p for p in parts if p.startswith("L")], [p for p in parts if p.startswith("MLP")]
+        ref_fail(ref, f"no part {arg!r}", f"name one of: embedding, {heads[0]}…{heads[-1]}, {mlps[0]}…{mlps[-1]}, biases")
     return parts.index(arg)
 
 

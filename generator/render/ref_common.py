@@ -23,6 +23,8 @@ def ref_fail(ref: Ref, problem: str, fix: str):
 
 
 def int_arg(ref: Ref, value: str, what: str, lo: int, hi: int) -> int:
+    if hi < lo:  # nothing to count: "from 1 to 0" would be no help
+        ref_fail(ref, f"there is no {what} to name here (the figure has none)", f"remove the reference, or change the figure so that it has a {what}")
     if not re.fullmatch(r"\d+", value) or not lo <= int(value) <= hi:
         ref_fail(ref, f"{what} {value!r} is not a number from {lo} to {hi}", f"write a whole number from {lo} to {hi}")
     return int(value)
