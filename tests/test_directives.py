@@ -289,3 +289,13 @@ def test_references_in_code_become_placeholders():
     assert lines[3] == "see `__course_ref_1__`"
     assert [(p, r.name, r.where) for p, r in code_refs] == [
         ("__course_ref_0__", "layer0", "p.md:11"), ("__course_ref_1__", "head0", "p.md:13")]
+
+
+def test_a_reference_in_a_caption_or_the_front_matter_is_refused_at_its_line(tmp_path: Path):
+    """Neither is filled in (a caption and front matter are data), so readers would see the braces."""
+    with pytest.raises(LessonError, match=r"^content/lesson\.md:12: attention: the caption holds \{\{ … \}\}, and a reference is not filled in there"):
+        parse("attention", 'model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ncaption: "Layer {{ a.layer }}"\n')
+    page = tmp_path / "p.md"
+    page.write_text('---\ntitle: "Page {{ a.layer }}"\n---\n\n# P\n', encoding="utf-8")
+    with pytest.raises(LessonError, match=r"^p\.md:2: front matter: a reference \{\{ … \}\} is not filled in here"):
+        pages.parse_file(page, "p.md")

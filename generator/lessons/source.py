@@ -371,6 +371,8 @@ def _check_front_matter_text(block: str, shown: str) -> None:
                     raise LessonError(f"{shown}:{line}", f"front matter: {event.value[:40]!r} holds {unsafe[0]!r}, which the theme writes into the page's HTML as it is", "write plain text without < > or \" (front matter is data, not HTML)")
                 if bad:
                     raise LessonError(f"{shown}:{line}", f"front matter: a value holds {bad[1]}", "remove it")
+                if "{{" in event.value:  # the theme writes it as it is: readers would see the braces
+                    raise LessonError(f"{shown}:{line}", "front matter: a reference {{ … }} is not filled in here (front matter is data)", "write plain text; put the number in the page's text")
     except yaml.YAMLError:
         return  # split_front_matter reports malformed YAML with its line
 

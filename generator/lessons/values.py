@@ -115,6 +115,8 @@ def bool_option(value: Any, where: str, kind: str, name: str) -> bool:
 def text_option(value: Any, where: str, kind: str, name: str) -> str | None:
     if value is not None and not isinstance(value, str):
         _fail(where, f"{kind}: '{name}' must be text", f"quote the {name}")
+    if value is not None and "{{" in value:  # a figure's text is data: readers would see the braces
+        _fail(where, f"{kind}: the {name} holds {{{{ … }}}}, and a reference is not filled in there", f"write the {name} as plain text; put the number in the page's text")
     return value
 
 
