@@ -58,7 +58,8 @@ def parse_ref(body: str, where: str) -> Ref:
         raw = raw[:117] + "…"
     mb = REF_BODY_RE.match(raw)
     if not mb:
-        _fail(where, f"reference {{{{ {raw} }}}} cannot be read", "write `{{ figure-id.weight(her, Lily) }}` or `{{ model.tiny.nLayer }}`")
+        _fail(where, f"reference {{{{ {raw} }}}} cannot be read", "write `{{ figure-id.weight(her, Lily) }}` or `{{ model.tiny.nLayer }}`; "
+              "braces meant as code stay as written in a code span or a fenced code block (not an indented one)")
     args = tuple(a.strip() for a in mb["args"].split(",")) if mb["args"] is not None and mb["args"].strip() else ()
     if any(not a for a in args):
         _fail(where, f"reference {{{{ {raw} }}}} has an empty argument", "separate arguments with single commas")

@@ -486,7 +486,7 @@ class LeakPostprocessor(Postprocessor):
         m = self.REF_LEAK.search(text)
         if m:
             body = html.unescape(m["body"]).strip()
-            raise CourseBuildError(f"{self.ext.state.shown}:{m['line']}", f"the reference {{{{ {body} }}}} was left as text: it is inside raw HTML, which Markdown does not read", "write it in the page's text, or add the `markdown` attribute to the HTML element around it")
+            raise CourseBuildError(f"{self.ext.state.shown}:{m['line']}", f"the reference {{{{ {body} }}}} was left as text: it is inside raw HTML or an indented code block, which Markdown does not read for references", "write it in the page's text, use a fenced code block for code, or add the `markdown` attribute to the HTML element around it")
         return text
 
 
