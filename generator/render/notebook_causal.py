@@ -120,6 +120,16 @@ b = int(np.flatnonzero(followed[pos] == b_id)[-1])
 '''
 
 
+def _replaced_exercise(s: Section, name: str, variable: str, task: str, ids: str, source: str, layer: int, head: int,
+                       targets: list[tuple[int, str]], pos: int) -> None:
+    """An exercise that runs the model with one head's output replaced by `source[layer, head]`
+    and measures the targets' logit difference."""
+    (_, a_text), (_, b_text) = targets
+    s.exercise(name, f"{task} and measure logit({a_text}) − logit({b_text}) at position {pos}.", variable, f'''
+out = run({ids}, {{({layer}, {head}): {source}[{layer}, {head}]}})["logits"]  # (token, vocab)
+{variable} = out[pos, a_id] - out[pos, b_id]''')
+
+
 def ablation(trace_file: str, text: str, pos: int, pos_text: str, targets: list[tuple[int, str]],
              layer: int, head: int, reference: list[str] | None) -> Section:
     """`reference`: the trace files of the texts mean-ablation averages over, or None (no mean part)."""
@@ -172,12 +182,8 @@ assert positions == causal["meanReference"]["positions"], (positions, causal["me
 mean = change[causal["ablations"].index("mean")]  # (layer, head, token, followed)
 expect("averaged", clean[pos, a] - clean[pos, b] + mean[{layer}, {head}, pos, a] - mean[{layer}, {head}, pos, b], step + 1e-4)
 ''')
-        s.exercise("averaged", f"Replace layer {layer + 1}, head {head + 1}'s output by its average "
-                   f"(`means[{layer}, {head}]`, through `run`'s `replace`) and measure "
-                   f"logit({a_text}) − logit({b_text}) at position {pos}.",
-                   "averaged", f'''
-out = run(ids, {{({layer}, {head}): means[{layer}, {head}]}})["logits"]  # (token, vocab)
-averaged = out[pos, a_id] - out[pos, b_id]''')
+        _replaced_exercise(s, "averaged", "averaged", f"Replace layer {layer + 1}, head {head + 1}'s output by its average "
+                           f"(`means[{layer}, {head}]`, through `run`'s `replace`)", "ids", "means", layer, head, targets, pos)
     return s
 
 
@@ -263,12 +269,8 @@ print("into:", gap(clean_into[pos]), " source:", gap(clean_source[pos]), " patch
     s.code('''
 kept = run(ids_source)["outs"]  # (layer, head, token, head_dim): every head's output on the source sentence
 ''')
-    s.exercise("patched", f"Run the first sentence with layer {layer + 1}, head {head + 1}'s output "
-               f"taken from `kept` (`run`'s `replace`), and measure logit({a_text}) − "
-               f"logit({b_text}) at position {pos}.",
-               "patched_gap", f'''
-out = run(ids_into, {{({layer}, {head}): kept[{layer}, {head}]}})["logits"]  # (token, vocab)
-patched_gap = out[pos, a_id] - out[pos, b_id]''')
+    _replaced_exercise(s, "patched", "patched_gap", f"Run the first sentence with layer {layer + 1}, head {head + 1}'s output "
+                       "taken from `kept` (`run`'s `replace`),", "ids_into", "kept", layer, head, targets, pos)
     s.code(f'''
 closed = (gap(patched[{layer}, {head}, pos]) - gap(clean_into[pos])) / (gap(clean_source[pos]) - gap(clean_into[pos]))
 print(f"this one head closes {{closed:.0%}} of the gap between the two sentences")
