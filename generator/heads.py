@@ -358,10 +358,16 @@ def _as_store(store_or_root: TraceStore | Path | str) -> TraceStore:
     return store_or_root if isinstance(store_or_root, TraceStore) else TraceStore(store_or_root)
 
 
-def check_scores(doc, path: Path, model_name: str) -> dict:
+def _is_id(i) -> bool:
+    return type(i) is int and 0 <= i < 2**31
+
+
+def check_scores(doc, path: Path, model_name: str, model_meta: dict | None = None) -> dict:
     """`doc` if it is a heads.json of the current format for `model_name`, with every score a
-    number in [0, 1] on an nLayer × nHead grid and every example naming a trace key; otherwise
-    DamagedFile, one line."""
+    number in [0, 1] on an nLayer × nHead grid, a definition and the scoring traces of every kind,
+    and every example naming a trace key (its ids, if any, a list of token ids); otherwise
+    DamagedFile, one line. With `model_meta` (the store index's meta) of the same revision,
+    nLayer × nHead must be the traced model's layers × heads."""
     def bad(problem: str):
         raise DamagedFile(path, problem, "run `make traces`: it rewrites heads.json from the stored traces")
 
@@ -372,9 +378,18 @@ def check_scores(doc, path: Path, model_name: str) -> dict:
     L, H = doc.get("nLayer"), doc.get("nHead")
     if type(L) is not int or type(H) is not int or not (0 < L <= 256 and 0 < H <= 256):
         bad("has no usable nLayer and nHead")
+    if isinstance(model_meta, dict) and model_meta.get("revision") == doc.get("revision"):
+        ml, mh = model_meta.get("nLayer"), model_meta.get("nHead")
+        if (L, H) != (ml, mh):
+            bad(f"says {L} layers × {H} heads, but the traces of {model_name} have {ml} × {mh}")
     scores, chances, examples = doc.get("scores"), doc.get("chance"), doc.get("examples")
     if not all(isinstance(x, dict) for x in (scores, chances, examples)):
         bad("lacks scores, chance or examples")
+    definitions, used = doc.get("definitions"), doc.get("scoredOn")
+    if not isinstance(definitions, dict):
+        bad("has no definitions (an object of each kind's definition)")
+    if not isinstance(used, dict):
+        bad("has no scoredOn (an object of each kind's scoring traces)")
     for kind in KINDS:
         try:
             mat = np.asarray(scores[kind], dtype=np.float64)
@@ -385,9 +400,18 @@ def check_scores(doc, path: Path, model_name: str) -> dict:
         if mat.shape != (L, H) or not np.isfinite(mat).all() or mat.min() < 0 or mat.max() > 1 or not 0 <= c <= 1:
             bad(f"{kind} scores are not numbers in [0, 1] on a {L} × {H} grid")
         ok = isinstance(ex, dict) and isinstance(ex.get("text"), str) and isinstance(ex.get("key"), str) \
-            and KEY_RE.match(ex["key"]) and (ex.get("ids") is None or all(type(i) is int for i in ex["ids"]))
+            and KEY_RE.match(ex["key"]) and (ex.get("ids") is None or (
+                isinstance(ex["ids"], list) and ex["ids"] and all(_is_id(i) for i in ex["ids"])))
         if not ok:
-            bad(f"the {kind} example is not {{text, ids, key: 12 hex digits}}")
+            bad(f"the {kind} example is not {{text, ids: null or a list of token ids, key: 12 hex digits}}")
+        if not isinstance(definitions.get(kind), str) or not definitions[kind].strip():
+            bad(f"has no definition of {kind}")
+        on = used.get(kind)
+        ok = isinstance(on, dict) and isinstance(on.get("traces"), list) and on["traces"] \
+            and all(isinstance(k, str) and KEY_RE.match(k) for k in on["traces"]) \
+            and type(on.get("queries")) is int and on["queries"] > 0
+        if not ok:
+            bad(f"scoredOn.{kind} is not {{traces: a list of trace keys (12 hex digits), queries: a positive count}}")
     return doc
 
 
@@ -398,7 +422,7 @@ def _read_scores(store: TraceStore, model_name: str) -> dict | None:
     doc = read_json(path, MAX_HEADS_BYTES, "run `make traces`: it rewrites heads.json from the stored traces")
     if isinstance(doc, dict) and doc.get("formatVersion") != FORMAT_VERSION:
         return None
-    return check_scores(doc, path, model_name)
+    return check_scores(doc, path, model_name, store.model_meta(model_name))
 
 
 def example_requests(store_or_root: TraceStore | Path | str, model_name: str) -> list[TraceRequest]:

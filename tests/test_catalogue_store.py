@@ -109,6 +109,52 @@ def truncated_heads(root: Path) -> tuple[str, str]:
     return _store_line(root, lambda: heads.example_requests("traces", "tiny")), "heads.json: is not valid JSON"
 
 
+def _heads_json(root: Path, edit) -> Path:
+    """A heads.json that the store takes (the model's shape and revision, every kind defined, scored
+    on and exemplified by the Lily trace), then `edit`ed; the lesson gets a scoreboard."""
+    from generator import heads
+    from generator.registry import DEFINITIONS, KINDS
+    from generator.store import TraceStore
+
+    meta = TraceStore(root / "traces").model_meta("tiny")
+    L, H, key = meta["nLayer"], meta["nHead"], _trace_path(root, LILY_TEXT).stem
+    doc = {"formatVersion": heads.FORMAT_VERSION, "model": "tiny", "revision": meta["revision"], "standIn": False,
+           "nLayer": L, "nHead": H, "scoringSet": heads.SCORING_SET_VERSION, "kinds": list(KINDS), "definitions": dict(DEFINITIONS),
+           "scores": {k: [[0.5] * H for _ in range(L)] for k in KINDS}, "chance": {k: 0.1 for k in KINDS},
+           "examples": {k: {"model": "tiny", "text": LILY_TEXT, "ids": None, "key": key} for k in KINDS},
+           "scoredOn": {k: {"traces": [key], "queries": 4} for k in KINDS}}
+    (root / "content" / "lesson.md").write_text(GOOD + BOARD, encoding="utf-8")
+    path = root / "traces" / "tiny" / "heads.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        heads.example_requests("traces", "tiny")  # as written, the store takes it
+    finally:
+        os.chdir(cwd)
+    _edit_json(path, edit)
+    return path
+
+
+def heads_damaged(edit, says: str):
+    """heads.json with `edit`: passed `check` and crashed the notebooks' step with a KeyError (or
+    blamed a lesson line) before; now one line naming traces/tiny/heads.json."""
+    def damage(root: Path) -> tuple[str, str]:
+        from generator import heads
+
+        _heads_json(root, edit)
+        line = _store_line(root, lambda: heads.example_requests("traces", "tiny"))
+        assert line.startswith("traces/tiny/heads.json: ") and says in line, line
+        return line, "traces/tiny/heads.json: "
+    return damage
+
+
+def _one_layer_short(doc) -> None:
+    doc["nLayer"] -= 1
+    for kind in doc["scores"]:
+        doc["scores"][kind] = doc["scores"][kind][:-1]
+
+
 def weight_of(factor: float):
     def damage(root: Path) -> tuple[str, str]:
         _edit_json(_trace_path(root, LILY_TEXT), _scale_weights(factor))
@@ -154,6 +200,11 @@ STORE_CASES = {
     "weight-of-minus-4": weight_of(-4.0),
     "guess-probability-over-1": guess_of(2.5),
     "guess-probability-below-0": guess_of(-0.7),
+    "heads-without-a-definition": heads_damaged(lambda d: d["definitions"].pop("previous-token"), "has no definition of previous-token"),
+    "heads-without-scored-on": heads_damaged(lambda d: d.pop("scoredOn"), "has no scoredOn"),
+    "heads-definitions-not-an-object": heads_damaged(lambda d: d.__setitem__("definitions", 5), "has no definitions"),
+    "heads-one-layer-short": heads_damaged(_one_layer_short, "layers ×"),
+    "heads-example-ids-an-object": heads_damaged(lambda d: d["examples"]["sink"].__setitem__("ids", {}), "the sink example is not"),
     "training-log-not-json": training_log_not_json,
     "training-log-not-an-object": training_log_not_an_object,
     "training-log-dedup-not-a-number": training_log_dedup_not_a_number,

@@ -286,6 +286,55 @@ def test_stand_in_scores_are_refused_unless_allowed(tmp_path):
     assert heads.load_scores(tmp_path, "gpt2", allow_stand_in=True).doc["standIn"] is True
 
 
+def _grow_a_layer(doc):
+    """nLayer 2, every grid given a second layer: consistent in itself, not the traced model's 1 × 3."""
+    doc["nLayer"] = 2
+    for kind in doc["scores"]:
+        doc["scores"][kind] = doc["scores"][kind] * 2
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: d["definitions"].pop("previous-token"), "has no definition of previous-token"),
+    (lambda d: d.__setitem__("definitions", 5), "has no definitions (an object of each kind's definition)"),
+    (lambda d: d.pop("scoredOn"), "has no scoredOn"),
+    (lambda d: d["scoredOn"]["induction"].__setitem__("traces", ["../../etc"]), "scoredOn.induction is not {traces: a list of trace keys"),
+    (lambda d: d["scoredOn"]["sink"].pop("queries"), "scoredOn.sink is not"),
+    (lambda d: d["examples"]["sink"].__setitem__("ids", {}), "the sink example is not {text, ids: null or a list of token ids"),
+    (lambda d: d["examples"]["induction"].__setitem__("ids", [-7, 3]), "the induction example is not"),
+    (_grow_a_layer, "says 2 layers × 3 heads, but the traces of tiny have 1 × 3"),
+])
+def test_a_damaged_heads_json_is_one_line_naming_it(tmp_path, edit, says):
+    """What the notebooks and the scoreboard read from heads.json (definitions, scoredOn, the
+    examples' ids) and its grids' shape against the traced model are checked where it is read, so
+    a damaged file stops the build with its name, not a KeyError in the notebooks' step or a lesson
+    line blamed for a head that "does not show" its kind (these loaded before)."""
+    from generator.store import DamagedFile
+
+    store = fill_store(tmp_path)
+    path = heads.write_scores(store, "tiny")
+    assert heads.load_scores(tmp_path, "tiny") is not None
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    for read in (lambda: heads.load_scores(tmp_path, "tiny"), lambda: heads.example_requests(tmp_path, "tiny")):
+        with pytest.raises(DamagedFile) as e:
+            read()
+        line = str(e.value)
+        assert "\n" not in line and line.startswith(f"{path}: ") and says in line, line
+        assert line.count("Fix: ") == 1 and line.endswith("Fix: run `make traces`: it rewrites heads.json from the stored traces")
+
+
+def test_scores_of_another_revision_are_stale_whatever_their_shape(tmp_path):
+    """A heads.json from other traces (a retrained model of another shape) is stale, not damaged."""
+    store = fill_store(tmp_path)
+    path = heads.write_scores(store, "tiny")
+    doc = json.loads(path.read_text())
+    _grow_a_layer(doc)
+    doc["revision"] = "older1"
+    path.write_text(json.dumps(doc))
+    assert heads.load_scores(tmp_path, "tiny") is None
+
+
 def test_heads_module_needs_no_torch():
     code = "import sys, generator.heads; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
