@@ -393,6 +393,25 @@ def test_a_killed_builds_folders_are_removed_by_the_next(tmp_path):
     assert alive.is_dir() and other.is_dir() and not any(p.exists() for p in left)
 
 
+def test_a_build_that_fails_unforeseen_leaves_no_folder_behind(tmp_path, monkeypatch, capsys):
+    """A failure no step foresaw (here a KeyError in the notebooks' step, as a damaged heads.json
+    once gave) still removes the build's temporary folders (.site.building-<pid>, .site.assets-<pid>)
+    and leaves no site: they were left behind before."""
+    from generator.site import notebooks, publish
+
+    write_project(tmp_path, {"index.md": "# Home\n\nA course.\n"})
+    monkeypatch.chdir(tmp_path)
+
+    def broken(*args, **kwargs):
+        raise KeyError("previous-token")
+
+    monkeypatch.setattr(notebooks, "write_notebooks", broken)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(KeyError):
+        publish.build_site("mkdocs.yml", site_dir=str(tmp_path / "site"), with_downloads=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def test_a_config_without_the_course_extensions_is_named_first(tmp_path, monkeypatch, capsys):
     from generator.site import publish
 

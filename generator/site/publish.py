@@ -203,7 +203,6 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     site_dir is left as it was. `strict`: False; True or "1" (any warning fails, a pending figure
     included); or model names, "tiny" (any warning fails but a pending figure of another model,
     which stays a warning; build_log.strict_models)."""
-    from mkdocs.commands import build as mkbuild
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, MkDocsException
 
@@ -232,6 +231,19 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     for folder in (tmp, stage):
         shutil.rmtree(folder, ignore_errors=True)
     try:
+        return _build_into(cfg, docs, traces_dir, final, tmp, stage, failing, strict, with_downloads)
+    finally:  # whatever happened (a failure not foreseen below included), no temporary folder stays
+        for folder in (tmp, stage):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage: Path, failing, strict, with_downloads: bool) -> int:
+    """build_site's steps, building in `tmp` with the assets in `stage`; the caller removes both
+    when this returns or raises (on success `tmp` has become `final`)."""
+    from mkdocs.commands import build as mkbuild
+    from mkdocs.exceptions import Abort, MkDocsException
+
+    try:
         pages.check_lessons(docs)
         check_glossary(cfg)
         clash = downloads.name_clash(p.relative_to(docs).with_suffix(".html").as_posix() for p in iter_markdown(docs)) if with_downloads else None
@@ -239,7 +251,6 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
             raise downloads.DownloadError(clash)
         write_assets(docs, traces_dir, generated=stage)
     except (LessonError, StoreError, heads.StandInRefused, downloads.DownloadError) as exc:  # one line each, naming the file
-        shutil.rmtree(stage, ignore_errors=True)
         print(f"error: {exc}", file=sys.stderr)
         return 1
     # the extension writes a missing trace asset into the stage too, never into content/
@@ -255,28 +266,18 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         shutil.rmtree(tmp / GENERATED, ignore_errors=True)  # MkDocs copied content/'s, maybe stale
         shutil.copytree(stage, tmp / GENERATED)
     except (Abort, MkDocsException, SystemExit) as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(stage, ignore_errors=True)
         msg = str(exc) or type(exc).__name__
         print(f"error: the site was not built ({msg}); {final} is unchanged", file=sys.stderr)
         return 1
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
     try:  # each chapter's notebook, before the zip that holds them
         notebooks.write_notebooks(docs, Path(traces_dir), tmp, bundles=with_downloads)
-    except (LessonError, StoreError, OSError, ValueError) as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(stage, ignore_errors=True)
+    except (LessonError, StoreError, heads.StandInRefused, OSError, ValueError) as exc:
         print(f"error: the notebooks failed ({exc}); {final} is unchanged", file=sys.stderr)
         return 1
     if with_downloads:
         try:
             downloads.build_downloads(tmp, final.parent / "downloads", site_url=cfg.get("site_url"))
         except Exception as exc:  # whatever fails, the old site must stay and the reason be said
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(stage, ignore_errors=True)
             print(f"error: the offline downloads failed ({exc}); {final} is unchanged", file=sys.stderr)
             return 1
     old = final.with_name(f".{final.name}.old-{os.getpid()}")
@@ -288,8 +289,6 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         sync_generated(stage, docs / GENERATED)
     except OSError as exc:  # a read-only checkout still builds; `mkdocs serve` makes its own
         print(f"warning: could not update {docs / GENERATED}: {exc}", file=sys.stderr)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
     print(f"site written to {final}", file=sys.stderr)
     return 0
 
