@@ -155,6 +155,17 @@ def _one_layer_short(doc) -> None:
         doc["scores"][kind] = doc["scores"][kind][:-1]
 
 
+def trace_damaged(edit, says: str):
+    """The Lily trace with `edit`: an internal error at a lesson line, or silently accepted, before."""
+    def damage(root: Path) -> tuple[str, str]:
+        path = _trace_path(root, LILY_TEXT)
+        _edit_json(path, edit)
+        line = _store_line(root, _load_lily)
+        assert line.startswith(f"traces/tiny/{path.name}: ") and says in line, line
+        return line, f"traces/tiny/{path.name}: "
+    return damage
+
+
 def weight_of(factor: float):
     def damage(root: Path) -> tuple[str, str]:
         _edit_json(_trace_path(root, LILY_TEXT), _scale_weights(factor))
@@ -205,6 +216,11 @@ STORE_CASES = {
     "heads-definitions-not-an-object": heads_damaged(lambda d: d.__setitem__("definitions", 5), "has no definitions"),
     "heads-one-layer-short": heads_damaged(_one_layer_short, "layers ×"),
     "heads-example-ids-an-object": heads_damaged(lambda d: d["examples"]["sink"].__setitem__("ids", {}), "the sink example is not"),
+    "token-without-spoken": trace_damaged(lambda d: d["tokens"][3].pop("spoken"), "token 3 is not"),
+    "token-id-negative": trace_damaged(lambda d: d["tokens"][3].__setitem__("id", -7), "token 3 is not"),
+    "token-id-past-the-vocabulary": trace_damaged(lambda d: d["tokens"][3].__setitem__("id", 10**30), "token 3 is not"),
+    "guess-without-display": trace_damaged(lambda d: d["predictions"][0][0].pop("display"), "prediction row 0 is not"),
+    "guess-display-a-list": trace_damaged(lambda d: d["predictions"][0][0].__setitem__("display", [1]), "prediction row 0 is not"),
     "training-log-not-json": training_log_not_json,
     "training-log-not-an-object": training_log_not_an_object,
     "training-log-dedup-not-a-number": training_log_dedup_not_a_number,

@@ -120,6 +120,33 @@ def test_a_trace_is_read_once_until_its_file_changes(tmp_path, monkeypatch):
     assert len(reads) == 4
 
 
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: d["tokens"][1].pop("spoken"), "token 1 is not {id: a token id below vocabSize 100, text, display, spoken: strings}"),
+    (lambda d: d["tokens"][1].__setitem__("display", [1]), "token 1 is not"),
+    (lambda d: d["tokens"][2].__setitem__("id", -7), "token 2 is not"),
+    (lambda d: d["tokens"][2].__setitem__("id", 10**30), "token 2 is not"),
+    (lambda d: d["tokens"][2].__setitem__("id", True), "token 2 is not"),
+    (lambda d: d["predictions"][0][0].pop("display"), "prediction row 0 is not a list of guesses with id (below vocabSize 100), text, display and prob"),
+    (lambda d: d["predictions"][1][0].__setitem__("display", [1]), "prediction row 1 is not"),
+    (lambda d: d["predictions"][0][0].__setitem__("id", 100), "prediction row 0 is not"),
+    (lambda d: d["meta"].pop("vocabSize"), "has no usable meta vocabSize"),
+])
+def test_a_trace_whose_tokens_or_guesses_are_damaged_is_one_line_naming_it(tmp_path, edit, says):
+    """What a page prints of a token (its display, its spoken label) or a guess (its display) and
+    their ids are checked where the trace is read: a missing `spoken` or `display` was an internal
+    error at a lesson line, and `display: [1]` or an id of -7 or 10**30 was shown as it was."""
+    s = TraceStore(tmp_path)
+    path = s.write(fake_doc("apple pie now"))
+    s.load("tiny", "apple pie now")
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(store_files.DamagedFile) as e:
+        s.load("tiny", "apple pie now")
+    line = str(e.value)
+    assert "\n" not in line and line.startswith(f"{path}: {says}") and line.count("Fix: ") == 1, line
+
+
 def test_file_format_is_compact_ordered_rounded(tmp_path):
     path = TraceStore(tmp_path).write(fake_doc("héllo ünïcode"))
     raw = path.read_bytes()

@@ -58,12 +58,15 @@ def check_trace(doc, path: Path, model: str, text: str, ids=None) -> dict:
         L, H, d = (int(meta[k]) for k in ("nLayer", "nHead", "headDim"))
     except (TypeError, KeyError, ValueError):
         raise DamagedFile(path, "has no usable meta (nLayer, nHead, headDim)") from None
+    vocab = meta.get("vocabSize")
+    if type(vocab) is not int or vocab <= 0:
+        raise DamagedFile(path, "has no usable meta vocabSize")
     tokens = doc.get("tokens")
-    if not isinstance(tokens, list) or not tokens or not all(
-        isinstance(t, dict) and isinstance(t.get("id"), int) and isinstance(t.get("text"), str) and isinstance(t.get("display"), str)
-        for t in tokens
-    ):
-        raise DamagedFile(path, "has no list of tokens with id, text and display")
+    if not isinstance(tokens, list) or not tokens:
+        raise DamagedFile(path, "has no list of tokens")
+    for i, t in enumerate(tokens):
+        if not isinstance(t, dict) or not all(isinstance(t.get(k), str) for k in TOKEN_TEXTS) or not _is_id(t.get("id"), vocab):
+            raise DamagedFile(path, f"token {i} is not {{id: a token id below vocabSize {vocab}, text, display, spoken: strings}}")
     T = len(tokens)
     if ids is not None and [t["id"] for t in tokens] != [int(i) for i in ids]:
         raise DamagedFile(path, "holds token ids other than the ones it was asked for")
@@ -95,20 +98,29 @@ def check_trace(doc, path: Path, model: str, text: str, ids=None) -> dict:
     if not isinstance(preds, list) or len(preds) != T:
         raise DamagedFile(path, f"has {len(preds) if isinstance(preds, list) else 'no'} prediction rows for {T} tokens")
     for i, row in enumerate(preds):
-        _check_guesses(path, i, row)
+        _check_guesses(path, i, row, vocab)
     check_causal(doc.get("causal"), path, meta, L, H)
     return doc
 
 
-def _check_guesses(path: Path, i: int, row) -> None:
-    """One position's guesses: token ids and texts with probabilities in [0, 1], most likely first,
-    adding up to at most 1 (a page prints them as they are)."""
+TOKEN_TEXTS = ("text", "display", "spoken")  # a token's strings (a guess has no spoken: the page derives it)
+
+
+def _is_id(i, vocab: int) -> bool:
+    """A token id of a vocabulary of `vocab` tokens (a bool is not one)."""
+    return type(i) is int and 0 <= i < vocab
+
+
+def _check_guesses(path: Path, i: int, row, vocab: int) -> None:
+    """One position's guesses: token ids of the vocabulary, with their text and display strings and
+    probabilities in [0, 1], most likely first, adding up to at most 1 (a page prints them as they are)."""
     ok = isinstance(row, list) and all(
-        isinstance(g, dict) and isinstance(g.get("id"), int) and not isinstance(g.get("id"), bool) and g["id"] >= 0
-        and isinstance(g.get("text"), str) and isinstance(g.get("prob"), (int, float)) and not isinstance(g.get("prob"), bool)
+        isinstance(g, dict) and _is_id(g.get("id"), vocab)
+        and isinstance(g.get("text"), str) and isinstance(g.get("display"), str)
+        and isinstance(g.get("prob"), (int, float)) and not isinstance(g.get("prob"), bool)
         for g in row)
     if not ok:
-        raise DamagedFile(path, f"prediction row {i} is not a list of guesses with id, text and prob")
+        raise DamagedFile(path, f"prediction row {i} is not a list of guesses with id (below vocabSize {vocab}), text, display and prob")
     probs = [float(g["prob"]) for g in row]
     if any(not (0 <= p <= 1) for p in probs):  # NaN fails too
         raise DamagedFile(path, f"prediction row {i} has a probability outside [0, 1] ({', '.join(f'{p:.3g}' for p in probs)})")
