@@ -366,3 +366,40 @@ def test_an_unknown_part_names_every_kind_of_part_in_the_fix(tmp_path):
     assert not built.ok
     assert ("content/jobs.md:10: reference {{ d.share(L5H1) }}: no part 'L5H1'. "
             "Fix: name one of: embedding, L1H1…L4H4, MLP1…MLP4, biases") in built.log, built.log[-600:]
+
+
+def _pair_short(doc):
+    """The Lily/Ben pair's cleanA one position short; returns the line the build must print."""
+    n = next(i for i, e in enumerate(doc["pairs"]) if (e["a"], e["b"]) == (LILY, BEN))
+    doc["pairs"][n]["cleanA"] = doc["pairs"][n]["cleanA"][:-1]
+    return f"traces/tiny/patching.json: pair {n} cleanA has shape (5, 2), not (6, 2)"
+
+
+def _clean_scores_one_cell(doc):
+    doc["cleanScores"] = [[[0.5]]]
+    return "traces/tiny/circuits.json: cleanScores has shape (1, 1, 1), not (4, 4, 4)"
+
+
+@pytest.mark.parametrize("figure, name, damage", [
+    (f'patching\nmodel: tiny\nsentences: ["{LILY}", "{BEN}"]\ntargets: [her, his]', "patching.json", _pair_short),
+    ("circuit\nmodel: tiny\nhead: L4H4", "circuits.json", _clean_scores_one_cell),
+])
+def test_a_damaged_causal_file_is_one_line_naming_it(tmp_path, figure, name, damage):
+    """A damaged patching.json or circuits.json is the store's one line, naming the file as
+    traces/tiny/<name> with one fix; before, the figure wrapped it: the lesson's line, the file's
+    absolute path and two "Fix:" parts."""
+    import json
+
+    write_project(tmp_path, {"jobs.md": f"# Bad\n\n```{figure}\n```\n"})
+    shutil.rmtree(tmp_path / "traces")
+    shutil.copytree(REPO / "traces", tmp_path / "traces")
+    path = tmp_path / "traces" / "tiny" / name
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    says = damage(doc)
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    built = run_build(tmp_path)
+    assert not built.ok
+    want = f"{says}. Fix: run `make traces`, which rewrites it from the model"
+    hits = [re.sub(r"^(?:ERROR|WARNING)\s+-\s+", "", ln) for ln in built.log.splitlines() if says in ln]
+    assert hits == [want], built.log[-1500:]
+    assert "Traceback" not in built.log and not (tmp_path / "site" / "jobs.html").exists()

@@ -10,7 +10,6 @@ import numpy as np
 from ..store import circuits_file
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
-from ..store import DamagedFile
 from . import templating
 from .causal_data import head_arg, head_label, head_words, measure_name, ranked_heads, signed_style, target_tokens, verdict
 from .context import Ctx, Figure, Missing, load_panel
@@ -42,10 +41,9 @@ def render(d, ctx: Ctx) -> str:
             raise LessonError(d.where, f"patching: the two sentences are {len(a.tokens)} and {len(b.tokens)} tokens; a head's output "
                               "moves between sentences of the same length only", "choose two sentences with as many tokens")
         L, H = a.weights.shape[:2]
-        try:
-            entry = circuits_file.find_pair(ctx.store, d.model, d.sentences[0], d.sentences[1], [t["id"] for t in targets], len(a.tokens), L, H)
-        except DamagedFile as e:
-            raise LessonError(d.where, f"patching: {e}", "run `make traces`, which rewrites it") from None
+        # a damaged patching.json raises DamagedFile: the build names the file (markdown/course.py
+        # store_failure), not this figure's line
+        entry = circuits_file.find_pair(ctx.store, d.model, d.sentences[0], d.sentences[1], [t["id"] for t in targets], len(a.tokens), L, H)
         if entry is None:
             ctx.note_missing(Missing(d.model, Missing.TRACE, d.sentences[0]), d.where)
     if entry is None:

@@ -24,6 +24,7 @@ FORMAT_VERSION = 1
 # a loss keeps 5 decimals, and a number shown is the measured one rounded once.
 DIGITS = 7
 MAX_BYTES = 8 * 1024 * 1024
+FIX = "run `make traces`, which rewrites it from the model"  # the one fix of every damaged circuits.json or patching.json
 
 # circuits.json: name -> the axes of its array (kind = heads.KINDS, ablated = every head, layer × head)
 CIRCUIT_ARRAYS = {
@@ -63,11 +64,11 @@ def _array(path: Path, name: str, value, shape: tuple[int, ...]) -> np.ndarray:
     try:
         a = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise DamagedFile(path, f"{name} is not an array of numbers") from None
+        raise DamagedFile(path, f"{name} is not an array of numbers", FIX) from None
     if a.shape != shape:
-        raise DamagedFile(path, f"{name} has shape {a.shape}, not {shape}")
+        raise DamagedFile(path, f"{name} has shape {a.shape}, not {shape}", FIX)
     if not np.isfinite(a).all():
-        raise DamagedFile(path, f"{name} holds a value that is not a finite number")
+        raise DamagedFile(path, f"{name} holds a value that is not a finite number", FIX)
     return a
 
 
@@ -77,17 +78,16 @@ def _read(path: Path):
     except FileNotFoundError:
         return None
     if not path.is_file():
-        raise DamagedFile(path, "is not a regular file")
+        raise DamagedFile(path, "is not a regular file", FIX)
     del st
-    return read_json(path, MAX_BYTES)
+    return read_json(path, MAX_BYTES, FIX)
 
 
 def _head(doc, path: Path, model: str, revision: str | None) -> None:
     if not isinstance(doc, dict) or doc.get("formatVersion") != FORMAT_VERSION or doc.get("model") != model:
-        raise DamagedFile(path, f"is not a format-{FORMAT_VERSION} file of model {model!r}")
+        raise DamagedFile(path, f"is not a format-{FORMAT_VERSION} file of model {model!r}", FIX)
     if revision is not None and doc.get("revision") != revision:
-        raise DamagedFile(path, f"was made from revision {str(doc.get('revision'))[:16]!r}, not the traces' {revision[:16]!r}",
-                          "run `make traces`, which rewrites it")
+        raise DamagedFile(path, f"was made from revision {str(doc.get('revision'))[:16]!r}, not the traces' {revision[:16]!r}", FIX)
 
 
 def load_circuits(store: TraceStore, model: str, kinds: tuple[str, ...], n_layer: int, n_head: int) -> dict | None:
@@ -101,14 +101,14 @@ def load_circuits(store: TraceStore, model: str, kinds: tuple[str, ...], n_layer
     _head(doc, path, model, meta.get("revision"))
     ablations = doc.get("ablations")
     if not isinstance(ablations, list) or not ablations or not set(ablations) <= {"zero", "mean"}:
-        raise DamagedFile(path, "has no list of ablations (zero, mean)")
+        raise DamagedFile(path, "has no list of ablations (zero, mean)", FIX)
     if doc.get("kinds") != list(kinds):
-        raise DamagedFile(path, f"scores the kinds {str(doc.get('kinds'))[:60]}, not {', '.join(kinds)}")
+        raise DamagedFile(path, f"scores the kinds {str(doc.get('kinds'))[:60]}, not {', '.join(kinds)}", FIX)
     if doc.get("compositionKinds") != ["q", "k", "v"]:
-        raise DamagedFile(path, "has no compositionKinds [q, k, v]")
+        raise DamagedFile(path, "has no compositionKinds [q, k, v]", FIX)
     base = doc.get("compositionBaseline")
     if type(base) not in (int, float) or not math.isfinite(base) or not 0 <= base <= 1:
-        raise DamagedFile(path, "has no compositionBaseline between 0 and 1")
+        raise DamagedFile(path, "has no compositionBaseline between 0 and 1", FIX)
     dims = {"kind": len(kinds), "layer": n_layer, "head": n_head, "ablation": len(ablations),
             "ablated": n_layer * n_head, "copy": 2, "composition": 3}
     out = dict(doc)
@@ -117,9 +117,9 @@ def load_circuits(store: TraceStore, model: str, kinds: tuple[str, ...], n_layer
     for name in ("cleanScores", "ablatedScores", "composition"):
         a = out[name]
         if a.min() < -1e-6 or a.max() > 1 + 1e-6:
-            raise DamagedFile(path, f"{name} holds {a.min():.3g} to {a.max():.3g}, and a score lies between 0 and 1")
+            raise DamagedFile(path, f"{name} holds {a.min():.3g} to {a.max():.3g}, and a score lies between 0 and 1", FIX)
     if min(out["iclClean"].min(), out["iclAblated"].min()) < 0:
-        raise DamagedFile(path, "a loss is negative")
+        raise DamagedFile(path, "a loss is negative", FIX)
     return out
 
 
@@ -138,7 +138,7 @@ def load_patching_doc(store: TraceStore, model: str) -> dict | None:
     meta = store.model_meta(model) or {}
     _head(doc, path, model, meta.get("revision"))
     if not isinstance(doc.get("pairs"), list):
-        raise DamagedFile(path, "has no list of pairs")
+        raise DamagedFile(path, "has no list of pairs", FIX)
     return doc
 
 
@@ -159,7 +159,7 @@ def find_pair(store: TraceStore, model: str, a: str, b: str, targets, n_tokens: 
     want = pair_key(a, b, targets)
     for n, e in enumerate(doc["pairs"]):
         if not isinstance(e, dict):
-            raise DamagedFile(path, f"pair {n} is not an object")
+            raise DamagedFile(path, f"pair {n} is not an object", FIX)
         if [e.get("a"), e.get("b"), e.get("targets")] != want:
             continue
         dims = {"token": n_tokens, "target": len(want[2]), "layer": n_layer, "head": n_head}
