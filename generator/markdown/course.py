@@ -60,7 +60,6 @@ from pathlib import Path
 from markdown import Extension
 from markdown.inlinepatterns import InlineProcessor
 from markdown.postprocessors import Postprocessor
-from markdown.treeprocessors import Treeprocessor
 from markdown.preprocessors import Preprocessor
 
 from .. import render
@@ -74,7 +73,7 @@ from ..render import ref_binding, training_figure as training
 from ..render.context import Ctx, Missing
 from ..render.ref_common import PENDING_REF, TRACING_REF
 from ..store import DamagedFile, StoreError, TraceStore
-from . import math, needs_traces, python_view
+from . import attribute_refs, math, needs_traces, python_view
 from .build_errors import CourseBuildError, reraise
 
 log = logging.getLogger("mkdocs.plugins.generator")
@@ -172,7 +171,7 @@ class CourseExtension(Extension):
         md.inlinePatterns.register(RefProcessor(r"\{\{(.*?)\}\}", md, self), "course_ref", 185)
         # after attr_list (8) has read the `{: .needs-traces }` marks, before the glossary terms (7)
         md.treeprocessors.register(needs_traces.NeedsTraces(md, self), "course_needs_traces", 7.5)
-        md.treeprocessors.register(AttributeRefs(md, self), "course_attribute_refs", 19)  # after the inline patterns (20)
+        md.treeprocessors.register(attribute_refs.AttributeRefs(md, self), "course_attribute_refs", 19)  # after the inline patterns (20)
         math.register(md, self)
         # after raw_html (30) has put the highlighted code back into the page
         md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
@@ -412,36 +411,6 @@ class RefProcessor(InlineProcessor):
             if hit and not hit.tracing:  # needs_traces replaces its passage, or refuses the page
                 state.pending[placeholder] = hit
         return placeholder, m.start(0), m.end(0)
-
-
-class AttributeRefs(Treeprocessor):
-    """A reference in an image's alt text or a link's title (`![… {{ a.layer }}](x)`): an
-    attribute holds text, not the reference's markup, so it gets the number as plain text (the
-    markup there would end the attribute and break the tag). One whose number is pending in this
-    build is refused at its line: an attribute cannot hold the pending note."""
-
-    def __init__(self, md, ext: CourseExtension):
-        super().__init__(md)
-        self.ext = ext
-
-    def run(self, root):
-        held = self.ext.state.ref_text
-        if not held:
-            return None
-        for el in root.iter():
-            for name, value in el.items():
-                if "\x02" not in value:
-                    continue
-                for placeholder, (markup, where) in held.items():
-                    if placeholder not in value:
-                        continue
-                    if markup is None:
-                        raise CourseBuildError(where, f"a reference in the {name!r} of an <{el.tag}> has no number in this build "
-                                               "(its traces are pending), and an attribute cannot hold the pending note",
-                                               "write the reference in the page's text")
-                    value = value.replace(placeholder, html.unescape(TAG_RE.sub("", markup)))
-                el.set(name, value)
-        return None
 
 
 class CodeRefPostprocessor(Postprocessor):
