@@ -46,6 +46,7 @@ pattern only when it scores well above that.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,12 @@ FORMAT_VERSION = 3  # 2: adds `chance`; 3: adds `scoringSet` (the fixed texts' v
 # The scoring set: fixed natural sentences, and repeated random tokens (below). Lessons never add to
 # it, so a new lesson cannot change a scoreboard. Bump SCORING_SET_VERSION with any change here.
 SCORING_SET_VERSION = 1
+
+
+def texts_digest(texts: Iterable[str]) -> str:
+    """12 hex digits naming a list of texts, in order: what a mean-ablation reference records of
+    the texts it averaged over (meanReference.sha), so a reader can tell they are these."""
+    return hashlib.sha256(json.dumps(list(texts), ensure_ascii=False).encode()).hexdigest()[:12]
 SCORING_SENTENCES = (
     "Lily saw a big dog in the park, and the dog saw Lily.",
     "Once upon a time, there was a little boy named Tom. He had a red ball and a small cat.",

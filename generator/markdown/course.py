@@ -77,7 +77,7 @@ from . import attribute_refs, math, needs_traces, python_view
 from .build_errors import CourseBuildError, reraise
 
 log = logging.getLogger("mkdocs.plugins.generator")
-TAG_RE = re.compile(r"<[^>]+>")
+TAG_RE = attribute_refs.TAG_RE  # one pattern for a tag, with the attributes' references
 # Where the course's scripts go: right after the page's first heatmap that has its numbers, so
 # course.js draws it while the rest of the page is still parsed (overrides/main.html replaces the
 # mark with the scripts; a page without one gets them after the article).

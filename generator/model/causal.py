@@ -26,8 +26,6 @@ Heads and layers count from 0 here.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -130,8 +128,8 @@ def head_means(lm: LoadedModel, config: CausalConfig = CausalConfig()) -> Refere
             total[l] += seen[l][1:].sum(dim=0).numpy()  # (width,)
         n += len(ids) - 1
     means = (total / n).reshape(L, H, d)  # (layer, head, head_dim)
-    digest = hashlib.sha256(json.dumps(list(config.reference_texts), ensure_ascii=False).encode()).hexdigest()[:12]
-    record = {"texts": "heads.SCORING_SENTENCES", "version": config.reference_version, "sha": digest, "positions": n}
+    record = {"texts": "heads.SCORING_SENTENCES", "version": config.reference_version,
+              "sha": heads.texts_digest(config.reference_texts), "positions": n}
     return Reference(means, record)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..lessons.refs import Ref
 from . import templating
-from .causal_data import column, dla_parts, follows, measure_name, signed_style, target_tokens, verdict
+from .causal_data import clean_logit, dla_parts, follows, measure_name, signed_style, target_tokens, verdict
 from .context import Ctx, Figure, Missing, load_panel
 from .format import diff2, f2, minus2, percent, shown, tok
 from .grid import provenance
@@ -50,16 +50,10 @@ def render(d, ctx: Ctx) -> str:
     top = max(range(len(parts)), key=lambda i: (abs(shown(float(values[i]))), -i))
     return templating.render(
         "attribution.html", n=n, model=d.model, token=tok(panel.tokens[pos]), measure=measure_name(targets, one="logit"),
-        total=_total_text(_total(panel, pos, targets), targets),
+        # what the parts add up to: the stored logit (difference), not the sum of rounded shares
+        total=_total_text(clean_logit(panel, pos, targets), targets),
         rows=rows, top=rows[top], prov=provenance(ctx, [panel], d.caption),
     )
-
-
-def _total(panel, pos: int, targets: list[dict]) -> float:
-    """What the parts add up to: the clean run's logit of the one target, or the difference of
-    the two targets' logits (the stored number, not the sum of the rounded shares)."""
-    logits = [float(panel.trace["causal"]["cleanLogit"][pos, column(panel, pos, t["id"])]) for t in targets]
-    return logits[0] - logits[1] if len(logits) == 2 else logits[0]
 
 
 def _total_text(total: float, targets: list[dict]) -> str:
@@ -77,7 +71,7 @@ def ref(ref: Ref, fig: Figure) -> str:
     panel, pos, targets = fig.panels[0], fig.focus, fig.numbers["targets"]
     parts = panel.trace["causal"]["parts"]
     values = dla_parts(panel, pos, targets)
-    total = _total(panel, pos, targets)
+    total = clean_logit(panel, pos, targets)
     if ref.name == "measure":
         return measure_name(targets, one="logit")
     if ref.name == "total":

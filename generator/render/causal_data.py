@@ -82,11 +82,16 @@ def measure_name(targets: list[dict], one: str = "log P") -> str:
     return "the KL divergence of the next-token distribution"
 
 
+def clean_logit(panel: Panel, pos: int, targets: list[dict]) -> float:
+    """The clean run's logit of one target at `pos`, or the first target's minus the second's."""
+    logits = [float(panel.trace["causal"]["cleanLogit"][pos, column(panel, pos, t["id"])]) for t in targets]
+    return logits[0] - logits[1] if len(logits) == 2 else logits[0]
+
+
 def clean_measure(panel: Panel, pos: int, targets: list[dict]) -> float | None:
     c = panel.trace["causal"]
     if len(targets) == 2:
-        a, b = (column(panel, pos, t["id"]) for t in targets)
-        return float(c["cleanLogit"][pos, a] - c["cleanLogit"][pos, b])
+        return clean_logit(panel, pos, targets)
     if len(targets) == 1:
         return float(c["cleanLogprob"][pos, column(panel, pos, targets[0]["id"])])
     return None  # KL is 0 in the clean run: its effect is the KL itself

@@ -12,7 +12,6 @@ playground's exactness bar of 1e-4.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import struct
 from pathlib import Path
@@ -159,8 +158,8 @@ def head_means(weights: dict[str, np.ndarray] | None = None, n_head: int | None 
         n += len(ids) - 1
     L, W = total.shape
     means = (total / n).reshape(L, n_head, W // n_head)  # (layer, head, head_dim)
-    digest = hashlib.sha256(json.dumps(list(heads.SCORING_SENTENCES), ensure_ascii=False).encode()).hexdigest()[:12]
-    record = {"texts": "heads.SCORING_SENTENCES", "version": heads.SCORING_SET_VERSION, "sha": digest, "positions": n}
+    record = {"texts": "heads.SCORING_SENTENCES", "version": heads.SCORING_SET_VERSION,
+              "sha": heads.texts_digest(heads.SCORING_SENTENCES), "positions": n}
     return means, record
 
 

@@ -26,7 +26,6 @@ nbformat writes it (sorted keys), so the same inputs give the same bytes. No tor
 from __future__ import annotations
 
 import hashlib
-import json
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,11 +193,9 @@ def _mean_reference(ctx: Ctx, panel) -> list[str] | None:
     """The trace files of the texts that mean-ablation averaged over, when the trace says they are
     heads.SCORING_SENTENCES as they stand and every one is traced; else None."""
     record = panel.trace["causal"].get("meanReference") or {}
-    texts = list(heads.SCORING_SENTENCES)
-    digest = hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode()).hexdigest()[:12]
-    if record.get("texts") != "heads.SCORING_SENTENCES" or record.get("sha") != digest:
+    if record.get("texts") != "heads.SCORING_SENTENCES" or record.get("sha") != heads.texts_digest(heads.SCORING_SENTENCES):
         return None
-    files = [_trace_file(ctx, "tiny", text) for text in texts]
+    files = [_trace_file(ctx, "tiny", text) for text in heads.SCORING_SENTENCES]
     return None if None in files else files
 
 
