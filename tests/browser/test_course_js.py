@@ -79,7 +79,8 @@ def test_first_grid_shows_trace_numbers(open_page, harness_url, harness_site):
     assert texts(page, f"{FIG1} .course-top3 li") == harness.top3_texts(doc, 0, 0)
     plot = page.evaluate(
         "() => { const gd = document.querySelector('#fig-1 .course-plot .js-plotly-plot');"
-        " const t = gd.data[0]; return {z: t.z, text: t.text, ticks: gd.layout.xaxis.ticktext,"
+        " const t = gd.data[0]; return {z: t.z, text: t.text,"
+        " ticks: [...document.querySelectorAll('#fig-1 .course-axis-keys text')].map(e => e.textContent),"
         " yrange: gd._fullLayout.yaxis.range, zmin: t.zmin, zmax: t.zmax, scale: t.colorscale,"
         " bar: t.showscale !== false, hover: t.hovertext} }"
     )
@@ -459,7 +460,7 @@ def test_injected_token_never_executes(open_page, harness_url, harness_site, sch
     # long tick labels are shortened: the plot sits beside its top-3 list (course.css "the view"),
     # a box under 560 px, where they keep 10 characters (course.js HEATMAP.narrowTickChars)
     assert page.evaluate("document.querySelector('#fig-2 .course-plot').getBoundingClientRect().width") < 560
-    ticks = texts(page, "#fig-2 .xtick text")
+    ticks = texts(page, "#fig-2 .course-axis-keys text")
     assert harness.XSS[:9] + "…" in ticks and "·<b>" in ticks
     # the hover label shows the whole token as text
     box = page.locator("#fig-2 .nsewdrag").first.bounding_box()
@@ -476,9 +477,9 @@ def test_injected_token_ticks_in_a_wide_box(open_page, harness_url):
     w = open_page(viewport={"width": 620, "height": 800})
     page = w.goto(harness_url())
     page.locator("#fig-2").scroll_into_view_if_needed()
-    page.wait_for_function("document.querySelector('#fig-2 .xtick text')")
+    page.wait_for_function("document.querySelector('#fig-2 .course-axis-keys text')")
     assert page.evaluate("document.querySelector('#fig-2 .course-plot').getBoundingClientRect().width") >= 560
-    ticks = texts(page, "#fig-2 .xtick text")
+    ticks = texts(page, "#fig-2 .course-axis-keys text")
     assert harness.XSS[:13] + "…" in ticks and "·<b>" in ticks
     assert page.evaluate("window.__pwned") is None
     assert page.evaluate("document.querySelectorAll('img').length") == 0

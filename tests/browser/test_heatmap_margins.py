@@ -28,7 +28,7 @@ MARGINS_JS = """() => {
       automargin: [L.xaxis.automargin, L.yaxis.automargin],
       size: {width: svg.width, height: svg.height},
       grid: {left: L._size.l, top: L._size.t, right: L._size.l + L._size.w, bottom: L._size.t + L._size.h},
-      labels: [...d.querySelectorAll('.xtick text, .ytick text, text.xtitle, text.ytitle')]
+      labels: [...d.querySelectorAll('.course-axis-labels text')]
         .filter(t => t.textContent).map(t => Object.assign({text: t.textContent}, rel(t.getBoundingClientRect()))),
     };
   });

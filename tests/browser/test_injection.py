@@ -109,8 +109,8 @@ def check_page(w: Watched, url: str) -> None:
     # summary: tokens as text
     summary = page.locator("#fig-1 .course-summary").inner_text()
     assert summary.startswith("In layer 1, head 2, ") and any(d in summary for d in displays if len(d) > 1)
-    # Plotly: every tick label is a token's display text (no double escaping, no markup eaten)
-    ticks = page.locator("#fig-1 .course-plot .xtick text, #fig-1 .course-plot .ytick text").all_text_contents()
+    # the axes: every label is a token's display text (no double escaping, no markup eaten)
+    ticks = page.locator("#fig-1 .course-plot .course-axis-labels :is(.course-axis-keys, .course-axis-queries) text").all_text_contents()
     assert ticks and set(ticks) <= set(displays), f"tick labels not among the tokens: {sorted(set(ticks) - set(displays))[:8]}"
     if hover:
         assert re.search(r"→|cannot look ahead", hover), hover

@@ -19,7 +19,7 @@ TOP3_MAX = 160  # px: the focus token's line and the toggle
 LABELS = """() => [...document.querySelectorAll('.course-fig[data-kind=attention], .course-fig[data-kind=compare]')]
   .filter(f => f.getClientRects().length).map(f => {
     const n = Math.max(...[...f.querySelectorAll('table.course-table')].map(t => t.tBodies[0].rows.length));
-    const texts = [...f.querySelectorAll('.course-lines-svg text, .course-plot .xtick text, .course-plot .ytick text')]
+    const texts = [...f.querySelectorAll('.course-lines-svg text, .course-plot .course-axis-labels text')]
       .filter(t => t.getClientRects().length);
     const px = texts.map(t => { const svg = t.ownerSVGElement, vb = svg.viewBox && svg.viewBox.baseVal;
       const scale = vb && vb.width ? svg.getBoundingClientRect().width / vb.width : 1;

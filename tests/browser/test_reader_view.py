@@ -19,8 +19,8 @@ PLOT_BOXES = r"""sel => {  // sel: the Plotly graph divs
                               text: e.textContent, size: parseFloat(getComputedStyle(e).fontSize)}; };
   return [...document.querySelectorAll(sel)].map(p => ({
     cells: [...p.querySelectorAll('.heatmaplayer text')].filter(t => t.textContent).map(box),
-    xticks: [...p.querySelectorAll('.xtick text')].map(box),
-    yticks: [...p.querySelectorAll('.ytick text')].map(box),
+    xticks: [...p.querySelectorAll('.course-axis-keys text')].map(box),
+    yticks: [...p.querySelectorAll('.course-axis-queries text')].map(box),
     colourbar: box(p.querySelector('.colorbar')),
     cell: p._fullLayout.xaxis._length / p._fullLayout.xaxis._rl.reduce((a, b) => Math.abs(b - a)),
   }));

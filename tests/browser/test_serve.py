@@ -48,7 +48,7 @@ def test_a_saved_new_sentence_becomes_a_real_heatmap(course, open_served):
         assert TraceStore(course / "traces").has("tiny", NEW)
         assert f"traced {NEW!r} (content/new-lesson.md:3)" in log
         # the heatmap is the new trace's: its x axis is the sentence's tokens
-        ticks = page.evaluate("document.querySelector('#fig-1 .js-plotly-plot')._fullLayout.xaxis.ticktext")
+        ticks = page.evaluate("[...document.querySelectorAll('#fig-1 .course-axis-keys text')].map(t => t.textContent)")
         assert any("bridge" in t for t in ticks) and not any("Lily" in t for t in ticks)
         # GPT-2 cannot be loaded here: said once, without a traceback, and its figures stay pending
         assert log.count("its figures stay pending boxes") <= 1 and "Traceback" not in log

@@ -101,6 +101,14 @@
 
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
+  var SVG_NS = 'http://www.w3.org/2000/svg';
+  function svgEl(tag, attrs, cls) {
+    var node = document.createElementNS(SVG_NS, tag);
+    if (cls) node.setAttribute('class', cls);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    return node;
+  }
+
   function softmax(arr) {
     var xs = Array.prototype.map.call(arr, Number);
     var max = -Infinity;

@@ -135,8 +135,7 @@
     return d.join('');
   }
 
-  // What stays the same for every head: the tick positions and labels (as Plotly reads them, and
-  // as text, for measuring), wide and narrow.
+  // What stays the same for every head: the positions and the labels, wide and narrow.
   AttentionView.prototype.labels = function () {
     if (this.constant) return this.constant;
     var idx = [];
@@ -145,7 +144,7 @@
     var plain = function (max) { return tokens.map(function (t) { return shorten(tokDisplay(t), max); }); };
     var wide = plain(HEATMAP.tickChars), narrow = plain(HEATMAP.narrowTickChars);
     this.constant = { idx: idx, plain: wide, narrowPlain: narrow,
-      ticks: wide.map(plotEsc), narrowTicks: narrow.map(plotEsc), widths: {},
+      widths: {},
       grid: this.n > 1 && this.n <= HEATMAP.gapsUpTo ? gridLines(this.n) : null };
     return this.constant;
   };
@@ -185,9 +184,6 @@
     return this.cache[key];
   };
 
-  // ticklabeloverflow 'allow': the margins hold every label (labelRoom, labelOverhang), and
-  // Plotly's default ('hide past div') measures every label once per label drawn, n squared
-  // getBBox calls (most of a 256-token grid's first draw in a CPU profile).
   // A new figure object for Plotly.react on each change, built around arrays that stay the same
   // objects (react compares arrays by reference): a token change then only moves the focus
   // rectangle, and a head change only swaps z, text and hover text (cached per head).
@@ -197,10 +193,6 @@
     var d = this.headData(s.layer, s.head);
     var g = this.geom || this.geometry(0);
     var c = this.labels();
-    var ticks = g.narrow ? c.narrowTicks : c.ticks;
-    var xVals = g.stride > 1 ? c.idx.filter(function (i) { return i % g.stride === 0; }) : c.idx;
-    var xText = g.stride > 1 ? xVals.map(function (i) { return ticks[i]; }) : ticks;
-    var tickFont = { size: g.upright ? HEATMAP.smallTickFont : HEATMAP.tickFont };
     var few = g.narrow && g.cell * n < HEATMAP.fewColourTicksBelow; // a short bar: 0, 0.5, 1, never turned
     var bg = this.maskedBg || MASKED_BG;
     var colourbar = g.narrow
@@ -220,12 +212,10 @@
       width: g.width,
       height: g.height + (this.heightFix || 0),
       margin: { l: g.left, r: g.right, t: g.top, b: g.bottom },
-      xaxis: { tickmode: 'array', tickvals: xVals, ticktext: xText, side: 'top', tickangle: g.upright ? -90 : -50,
-        tickfont: tickFont, range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
-        title: { text: 'looks at (key)', standoff: 6 }, automargin: false, ticklabeloverflow: 'allow' },
-      yaxis: { tickmode: 'array', tickvals: c.idx, ticktext: ticks, autorange: 'reversed', tickfont: tickFont,
-        fixedrange: true, showgrid: false, zeroline: false,
-        title: { text: 'token (query)', standoff: 6 }, automargin: false, ticklabeloverflow: 'allow' },
+      // no labels or titles of Plotly's: course.js draws them (axis-labels.js)
+      xaxis: { showticklabels: false, side: 'top', range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
+        automargin: false },
+      yaxis: { showticklabels: false, autorange: 'reversed', fixedrange: true, showgrid: false, zeroline: false, automargin: false },
       // the cells' lines first: the focus row's outline is drawn over them
       shapes: (c.grid ? [{ type: 'path', path: c.grid, xref: 'x', yref: 'y', line: { color: bg, width: 1 } }] : []).concat([
         { type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
@@ -261,6 +251,7 @@
     this.plotted = Promise.resolve(window.Plotly.newPlot(inner, spec.data, spec.layout, PLOT_CONFIG))
       .then(function () {
         mark('course:newplot-end');
+        self.drawLabels();
         self.plotReady = true;
         self.plotHost.style.minHeight = '';
         self.watchWidth();
@@ -339,14 +330,14 @@
     var self = this;
     var spec = this.figureSpec();
     return Promise.resolve(window.Plotly.newPlot(this.plotDiv, spec.data, spec.layout, PLOT_CONFIG))
-      .then(function () { self.listen(); return self.fitRows(); });
+      .then(function () { self.listen(); self.drawLabels(); return self.fitRows(); });
   };
 
   AttentionView.prototype.react = function () {
     var self = this;
     var spec = this.figureSpec();
     return Promise.resolve(window.Plotly.react(this.plotDiv, spec.data, spec.layout, PLOT_CONFIG))
-      .then(function () { return self.fitRows(); });
+      .then(function () { self.drawLabels(); return self.fitRows(); });
   };
 
   // A safety net: the margins are course.js's own (labelRoom), so only a margin Plotly pushed
@@ -358,7 +349,9 @@
     var missing = Math.ceil((this.geom.row - full._size.h / this.n) * this.n);
     if (missing <= 0) return undefined;
     this.heightFix = (this.heightFix || 0) + missing;
-    return Promise.resolve(window.Plotly.relayout(this.plotDiv, { height: full.height + missing }));
+    var self = this;
+    return Promise.resolve(window.Plotly.relayout(this.plotDiv, { height: full.height + missing }))
+      .then(function () { self.drawLabels(); });
   };
 
   // Synchronous when the plot is there; after the first draw when it is being drawn; nothing

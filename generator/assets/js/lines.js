@@ -11,14 +11,6 @@
     width: 420, widthMin: 240,             // the drawing's width: the box's, within these
     phoneMax: 480, phoneFrom: 13           // the default on a phone (viewport <= 480 px) from 13 tokens
   };
-  var SVG_NS = 'http://www.w3.org/2000/svg';
-
-  function svgEl(tag, attrs, cls) {
-    var node = document.createElementNS(SVG_NS, tag);
-    if (cls) node.setAttribute('class', cls);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
-    return node;
-  }
 
   // The view a figure opens in: the lines on a phone for a long sentence, else the grid.
   function defaultMode(nTokens) {
