@@ -82,7 +82,7 @@ def test_first_grid_shows_trace_numbers(open_page, harness_url, harness_site):
         " const t = gd.data[0]; return {z: t.z, text: t.text,"
         " ticks: [...document.querySelectorAll('#fig-1 .course-axis-keys text')].map(e => e.textContent),"
         " yrange: gd._fullLayout.yaxis.range, zmin: t.zmin, zmax: t.zmax, scale: t.colorscale,"
-        " bar: t.showscale !== false, hover: t.hovertext} }"
+        " bar: gd.querySelectorAll('.course-colourbar-ticks text').length, hover: t.hovertext} }"
     )
     grid = doc["layers"][0]["heads"][0]["weights"]
     assert plot["z"] == [[w if j <= i else None for j, w in enumerate(row)] for i, row in enumerate(grid)]
@@ -91,7 +91,7 @@ def test_first_grid_shows_trace_numbers(open_page, harness_url, harness_site):
     assert plot["yrange"][0] > plot["yrange"][1]  # reversed: the first token on top
     assert (plot["zmin"], plot["zmax"]) == (0, 1)
     assert [c for _, c in plot["scale"]] == list(fmt.CIVIDIS)
-    assert plot["bar"]
+    assert plot["bar"] == 5  # 0, 0.25 .. 1
     assert plot["hover"][0][1] == "Lily cannot look ahead at ·wanted"
     assert plot["hover"][5][0] == f"·her → Lily: {grid[5][0]:.2f}"
     # the SVG shows the cell numbers

@@ -97,7 +97,7 @@ LONG_LABELS_JS = """async ([id, text]) => {
   v.constant = null; v.cache = {};
   v.geom = v.geometry(v.plotHost.clientWidth);
   v.plotDiv.style.minWidth = v.geom.minWidth + 'px';
-  await v.replot();
+  await v.react();
   return v.geom;
 }"""
 

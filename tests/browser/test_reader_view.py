@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 
 FIG1 = "#fig-1"
 
-# Boxes of what Plotly drew: cell numbers, tick labels, the colour bar (page coordinates).
+# Boxes of what the heatmap shows: Plotly's cell numbers, course.js's tick labels and colour bar (page coordinates).
 PLOT_BOXES = r"""sel => {  // sel: the Plotly graph divs
   const box = e => { const r = e.getBoundingClientRect(), rot = /rotate\((-?[\d.]+)/.exec(e.getAttribute('transform') || '');
                       return {x: r.left, y: r.top, w: r.width, h: r.height, angle: rot ? +rot[1] : 0,
@@ -21,7 +21,7 @@ PLOT_BOXES = r"""sel => {  // sel: the Plotly graph divs
     cells: [...p.querySelectorAll('.heatmaplayer text')].filter(t => t.textContent).map(box),
     xticks: [...p.querySelectorAll('.course-axis-keys text')].map(box),
     yticks: [...p.querySelectorAll('.course-axis-queries text')].map(box),
-    colourbar: box(p.querySelector('.colorbar')),
+    colourbar: box(p.querySelector('.course-colourbar')),
     cell: p._fullLayout.xaxis._length / p._fullLayout.xaxis._rl.reduce((a, b) => Math.abs(b - a)),
   }));
 }"""
@@ -241,7 +241,7 @@ def test_a_new_width_redraws_the_heatmap_for_it(open_page, harness_url):
     page.locator("#fig-2 .course-plot").scroll_into_view_if_needed()
     page.locator("#fig-2 .course-plot .main-svg").first.wait_for(state="attached")
     assert page.evaluate("document.querySelector('#fig-2 .course-plot').getBoundingClientRect().width") >= 560
-    state = "() => { const p = document.querySelector('#fig-2 .js-plotly-plot'); return [p._fullData[0].texttemplate, p._fullData[0].colorbar.orientation]; }"
+    state = "() => { const p = document.querySelector('#fig-2 .js-plotly-plot'); return [p._fullData[0].texttemplate, p.querySelector('.course-colourbar').dataset.orientation]; }"
     assert page.evaluate(state) == ["%{text}", "v"]
     page.set_viewport_size({"width": 320, "height": 800})
     page.wait_for_function(f"({state})()[1] === 'h'")

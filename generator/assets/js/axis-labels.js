@@ -1,20 +1,28 @@
-  // ------------------------------------------------------------------ one attention panel: its axes' labels (SVG)
+  // ------------------------------------------------------------------ one attention panel: its axes and colour bar (SVG)
 
-  // The tokens along the heatmap's two axes, and the axes' titles, are drawn by course.js in an
-  // SVG under Plotly's (whose paper is transparent), not by Plotly. Plotly lays out and measures
-  // each tick label as it draws it, about 0.6 ms a label: on this machine a 32-token grid spent
-  // 40 of its 80 ms on them, a 256-token grid 190 of 295 ms, and the playground draws a new grid
-  // on every edit. The margins already hold the labels (heatmapGeometry: labelRoom,
-  // labelOverhang). The places below are Plotly's own, read off its drawing, so the figures
-  // look as they did. Tokens go in as textContent: data, never markup.
+  // The tokens along the heatmap's two axes, the axes' titles and the colour bar are drawn by
+  // course.js in an SVG under Plotly's (whose paper is transparent), not by Plotly. Plotly lays
+  // out and measures each tick label as it draws it, about 0.6 ms a label: on a 2-core machine a
+  // 32-token grid spent 40 of its 80 ms on them, a 256-token grid 190 of 295 ms; its colour bar
+  // is a margin pusher, laid out again on every draw (9 ms of a 32-token grid, 26-40 ms of a
+  // 256-token one), and the playground draws a new grid on every edit. The margins already hold
+  // all of it (heatmapGeometry: labelRoom, labelOverhang, colourbarRoom). The places below are
+  // Plotly's own, read off its drawing, so the figures look as they did. Tokens go in as
+  // textContent: data, never markup.
   var AXIS_LABELS = {
     xGap: 4.8,          // grid top to a column label's turning point, plus the label's font size
     yGap: 8.4,          // grid left to the end of a row label
     baseline: 0.35,     // a row label's baseline below its row's centre, in ems
     titleFont: 14,      // the axes' titles (Plotly's: the layout's 12 px + 2)
     xTitleY: 17.25,     // the column title's baseline, from the figure's top edge
-    yTitleX: 16.57      // the row title's baseline (it is turned), from the figure's left edge
+    yTitleX: 16.57,     // the row title's baseline (it is turned), from the figure's left edge
+    // the colour bar: beside the grid (len: its share of the grid's height), or under it on a
+    // phone (heatmapGeometry's narrow), its title "weight" then on its left
+    barPad: 10, barLen: 0.9, barBelow: 0.02, barOutline: '#444',
+    barTickGap: 3.4, barTitleX: 52.4,        // beside: numbers and title, from the grid's right edge
+    barTitleGap: 7.2, barTickDrop: 27.4, barTitleDrop: 13.1 // under: title to bar; baselines below the bar's top
   };
+  var colourbars = 0; // each bar's gradient has an id of its own on the page
 
   // The labels for the plot as Plotly has laid it out (its _size: a margin pushed, a height
   // fixed); drawn again only when the layout or the tokens change, not for a new head or token.
@@ -29,12 +37,14 @@
       this.labelKey = null;
     }
     svg.style.fill = this.fontColour || '';
-    if (this.labelKey === key) return;
+    var c = this.labels(); // a new object when the tokens change
+    if (this.labelKey === key && this.labelsFor === c) return;
     this.labelKey = key;
+    this.labelsFor = c;
     clear(svg);
     svg.setAttribute('width', full.width);
     svg.setAttribute('height', full.height);
-    var c = this.labels(), names = g.narrow ? c.narrowPlain : c.plain;
+    var names = g.narrow ? c.narrowPlain : c.plain;
     var font = g.upright ? HEATMAP.smallTickFont : HEATMAP.tickFont;
     var col = size.w / n, row = size.h / n, turn = g.upright ? 90 : HEATMAP.tickAngle;
     var cols = svgEl('g', { 'font-size': font, 'text-anchor': 'start' }, 'course-axis-keys');
@@ -57,7 +67,50 @@
     var queryTitle = svgEl('text', { x: A.yTitleX, y: midY, 'font-size': A.titleFont, 'text-anchor': 'middle',
       transform: 'rotate(-90,' + A.yTitleX + ',' + midY + ')' }, 'course-axis-title');
     queryTitle.textContent = 'token (query)';
-    [cols, rows, keyTitle, queryTitle].forEach(function (part) { svg.appendChild(part); });
+    [cols, rows, keyTitle, queryTitle, this.colourbar(size)].forEach(function (part) { svg.appendChild(part); });
     // under Plotly's SVG: its hover boxes are drawn over the labels
     if (svg.parentNode !== div) div.insertBefore(svg, div.firstChild);
+  };
+
+  // The colour bar, for the grid's box `size` (Plotly's _size): the weight's colours from 0 to 1
+  // with 0, 0.25 .. 1 beside them (0, 0.5, 1 under a short grid on a phone), and its title.
+  AttentionView.prototype.colourbar = function (size) {
+    var A = AXIS_LABELS, g = this.geom, n = this.n, beside = !g.narrow, thick = HEATMAP.colourbarThickness;
+    var few = !beside && g.cell * n < HEATMAP.fewColourTicksBelow;
+    var values = few ? CB_FEW_TICKVALS : CB_TICKVALS, texts = few ? CB_FEW_TICKTEXT : CB_TICKTEXT;
+    var bar = svgEl('g', { 'data-orientation': beside ? 'v' : 'h' }, 'course-colourbar');
+    var id = 'course-colourbar-' + (++colourbars);
+    var grad = svgEl('linearGradient', beside ? { id: id, x1: 0, y1: 1, x2: 0, y2: 0 } : { id: id, x1: 0, y1: 0, x2: 1, y2: 0 });
+    COLORSCALE.forEach(function (stop) { grad.appendChild(svgEl('stop', { offset: stop[0], 'stop-color': stop[1] })); });
+    var defs = svgEl('defs');
+    defs.appendChild(grad);
+    bar.appendChild(defs);
+    var title = svgEl('text', { 'font-size': A.titleFont, 'text-anchor': 'middle' }, 'course-colourbar-title');
+    title.textContent = 'weight';
+    var x0, y0, w, h, at;
+    if (beside) {
+      var right = size.l + size.w, len = A.barLen * size.h;
+      x0 = right + A.barPad; w = thick; h = len - 2 * A.barPad; y0 = size.t + (size.h - len) / 2 + A.barPad;
+      at = function (v) { return { x: right + A.barPad + thick + A.barTickGap, y: y0 + h * (1 - v) + A.baseline * HEATMAP.tickFont, anchor: 'start' }; };
+      var tx = right + A.barTitleX, ty = size.t + size.h / 2;
+      [['x', tx], ['y', ty], ['dominant-baseline', 'central'], ['transform', 'rotate(-90,' + tx + ',' + ty + ')']].forEach(function (a) { title.setAttribute(a[0], a[1]); });
+    } else {
+      var titleW = textWidths(['weight'], A.titleFont, this.root)[0];
+      y0 = size.t + size.h + A.barBelow * size.h + A.barPad; h = thick;
+      x0 = size.l + A.barPad + titleW + A.barTitleGap; w = Math.max(size.l + size.w - A.barPad - x0, thick);
+      at = function (v) { return { x: x0 + w * v, y: y0 + A.barTickDrop, anchor: 'middle' }; };
+      title.setAttribute('x', size.l + A.barPad + titleW / 2);
+      title.setAttribute('y', y0 + A.barTitleDrop);
+    }
+    bar.appendChild(svgEl('rect', { x: x0, y: y0, width: w, height: h, fill: 'url(#' + id + ')',
+      stroke: A.barOutline, 'stroke-width': 1 }, 'course-colourbar-fill'));
+    var ticks = svgEl('g', { 'font-size': HEATMAP.tickFont }, 'course-colourbar-ticks');
+    values.forEach(function (v, i) {
+      var p = at(v), t = svgEl('text', { x: p.x, y: p.y, 'text-anchor': p.anchor });
+      t.textContent = texts[i];
+      ticks.appendChild(t);
+    });
+    bar.appendChild(ticks);
+    bar.appendChild(title);
+    return bar;
   };

@@ -1,4 +1,4 @@
-  // ------------------------------------------------------------------ one attention panel: its heatmap (Plotly)
+  // ------------------------------------------------------------------ one attention panel: its heatmap (Plotly's cells)
 
   // Heatmap layout, in CSS pixels. Cells share the width the box gives; a cell narrower than
   // cellMin makes the plot wider than its box (it then scrolls inside it, never the page). Rows
@@ -193,20 +193,13 @@
     var d = this.headData(s.layer, s.head);
     var g = this.geom || this.geometry(0);
     var c = this.labels();
-    var few = g.narrow && g.cell * n < HEATMAP.fewColourTicksBelow; // a short bar: 0, 0.5, 1, never turned
     var bg = this.maskedBg || MASKED_BG;
-    var colourbar = g.narrow
-      ? { orientation: 'h', x: 0.5, xanchor: 'center', y: -0.02, yanchor: 'top', len: 1, thickness: HEATMAP.colourbarThickness,
-          title: { text: 'weight', side: 'right' }, tickangle: 0,
-          tickvals: few ? CB_FEW_TICKVALS : CB_TICKVALS, ticktext: few ? CB_FEW_TICKTEXT : CB_TICKTEXT }
-      : { title: { text: 'weight', side: 'right' }, thickness: HEATMAP.colourbarThickness, len: 0.9, x: 1,
-          tickvals: CB_TICKVALS, ticktext: CB_TICKTEXT };
     var trace = {
       type: 'heatmap', x: c.idx, y: c.idx, z: d.z, text: d.text, hovertext: d.hover,
       texttemplate: g.showText ? '%{text}' : '', textfont: { size: HEATMAP.cellFont },
       hovertemplate: '%{hovertext}<extra></extra>', hoverongaps: true,
       zmin: 0, zmax: 1, zauto: false, colorscale: COLORSCALE,
-      colorbar: colourbar
+      showscale: false // course.js draws the colour bar (axis-labels.js)
     };
     var layout = {
       width: g.width,
@@ -282,10 +275,9 @@
       var g = self.geometry(width);
       if (self.geom && g.width === self.geom.width) return;
       if (!self.geom || g.key !== self.geom.key) self.heightFix = 0;
-      var turned = !self.geom || g.narrow !== self.geom.narrow;
       self.geom = g;
       self.plotDiv.style.minWidth = g.minWidth + 'px';
-      if (turned) self.replot(); else self.react();
+      self.react();
     }));
     this.widthObserver.observe(this.plotHost);
   };
@@ -324,15 +316,6 @@
     });
   };
 
-  // Drawn again from scratch: Plotly.react keeps the margins a vertical colour bar pushed when
-  // the bar turns horizontal (a phone), so a change of side replots.
-  AttentionView.prototype.replot = function () {
-    var self = this;
-    var spec = this.figureSpec();
-    return Promise.resolve(window.Plotly.newPlot(this.plotDiv, spec.data, spec.layout, PLOT_CONFIG))
-      .then(function () { self.listen(); self.drawLabels(); return self.fitRows(); });
-  };
-
   AttentionView.prototype.react = function () {
     var self = this;
     var spec = this.figureSpec();
@@ -340,9 +323,9 @@
       .then(function () { self.drawLabels(); return self.fitRows(); });
   };
 
-  // A safety net: the margins are course.js's own (labelRoom), so only a margin Plotly pushed
-  // after all (its colour bar) could leave the rows lower than the geometry's row; then the
-  // plot grows by the difference, so labels never overlap.
+  // A safety net: the margins are course.js's own (labelRoom) and Plotly draws nothing that
+  // pushes one, but were the rows ever lower than the geometry's row, the plot grows by the
+  // difference, so labels never overlap.
   AttentionView.prototype.fitRows = function () {
     var full = this.plotDiv && this.plotDiv._fullLayout;
     if (!full || !full._size || !this.geom || !this.n) return undefined;
