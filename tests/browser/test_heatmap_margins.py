@@ -119,3 +119,54 @@ def test_long_labels_at_either_end_stay_inside_the_plot(course, server, open_sit
         assert plots and margin_problems(plots[:1]) == [], (fig, width, geom)
         assert sum(t["text"].startswith("·extraord") for t in plots[0]["labels"]) >= 4  # (repeated: with their positions)
     assert not w.errors, w.errors
+
+
+# Per attention heatmap: each label's place against Plotly's tick mark for its column or row
+# (course.js draws the labels, Plotly the marks: axis-labels.js), in px.
+LABEL_PLACES_JS = """() => [...document.querySelectorAll('.course-plot-inner')].filter(d => d._fullLayout && d._fullLayout.xaxis.side === 'top').map(d => {
+  const at = (sel, axis) => [...d.querySelectorAll(sel)].map(p => +/translate\\(([-\\d.e]+),([-\\d.e]+)\\)/.exec(p.getAttribute('transform'))[axis]);
+  const mid = t => { const r = t.getBoundingClientRect(); return [(r.left + r.right) / 2, (r.top + r.bottom) / 2]; };
+  const box = d.getBoundingClientRect(), L = d._fullLayout;
+  return {fig: d.closest('figure').id, n: d.querySelectorAll('.course-axis-queries text').length,
+    xMarks: at('path.xtick', 1), yMarks: at('path.ytick', 2),
+    keys: [...d.querySelectorAll('.course-axis-keys text')].map(t => +t.getAttribute('x')),
+    queries: [...d.querySelectorAll('.course-axis-queries text')].map(t => mid(t)[1] - box.top),
+    row: L._size.h / Math.max(1, d.querySelectorAll('.course-axis-queries text').length)};
+})"""
+
+
+def place_problems(plots: list[dict]) -> list[str]:
+    """Labels that are not at their tick marks: a column label off its mark, a row label more
+    than a quarter of a row off its mark's height, or a label missing for a mark."""
+    out = []
+    for p in plots:
+        if len(p["keys"]) != len(p["xMarks"]) or len(p["queries"]) != len(p["yMarks"]):
+            out.append(f"{p['fig']}: {len(p['keys'])}/{len(p['queries'])} labels for {len(p['xMarks'])}/{len(p['yMarks'])} marks")
+            continue
+        out += [f"{p['fig']}: column label {i} at x {x:.1f}, its mark at {m:.1f}" for i, (x, m) in enumerate(zip(p["keys"], p["xMarks"])) if abs(x - m) > 0.5]
+        out += [f"{p['fig']}: row label {i} at y {y:.1f}, its mark at {m:.1f}" for i, (y, m) in enumerate(zip(p["queries"], p["yMarks"])) if abs(y - m) > p["row"] / 4]
+    return out
+
+
+def test_place_check_can_fail():
+    ok = {"fig": "fig-1", "n": 2, "xMarks": [10, 30], "yMarks": [110, 130], "keys": [10, 30], "queries": [111, 129], "row": 20}
+    assert place_problems([ok]) == []
+    assert "column label 1" in place_problems([dict(ok, keys=[10, 34])])[0]
+    assert "row label 0" in place_problems([dict(ok, queries=[118, 130])])[0]
+    assert "labels for" in place_problems([dict(ok, keys=[10])])[0]
+
+
+def test_labels_sit_at_their_tick_marks(course, server, open_site):
+    """course.js draws the tokens along the axes and Plotly the tick marks: on every heatmap of
+    the attention page, at a desktop and a phone width, each label is at its column's or row's mark."""
+    w = open_site()
+    for width in (1280, 375):
+        w.page.set_viewport_size({"width": width, "height": 900})
+        w.page.goto(f"{server.base}/attention.html")
+        w.page.evaluate(GRID_VIEW_JS)
+        settle(w.page)
+        w.page.evaluate(DRAW_ALL_JS)
+        plots = w.page.evaluate(LABEL_PLACES_JS)
+        assert len(plots) >= 4 and all(p["n"] for p in plots), plots
+        assert place_problems(plots) == [], f"attention.html at {width} px"
+    assert not w.errors, w.errors
