@@ -121,44 +121,53 @@ def test_long_labels_at_either_end_stay_inside_the_plot(course, server, open_sit
     assert not w.errors, w.errors
 
 
-# Per attention heatmap: each label's place against Plotly's tick mark for its column or row
-# (course.js draws the labels, Plotly the marks: axis-labels.js), in px.
+# Per attention heatmap: where Plotly put each column's and row's centre (its axes' own mapping,
+# l2p), and where course.js drew each label and tick mark (axis-labels.js), in the plot's px.
 LABEL_PLACES_JS = """() => [...document.querySelectorAll('.course-plot-inner')].filter(d => d._fullLayout && d._fullLayout.xaxis.side === 'top').map(d => {
-  const at = (sel, axis) => [...d.querySelectorAll(sel)].map(p => +/translate\\(([-\\d.e]+),([-\\d.e]+)\\)/.exec(p.getAttribute('transform'))[axis]);
-  const mid = t => { const r = t.getBoundingClientRect(); return [(r.left + r.right) / 2, (r.top + r.bottom) / 2]; };
-  const box = d.getBoundingClientRect(), L = d._fullLayout;
-  return {fig: d.closest('figure').id, n: d.querySelectorAll('.course-axis-queries text').length,
-    xMarks: at('path.xtick', 1), yMarks: at('path.ytick', 2),
-    keys: [...d.querySelectorAll('.course-axis-keys text')].map(t => +t.getAttribute('x')),
-    queries: [...d.querySelectorAll('.course-axis-queries text')].map(t => mid(t)[1] - box.top),
-    row: L._size.h / Math.max(1, d.querySelectorAll('.course-axis-queries text').length)};
+  const L = d._fullLayout, box = d.getBoundingClientRect(), n = d.querySelectorAll('.course-axis-queries text').length;
+  const mid = t => { const r = t.getBoundingClientRect(); return (r.top + r.bottom) / 2 - box.top; };
+  const marks = [...(d.querySelector('.course-axis-marks').getAttribute('d') || '').matchAll(/M([-\\d.e]+),([-\\d.e]+)([hv])/g)];
+  const cols = [], rows = [];
+  for (let i = 0; i < n; i++) { cols.push(L._size.l + L.xaxis.l2p(i)); rows.push(L._size.t + L.yaxis.l2p(i)); }
+  return {fig: d.closest('figure').id, n, cols, rows, row: L._size.h / Math.max(1, n),
+    keys: [...d.querySelectorAll('.course-axis-keys text')].map(t => [+t.dataset.i, +t.getAttribute('x')]),
+    queries: [...d.querySelectorAll('.course-axis-queries text')].map(t => [+t.dataset.i, mid(t)]),
+    xMarks: marks.filter(m => m[3] === 'v').map(m => +m[1]), yMarks: marks.filter(m => m[3] === 'h').map(m => +m[2])};
 })"""
 
 
 def place_problems(plots: list[dict]) -> list[str]:
-    """Labels that are not at their tick marks: a column label off its mark, a row label more
-    than a quarter of a row off its mark's height, or a label missing for a mark."""
+    """Labels and tick marks that are not at Plotly's columns and rows: a column label or mark
+    off its column's centre, a row label more than a quarter of a row off its row's centre (its
+    box, as drawn), a row mark off it, or a row without its label and mark."""
     out = []
     for p in plots:
-        if len(p["keys"]) != len(p["xMarks"]) or len(p["queries"]) != len(p["yMarks"]):
-            out.append(f"{p['fig']}: {len(p['keys'])}/{len(p['queries'])} labels for {len(p['xMarks'])}/{len(p['yMarks'])} marks")
+        f, cols, rows = p["fig"], p["cols"], p["rows"]
+        if len(p["queries"]) != len(rows) or len(p["yMarks"]) != len(rows) or len(p["xMarks"]) != len(p["keys"]):
+            out.append(f"{f}: {len(p['queries'])} row labels and {len(p['yMarks'])} row marks for {len(rows)} rows")
             continue
-        out += [f"{p['fig']}: column label {i} at x {x:.1f}, its mark at {m:.1f}" for i, (x, m) in enumerate(zip(p["keys"], p["xMarks"])) if abs(x - m) > 0.5]
-        out += [f"{p['fig']}: row label {i} at y {y:.1f}, its mark at {m:.1f}" for i, (y, m) in enumerate(zip(p["queries"], p["yMarks"])) if abs(y - m) > p["row"] / 4]
+        out += [f"{f}: column label {i} at x {x:.1f}, its column at {cols[i]:.1f}" for i, x in p["keys"] if abs(x - cols[i]) > 0.5]
+        out += [f"{f}: row label {i} at y {y:.1f}, its row at {rows[i]:.1f}" for i, y in p["queries"] if abs(y - rows[i]) > p["row"] / 4]
+        out += [f"{f}: a column mark at x {x:.1f}, on no column" for x in p["xMarks"] if min(abs(x - c) for c in cols) > 0.5]
+        out += [f"{f}: row mark {i} at y {y:.1f}, its row at {rows[i]:.1f}" for i, y in enumerate(p["yMarks"]) if abs(y - rows[i]) > 0.5]
     return out
 
 
 def test_place_check_can_fail():
-    ok = {"fig": "fig-1", "n": 2, "xMarks": [10, 30], "yMarks": [110, 130], "keys": [10, 30], "queries": [111, 129], "row": 20}
+    ok = {"fig": "fig-1", "n": 2, "cols": [10, 30], "rows": [110, 130], "row": 20, "keys": [[0, 10], [1, 30]],
+          "queries": [[0, 111], [1, 129]], "xMarks": [10, 30], "yMarks": [110, 130]}
     assert place_problems([ok]) == []
-    assert "column label 1" in place_problems([dict(ok, keys=[10, 34])])[0]
-    assert "row label 0" in place_problems([dict(ok, queries=[118, 130])])[0]
-    assert "labels for" in place_problems([dict(ok, keys=[10])])[0]
+    assert "column label 1" in place_problems([dict(ok, keys=[[0, 10], [1, 34]])])[0]
+    assert "row label 0" in place_problems([dict(ok, queries=[[0, 118], [1, 130]])])[0]
+    assert "on no column" in place_problems([dict(ok, xMarks=[10, 20])])[0]
+    assert "row mark 1" in place_problems([dict(ok, yMarks=[110, 131])])[0]
+    assert "row labels" in place_problems([dict(ok, queries=[[0, 111]])])[0]
 
 
-def test_labels_sit_at_their_tick_marks(course, server, open_site):
-    """course.js draws the tokens along the axes and Plotly the tick marks: on every heatmap of
-    the attention page, at a desktop and a phone width, each label is at its column's or row's mark."""
+def test_labels_sit_at_their_columns_and_rows(course, server, open_site):
+    """course.js draws the tokens along the axes and their tick marks, Plotly the cells: on every
+    heatmap of the attention page, at a desktop and a phone width, each label and mark is at the
+    centre of its column or row as Plotly's axes place it."""
     w = open_site()
     for width in (1280, 375):
         w.page.set_viewport_size({"width": width, "height": 900})
@@ -167,6 +176,6 @@ def test_labels_sit_at_their_tick_marks(course, server, open_site):
         settle(w.page)
         w.page.evaluate(DRAW_ALL_JS)
         plots = w.page.evaluate(LABEL_PLACES_JS)
-        assert len(plots) >= 4 and all(p["n"] for p in plots), plots
+        assert len(plots) >= 4 and all(p["n"] and p["keys"] for p in plots), plots
         assert place_problems(plots) == [], f"attention.html at {width} px"
     assert not w.errors, w.errors

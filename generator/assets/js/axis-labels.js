@@ -1,9 +1,10 @@
   // ------------------------------------------------------------------ one attention panel: its axes and colour bar (SVG)
 
-  // The tokens along the heatmap's two axes, the axes' titles and the colour bar are drawn by
-  // course.js in an SVG under Plotly's (whose paper is transparent), not by Plotly. Plotly lays
-  // out and measures each tick label as it draws it, about 0.6 ms a label: on a 2-core machine a
-  // 32-token grid spent 40 of its 80 ms on them, a 256-token grid 190 of 295 ms; its colour bar
+  // The tokens along the heatmap's two axes, their tick marks, the axes' titles and the colour
+  // bar are drawn by course.js in an SVG under Plotly's (whose paper is transparent), not by
+  // Plotly. Plotly lays out and measures each tick label as it draws it, about 0.6 ms a label: on
+  // a 2-core machine a 32-token grid spent 40 of its 80 ms on them, a 256-token grid 190 of
+  // 295 ms, and its tick marks without labels 7 and 50-60 ms more; its colour bar
   // is a margin pusher, laid out again on every draw (9 ms of a 32-token grid, 26-40 ms of a
   // 256-token one), and the playground draws a new grid on every edit. The margins already hold
   // all of it (heatmapGeometry: labelRoom, labelOverhang, colourbarRoom). The places below are
@@ -12,6 +13,7 @@
   var AXIS_LABELS = {
     xGap: 4.8,          // grid top to a column label's turning point, plus the label's font size
     yGap: 8.4,          // grid left to the end of a row label
+    mark: 5, markColour: '#444', // tick marks: outward from 1 px off the grid, Plotly's length and colour
     baseline: 0.35,     // a row label's baseline below its row's centre, in ems
     titleFont: 14,      // the axes' titles (Plotly's: the layout's 12 px + 2)
     xTitleY: 17.25,     // the column title's baseline, from the figure's top edge
@@ -24,13 +26,23 @@
   };
   var colourbars = 0; // each bar's gradient has an id of its own on the page
 
-  // The labels for the plot as Plotly has laid it out (its _size: a margin pushed, a height
-  // fixed); drawn again only when the layout or the tokens change, not for a new head or token.
+  // index -> px from the plot's edge, as the Plotly axis `ax` maps it (l2p); without one, the
+  // centre of the index's n-th of `length` px from `start`
+  function axisPx(ax, start, length, n) {
+    if (ax && typeof ax.l2p === 'function') return function (i) { return start + ax.l2p(i); };
+    return function (i) { return start + (i + 0.5) * length / n; };
+  }
+
+  // The labels for the plot as Plotly has laid it out: its _size (a margin pushed, a height
+  // fixed) and its axes' own mapping from a token's index to px (the y axis ranges over the
+  // focus row's outline too, so its rows are not quite h / n). Drawn again only when the layout
+  // or the tokens change, not for a new head or token.
   AttentionView.prototype.drawLabels = function () {
     var div = this.plotDiv, full = div && div._fullLayout, size = full && full._size;
     if (!size || !this.n || !this.geom) return;
     var g = this.geom, n = this.n, A = AXIS_LABELS;
-    var key = [g.key, g.width, size.l, size.t, size.w, size.h, full.width, full.height].join();
+    var colAt = axisPx(full.xaxis, size.l, size.w, n), rowAt = axisPx(full.yaxis, size.t, size.h, n);
+    var key = [g.key, g.width, size.l, size.t, size.w, size.h, full.width, full.height, colAt(0), colAt(n - 1), rowAt(0), rowAt(n - 1)].join();
     var svg = this.labelSvg;
     if (!svg || svg.parentNode !== div) {
       svg = this.labelSvg = svgEl('svg', { 'aria-hidden': 'true' }, 'course-axis-labels');
@@ -46,18 +58,21 @@
     svg.setAttribute('height', full.height);
     var names = g.narrow ? c.narrowPlain : c.plain;
     var font = g.upright ? HEATMAP.smallTickFont : HEATMAP.tickFont;
-    var col = size.w / n, row = size.h / n, turn = g.upright ? 90 : HEATMAP.tickAngle;
+    var turn = g.upright ? 90 : HEATMAP.tickAngle;
     var cols = svgEl('g', { 'font-size': font, 'text-anchor': 'start' }, 'course-axis-keys');
     var rows = svgEl('g', { 'font-size': font, 'text-anchor': 'end' }, 'course-axis-queries');
-    var top = size.t - (A.xGap + font);
+    var top = size.t - (A.xGap + font), marks = [];
     for (var i = 0; i < n; i++) {
+      var y = rowAt(i);
+      marks.push('M' + (size.l - 1) + ',' + y + 'h-' + A.mark);
       if (i % g.stride === 0) {
-        var x = size.l + (i + 0.5) * col;
+        var x = colAt(i);
+        marks.push('M' + x + ',' + (size.t - 1) + 'v-' + A.mark);
         var t = svgEl('text', { x: x, y: top + font / 2, transform: 'rotate(-' + turn + ',' + x + ',' + top + ')', 'data-i': i });
         t.textContent = names[i];
         cols.appendChild(t);
       }
-      var r = svgEl('text', { x: size.l - A.yGap, y: size.t + (i + 0.5) * row + A.baseline * font, 'data-i': i });
+      var r = svgEl('text', { x: size.l - A.yGap, y: y + A.baseline * font, 'data-i': i });
       r.textContent = names[i];
       rows.appendChild(r);
     }
@@ -67,7 +82,8 @@
     var queryTitle = svgEl('text', { x: A.yTitleX, y: midY, 'font-size': A.titleFont, 'text-anchor': 'middle',
       transform: 'rotate(-90,' + A.yTitleX + ',' + midY + ')' }, 'course-axis-title');
     queryTitle.textContent = 'token (query)';
-    [cols, rows, keyTitle, queryTitle, this.colourbar(size)].forEach(function (part) { svg.appendChild(part); });
+    var ticks = svgEl('path', { d: marks.join(''), stroke: A.markColour, 'stroke-width': 1, fill: 'none', 'shape-rendering': 'crispEdges' }, 'course-axis-marks');
+    [ticks, cols, rows, keyTitle, queryTitle, this.colourbar(size)].forEach(function (part) { svg.appendChild(part); });
     // under Plotly's SVG: its hover boxes are drawn over the labels
     if (svg.parentNode !== div) div.insertBefore(svg, div.firstChild);
   };

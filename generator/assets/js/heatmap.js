@@ -193,7 +193,6 @@
     var d = this.headData(s.layer, s.head);
     var g = this.geom || this.geometry(0);
     var c = this.labels();
-    var xVals = g.stride > 1 ? c.idx.filter(function (i) { return i % g.stride === 0; }) : c.idx;
     var bg = this.maskedBg || MASKED_BG;
     var trace = {
       type: 'heatmap', x: c.idx, y: c.idx, z: d.z, text: d.text, hovertext: d.hover,
@@ -206,10 +205,10 @@
       width: g.width,
       height: g.height + (this.heightFix || 0),
       margin: { l: g.left, r: g.right, t: g.top, b: g.bottom },
-      // a tick mark at each label, but no labels or titles of Plotly's: course.js draws them (axis-labels.js)
-      xaxis: { tickmode: 'array', tickvals: xVals, showticklabels: false, side: 'top', range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
+      // no tick marks, labels or titles of Plotly's: course.js draws them (axis-labels.js)
+      xaxis: { ticks: '', showticklabels: false, side: 'top', range: [-0.5, n - 0.5], fixedrange: true, showgrid: false, zeroline: false,
         automargin: false },
-      yaxis: { tickmode: 'array', tickvals: c.idx, showticklabels: false, autorange: 'reversed', fixedrange: true, showgrid: false, zeroline: false, automargin: false },
+      yaxis: { ticks: '', showticklabels: false, autorange: 'reversed', fixedrange: true, showgrid: false, zeroline: false, automargin: false },
       // the cells' lines first: the focus row's outline is drawn over them
       shapes: (c.grid ? [{ type: 'path', path: c.grid, xref: 'x', yref: 'y', line: { color: bg, width: 1 } }] : []).concat([
         { type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: n - 0.5,
