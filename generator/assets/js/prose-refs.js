@@ -78,11 +78,12 @@
       var full = v.plotDiv && v.plotDiv._fullLayout;
       var size = full && full._size;
       if (!size || !v.n) return false;
+      // the cell's centre where Plotly's axes put it (axis-labels.js: rows are not quite h / n)
       var w = size.w / v.n, h = size.h / v.n;
       var box = el('div', 'course-ref-mark');
       box.setAttribute('aria-hidden', 'true');
-      box.style.left = (size.l + k * w) + 'px';
-      box.style.top = (size.t + q * h) + 'px';
+      box.style.left = (axisPx(full.xaxis, size.l, size.w, v.n)(k) - w / 2) + 'px';
+      box.style.top = (axisPx(full.yaxis, size.t, size.h, v.n)(q) - h / 2) + 'px';
       box.style.width = w + 'px';
       box.style.height = h + 'px';
       v.plotDiv.appendChild(box);
