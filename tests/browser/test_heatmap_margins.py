@@ -74,16 +74,21 @@ def test_margin_check_can_fail():
 GRID_VIEW_JS = "() => document.querySelectorAll('.course-viewswitch button[data-view=grid]').forEach(b => b.click())"
 
 
+def every_heatmap(w, url: str, width: int, measure_js: str) -> list[dict]:
+    """`measure_js` on `url` at `width` px, once every heatmap is drawn in the grid view."""
+    w.page.set_viewport_size({"width": width, "height": 900})
+    w.page.goto(url)
+    w.page.evaluate(GRID_VIEW_JS)
+    settle(w.page)
+    w.page.evaluate(DRAW_ALL_JS)
+    return w.page.evaluate(measure_js)
+
+
 @pytest.mark.parametrize("page", ["attention.html", "heads.html"])
 def test_plotly_keeps_the_margins_course_js_measured(course, server, open_site, page):
     w = open_site()
     for width in (1280, 375, 320):
-        w.page.set_viewport_size({"width": width, "height": 900})
-        w.page.goto(f"{server.base}/{page}")
-        w.page.evaluate(GRID_VIEW_JS)
-        settle(w.page)
-        w.page.evaluate(DRAW_ALL_JS)
-        plots = w.page.evaluate(MARGINS_JS)
+        plots = every_heatmap(w, f"{server.base}/{page}", width, MARGINS_JS)
         assert len(plots) >= 4, f"{page} at {width} px: {len(plots)} heatmaps drawn"
         assert margin_problems(plots) == [], f"{page} at {width} px"
     assert not w.errors, w.errors
@@ -170,12 +175,7 @@ def test_labels_sit_at_their_columns_and_rows(course, server, open_site):
     centre of its column or row as Plotly's axes place it."""
     w = open_site()
     for width in (1280, 375):
-        w.page.set_viewport_size({"width": width, "height": 900})
-        w.page.goto(f"{server.base}/attention.html")
-        w.page.evaluate(GRID_VIEW_JS)
-        settle(w.page)
-        w.page.evaluate(DRAW_ALL_JS)
-        plots = w.page.evaluate(LABEL_PLACES_JS)
+        plots = every_heatmap(w, f"{server.base}/attention.html", width, LABEL_PLACES_JS)
         assert len(plots) >= 4 and all(p["n"] and p["keys"] for p in plots), plots
         assert place_problems(plots) == [], f"attention.html at {width} px"
     assert not w.errors, w.errors
