@@ -334,6 +334,28 @@ def test_stepper_numbers(tmp_path):
         ref("toy.weight(Lily, she)", ctx)
 
 
+def test_stepper_writes_negative_numbers_with_a_true_minus(tmp_path):
+    """An author's vectors may be negative: every number the stepper writes, in its tables, its
+    steps and its references, has U+2212 and never an ASCII hyphen; a negative second factor is
+    bracketed, and a product that rounds to zero reads 0.00, not −0.00."""
+    ctx = ctx_for(tmp_path)
+    out = render.render(directive("stepper", """\
+        tokens: [Lily, ran, she]
+        query: [[1, -1], [0, 1], [2, -0.5]]
+        key: [[-2, 0], [0, 1], [1, -1]]
+        value: [[-1, 0.25], [0, -0.002], [0.5, -0.5]]
+        id: neg
+    """), ctx)
+    text = text_of(re.sub(r"<script.*?</script>", "", out, flags=re.S))  # the payload is JSON for course.js
+    assert "\u2212" in text and not re.search(r"-\d", text), re.findall(r".{20}-\d.{5}", text)
+    assert "2 × (\u22122) + (\u22120.50) × 0" in text  # she · Lily, the negative factor bracketed
+    assert "\u22120.00" not in text
+    assert ref("neg.score(she, Lily)", ctx) == "\u22124" and ref("neg.key(Lily)", ctx) == "(\u22122, 0)"
+    assert ref("neg.dot(she, she)", ctx) == "2 × 1 + (\u22120.50) × (\u22121)"
+    assert ref("neg.dot(Lily, Lily)", ctx) == "1 × (\u22122) + (\u22121) × 0"
+    assert ref("neg.value(ran)", ctx) == "(0, 0.00)"
+
+
 def test_stepper_as_in_the_seed(tmp_path):
     """The set-up table of every token, the full score grid with the focus row marked, one step
     counter (course.js's: no "Step k of 5" and no list numbers in the markup), bordered tables

@@ -148,9 +148,11 @@ def vec2(v) -> str:
 
 
 def f2_or_whole(x: float) -> str:
-    """A made-up example's number as a reader writes it: whole numbers bare (4, 0), others as f2."""
+    """A made-up example's number as a reader writes it: whole numbers bare (4, 0), others as f2,
+    with a true minus (−1, −0.50); one that rounds to zero reads 0.00, not −0.00."""
     x = float(x)
-    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f2(x)
+    text = str(int(x)) if x.is_integer() and abs(x) < 1e15 else f2(x)
+    return "0.00" if text == "-0.00" else text.replace("-", "\u2212")
 
 
 def vec2_or_whole(v) -> str:

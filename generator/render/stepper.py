@@ -26,16 +26,22 @@ REFS = {
 VECTORS = {"query": "q", "key": "k", "value": "v"}
 
 
+def factor(x: float) -> str:
+    """A number after an operator, bracketed when negative: 2 × (−1), not 2 × −1."""
+    text = num(x)
+    return f"({text})" if text.startswith("\u2212") else text
+
+
 def dot_text(q, k) -> str:
-    """The dot product written out, as the reader would work it: '2 × 2 + 0 × 0'."""
-    return " + ".join(f"{num(a)} × {num(b)}" for a, b in zip(q, k))
+    """The dot product written out, as the reader would work it: '−1 × 2 + (−0.50) × (−1)'."""
+    return " + ".join(f"{num(a) if i == 0 else factor(a)} × {factor(b)}" for i, (a, b) in enumerate(zip(q, k)))
 
 
 def exact_text(x: float) -> str:
     """A product of two numbers of two decimals as a reader works it out, every digit kept:
     0.19 × 0.50 -> '0.095'."""
     text = f"{x:.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    return "0" if text in ("-0", "") else text.replace("-", "\u2212")
 
 
 def mix_by_hand(d: Stepper, nums: dict) -> dict:
@@ -45,7 +51,7 @@ def mix_by_hand(d: Stepper, nums: dict) -> dict:
     f, toks = d.focus, list(d.tokens)
     w, v = nums["weights"][f], nums["v"]  # (key,), (token, d_v)
     visible = range(f + 1)
-    differs = next(((toks[j], num(w[j]), num(v[j, c]), exact_text(shown(w[j]) * shown(v[j, c])), num(w[j] * v[j, c]), f3(w[j]))
+    differs = next(((toks[j], num(w[j]), factor(v[j, c]), exact_text(shown(w[j]) * shown(v[j, c])), num(w[j] * v[j, c]), f3(w[j]))
                     for j in visible for c in range(v.shape[1])
                     if num(shown(w[j]) * shown(v[j, c])) != num(w[j] * v[j, c])), None)
     column = [sum(shown(w[j] * v[j, c]) for j in visible) for c in range(v.shape[1])]  # (d_v,)
@@ -77,8 +83,8 @@ def view(d: Stepper, nums: dict) -> dict:
     ex = np.exp(nums["scaled"][f, : f + 1])  # (visible key,)
     best = max(visible, key=lambda j: (w[j], -j))
     # what a reader adding up or raising e by hand gets from the numbers as shown
-    shares_shown = sum(float(num(w[j])) for j in visible)
-    exp_by_hand = [num(math.exp(float(num(nums["scaled"][f, j])))) for j in visible]
+    shares_shown = sum(shown(w[j]) for j in visible)
+    exp_by_hand = [num(math.exp(shown(nums["scaled"][f, j]))) for j in visible]
     return {
         "focus": f,
         "name": toks[f],
