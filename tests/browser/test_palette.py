@@ -92,3 +92,29 @@ def test_the_same_scheme_written_again_redraws_nothing_and_a_switch_redraws(cour
     assert w.page.evaluate("document.body.getAttribute('data-md-color-scheme')") == other
     assert w.page.evaluate("window.__draws").count("fig-1") == 2
     assert w.errors == []
+
+
+# the contrast of two computed colours (WCAG 2's relative luminance; alpha ignored: both are opaque)
+CONTRAST = """([a, b]) => {
+  const lum = c => { const [r, g, bl] = c.match(/[\\d.]+/g).slice(0, 3).map(x => { x /= 255;
+    return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl; };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}"""
+
+
+@pytest.mark.parametrize("system,scheme", SCHEMES)
+def test_tick_marks_and_the_colour_bars_outline_stand_out_in_either_palette(course, server, open_site, system, scheme):
+    """course.js draws the heatmap's tick marks and its colour bar's outline (Plotly's #444): on
+    slate's dark page #444 is 1.7:1, so the palette gives them a colour of their own, 3:1 or more
+    (WCAG's non-text contrast) on the page behind the plot's transparent paper."""
+    w = first_visit(open_site, f"{server.base}/attention.html", system)
+    settle(w.page)
+    assert w.page.evaluate("document.body.getAttribute('data-md-color-scheme')") == scheme
+    page_bg = w.page.evaluate("getComputedStyle(document.body).backgroundColor")
+    for part in (".course-axis-marks", ".course-colourbar-fill"):
+        stroke = w.page.evaluate(f"getComputedStyle(document.querySelector('#fig-1 {part}')).stroke")
+        ratio = w.page.evaluate(CONTRAST, [stroke, page_bg])
+        assert ratio >= 3, (part, stroke, page_bg, ratio)
+    assert w.errors == []
