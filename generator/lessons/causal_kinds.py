@@ -146,7 +146,7 @@ def head_option(value: Any, model: str, where: str, kind: str) -> tuple[int, int
     layer, head = int(m[1]), int(m[2])
     spec = MODELS[model]
     if not (1 <= layer <= spec.n_layer and 1 <= head <= spec.n_head):
-        _fail(where, f"{kind}: {value} is not a head of {model}, which has layers 1 to {spec.n_layer} of heads 1 to {spec.n_head}",
+        _fail(where, f"{kind}: head {value} is not in {model}, which has layers 1 to {spec.n_layer} of heads 1 to {spec.n_head}",
               f"name a head from L1H1 to L{spec.n_layer}H{spec.n_head}")
     return layer, head
 
@@ -214,7 +214,7 @@ def parse_circuit(data: dict, common: dict, where: str) -> Circuit:
     model = model_option(data["model"], where, kind)
     layer, head = head_option(data["head"], model, where, kind)
     if layer == 1:
-        _fail(where, f"circuit: L1H{head} is in the first layer, so no earlier head can feed it", "name a head of layer 2 or later")
+        _fail(where, f"circuit: head L1H{head} is in the first layer, so no earlier head can feed it", "name a head of layer 2 or later")
     score = data.get("kind", "induction")
     if score not in SCORE_KINDS:
         _fail(where, f"circuit: unknown score kind {show(score)}", f"use one of: {', '.join(SCORE_KINDS)}")
