@@ -92,7 +92,9 @@ BURST_JS = """([texts]) => new Promise((resolve) => {
 
 
 # Plotly alone: the shown grid's own figure drawn with Plotly.newPlot into a new box of its size,
-# median of `runs` (the part of "one edit to its figures" that no code of ours can remove).
+# median of `runs` (the part of "one edit to its figures" that no code of ours can remove). The
+# spec holds the cells only: the labels and colour bar are course.js's (axis-labels.js), so this
+# floor is lower than before they left Plotly, and ratios to it are not comparable across that.
 PLOTLY_FLOOR_JS = """async (runs) => {
   const v = course.figures.filter(f => f.el.isConnected && f.views)[0].views[0], spec = v.figureSpec();
   const box = document.createElement('div'), ts = [];

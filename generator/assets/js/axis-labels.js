@@ -16,11 +16,13 @@
     mark: 5, markColour: '#444', // tick marks: outward from 1 px off the grid, Plotly's length and colour
     baseline: 0.35,     // a row label's baseline below its row's centre, in ems
     titleFont: 14,      // the axes' titles (Plotly's: the layout's 12 px + 2)
-    xTitleY: 17.25,     // the column title's baseline, from the figure's top edge
-    yTitleX: 16.57,     // the row title's baseline (it is turned), from the figure's left edge
+    xTitleY: 17.25,     // the column title's baseline, from the figure's top edge (+ geometry's slackTop)
+    yTitleX: 16.57,     // the row title's baseline (it is turned), from the figure's left edge (+ slackLeft)
     // the colour bar: beside the grid (len: its share of the grid's height), or under it on a
-    // phone (heatmapGeometry's narrow), its title "weight" then on its left
-    barPad: 10, barLen: 0.9, barBelow: 0.02, barOutline: '#444',
+    // phone (heatmapGeometry's narrow), its title "weight" then on its left, barGap px below
+    // the grid: a fixed gap, as the bottom margin (narrowBottom) is (Plotly's gap was 2% of the
+    // grid's height, and pushed the margin: under a 128-token grid the numbers fell off the plot)
+    barPad: 10, barLen: 0.9, barGap: 4, barOutline: '#444',
     barTickGap: 3.4, barTitleX: 52.4,        // beside: numbers and title, from the grid's right edge
     barTitleGap: 7.2, barTickDrop: 27.4, barTitleDrop: 13.1 // under: title to bar; baselines below the bar's top
   };
@@ -77,10 +79,11 @@
       rows.appendChild(r);
     }
     var midY = size.t + size.h / 2;
-    var keyTitle = svgEl('text', { x: size.l + size.w / 2, y: A.xTitleY, 'font-size': A.titleFont, 'text-anchor': 'middle' }, 'course-axis-title');
+    var xTitleY = A.xTitleY + (g.slackTop || 0), yTitleX = A.yTitleX + (g.slackLeft || 0);
+    var keyTitle = svgEl('text', { x: size.l + size.w / 2, y: xTitleY, 'font-size': A.titleFont, 'text-anchor': 'middle' }, 'course-axis-title');
     keyTitle.textContent = 'looks at (key)';
-    var queryTitle = svgEl('text', { x: A.yTitleX, y: midY, 'font-size': A.titleFont, 'text-anchor': 'middle',
-      transform: 'rotate(-90,' + A.yTitleX + ',' + midY + ')' }, 'course-axis-title');
+    var queryTitle = svgEl('text', { x: yTitleX, y: midY, 'font-size': A.titleFont, 'text-anchor': 'middle',
+      transform: 'rotate(-90,' + yTitleX + ',' + midY + ')' }, 'course-axis-title');
     queryTitle.textContent = 'token (query)';
     var ticks = svgEl('path', { d: marks.join(''), stroke: A.markColour, 'stroke-width': 1, fill: 'none', 'shape-rendering': 'crispEdges' }, 'course-axis-marks');
     [ticks, cols, rows, keyTitle, queryTitle, this.colourbar(size)].forEach(function (part) { svg.appendChild(part); });
@@ -112,7 +115,7 @@
       [['x', tx], ['y', ty], ['dominant-baseline', 'central'], ['transform', 'rotate(-90,' + tx + ',' + ty + ')']].forEach(function (a) { title.setAttribute(a[0], a[1]); });
     } else {
       var titleW = textWidths(['weight'], A.titleFont, this.root)[0];
-      y0 = size.t + size.h + A.barBelow * size.h + A.barPad; h = thick;
+      y0 = size.t + size.h + A.barGap + A.barPad; h = thick;
       x0 = size.l + A.barPad + titleW + A.barTitleGap; w = Math.max(size.l + size.w - A.barPad - x0, thick);
       at = function (v) { return { x: x0 + w * v, y: y0 + A.barTickDrop, anchor: 'middle' }; };
       title.setAttribute('x', size.l + A.barPad + titleW / 2);

@@ -55,8 +55,11 @@
     var w = Math.max.apply(null, [0].concat(widths || []));
     var a = H.tickAngle * Math.PI / 180;
     var high = upright ? w : w * Math.sin(a) + size * Math.cos(a);
-    return { left: Math.max(H.marginMin, Math.ceil(w + H.labelRoomLeft)),
-             top: Math.max(H.marginMin, Math.ceil(high + H.labelRoomTop)) };
+    var left = Math.ceil(w + H.labelRoomLeft), top = Math.ceil(high + H.labelRoomTop);
+    // slack: the margin beyond the labels' room when short labels leave it at marginMin (the
+    // axis titles move in by as much, to stay beside the labels, where Plotly put them)
+    return { left: Math.max(H.marginMin, left), top: Math.max(H.marginMin, top),
+             slackLeft: Math.max(0, H.marginMin - left), slackTop: Math.max(0, H.marginMin - top) };
   }
 
   // How far the columns' labels reach right of the grid: each starts at its column's centre and
@@ -122,6 +125,7 @@
       minWidth: minWidth,
       row: row,
       left: room.left, top: room.top, right: right, bottom: bottom,
+      slackLeft: room.slackLeft, slackTop: room.slackTop,
       height: Math.max(H.heightMin, Math.round(row * n) + room.top + bottom),
       key: [narrow, showText, upright, stride, Math.round(row), room.left, room.top, right].join()
     };
