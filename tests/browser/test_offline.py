@@ -151,3 +151,19 @@ def test_download_sizes_are_reported(course, capsys):
     assert lines
     with capsys.disabled():
         print("\n" + "\n".join(lines))
+
+
+def test_the_playground_runs_the_model_in_the_unzipped_course(unzipped, offline):
+    """The zip's play.html from file://, no network: a sentence the reader types is tokenized,
+    run (its weights from the zip's own play-model.js) and drawn, with its scores."""
+    w = offline()
+    page = w.goto((unzipped / "play.html").as_uri())
+    page.locator("#fig-1 .course-plot .main-svg").first.wait_for(state="attached", timeout=60000)
+    page.evaluate("""() => { const t = document.getElementById('play-text');
+        document.getElementById('course-play').removeAttribute('data-state');
+        t.value = 'The cat sat on the mat'; t.dispatchEvent(new Event('input', {bubbles: true})); }""")
+    page.wait_for_function("document.getElementById('course-play').getAttribute('data-state') !== null", timeout=60000)
+    rows = page.eval_on_selector_all("#fig-1 .course-axis-queries text", "ts => ts.map(t => t.textContent)")
+    assert rows[0] == "<|endoftext|>" and "".join(rows[1:]).replace("·", " ") == "The cat sat on the mat", rows
+    assert not w.requests or all(urlparse(r).scheme in ("file", "data", "blob") for r in w.requests), w.requests
+    assert not [e for e in w.errors if "favicon" not in e], w.errors
