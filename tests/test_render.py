@@ -354,6 +354,18 @@ def test_stepper_writes_negative_numbers_with_a_true_minus(tmp_path):
     assert ref("neg.dot(she, she)", ctx) == "2 × 1 + (\u22120.50) × (\u22121)"
     assert ref("neg.dot(Lily, Lily)", ctx) == "1 × (\u22122) + (\u22121) × 0"
     assert ref("neg.value(ran)", ctx) == "(0, 0.00)"
+    # ran's −0.002 reads 0.00: by hand 0.11 × 0.00 is 0, which the table's 0.00 is too (compared
+    # as numbers, not as the text "0" against "0.00")
+    assert "The table multiplies" not in text
+    # a negative exponent in MathML: the sign an operator, the number a number
+    out = render.render(directive("stepper", """\
+        tokens: [a, b, c]
+        query: [[1.9, 0.1], [0.4, -0.4], [-2.7, 2.2]]
+        key: [[0.4, -1.8], [0.0, -0.1], [-0.9, -0.9]]
+        value: [[1, 0], [0, 1], [1, 1]]
+    """), ctx)
+    assert "<msup><mi>e</mi><mrow><mo>\u2212</mo><mn>0.16</mn></mrow></msup>" in out
+    assert "<mn>\u2212" not in out
 
 
 def test_stepper_as_in_the_seed(tmp_path):

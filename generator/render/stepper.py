@@ -53,9 +53,9 @@ def mix_by_hand(d: Stepper, nums: dict) -> dict:
     visible = range(f + 1)
     differs = next(((toks[j], num(w[j]), factor(v[j, c]), exact_text(shown(w[j]) * shown(v[j, c])), num(w[j] * v[j, c]), f3(w[j]))
                     for j in visible for c in range(v.shape[1])
-                    if num(shown(w[j]) * shown(v[j, c])) != num(w[j] * v[j, c])), None)
+                    if shown(shown(w[j]) * shown(v[j, c])) != shown(w[j] * v[j, c])), None)
     column = [sum(shown(w[j] * v[j, c]) for j in visible) for c in range(v.shape[1])]  # (d_v,)
-    adds_up = all(num(a) == num(b) for a, b in zip(column, nums["out"][f]))
+    adds_up = all(shown(a) == shown(b) for a, b in zip(column, nums["out"][f]))
     return {"mix_differs": differs, "mix_sum": None if adds_up else vec(column)}
 
 
@@ -84,7 +84,8 @@ def view(d: Stepper, nums: dict) -> dict:
     best = max(visible, key=lambda j: (w[j], -j))
     # what a reader adding up or raising e by hand gets from the numbers as shown
     shares_shown = sum(shown(w[j]) for j in visible)
-    exp_by_hand = [num(math.exp(shown(nums["scaled"][f, j]))) for j in visible]
+    # compared as the numbers they read, not as text: num() writes 1 bare and 1.001 as 1.00
+    exp_by_hand = [math.exp(shown(nums["scaled"][f, j])) for j in visible]
     return {
         "focus": f,
         "name": toks[f],
@@ -102,8 +103,8 @@ def view(d: Stepper, nums: dict) -> dict:
         # the shares as shown add up to this (1.01 and the like: each is rounded); "" when to 1
         "shares_sum": "" if abs(shares_shown - 1) < 1e-9 else num(shares_shown),
         # a scaled score whose rounded value, raised by hand, gives another e^score than the table's
-        "exp_differs": next(((toks[j], num(nums["scaled"][f, j]), exp_by_hand[i], num(ex[j]))
-                             for i, j in enumerate(visible) if exp_by_hand[i] != num(ex[j])), None),
+        "exp_differs": next(((toks[j], num(nums["scaled"][f, j]), num(exp_by_hand[i]), num(ex[j]))
+                             for i, j in enumerate(visible) if shown(exp_by_hand[i]) != shown(ex[j])), None),
         "mix": [(toks[j], num(w[j]), vec(v[j]), vec(w[j] * v[j])) for j in visible],
         **mix_by_hand(d, nums),
         "out": vec(nums["out"][f]),

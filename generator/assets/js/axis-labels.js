@@ -19,9 +19,10 @@
     xTitleY: 17.25,     // the column title's baseline, from the figure's top edge (+ geometry's slackTop)
     yTitleX: 16.57,     // the row title's baseline (it is turned), from the figure's left edge (+ slackLeft)
     // the colour bar: beside the grid (len: its share of the grid's height), or under it on a
-    // phone (heatmapGeometry's narrow), its title "weight" then on its left, barGap px below
-    // the grid: a fixed gap, as the bottom margin (narrowBottom) is (Plotly's gap was 2% of the
-    // grid's height, and pushed the margin: under a 128-token grid the numbers fell off the plot)
+    // phone (heatmapGeometry's narrow), its title "weight" then on its left, the bar's top
+    // barGap + barPad px below the grid: fixed, as the bottom margin (narrowBottom) is (Plotly's
+    // gap was 2% of the grid's height, and pushed the margin: under a 121-token grid the numbers
+    // fell off the plot)
     barPad: 10, barLen: 0.9, barGap: 4, barOutline: '#444',
     barTickGap: 3.4, barTitleX: 52.4,        // beside: numbers and title, from the grid's right edge
     barTitleGap: 7.2, barTickDrop: 27.4, barTitleDrop: 13.1 // under: title to bar; baselines below the bar's top
