@@ -10,6 +10,8 @@ import pytest
 from generator.bench.browser import DRAW_ALL_JS
 from course_builds import settle
 
+from .test_play import STATE, enc
+
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -132,13 +134,11 @@ def test_a_long_sentences_colour_bar_stays_inside_the_plot_on_a_phone(course, se
     grid), the bar, its numbers and its title lie inside the plot, whose box clips what is not:
     Plotly pushed its bottom margin for a bar 2% of the grid's height below it; course.js's bar
     is a fixed gap below, in the margin course.js measured."""
-    import base64
-
     text = " ".join(["Tom saw a big dog and the dog ran."] * copies)
     w = open_site()
     w.page.set_viewport_size({"width": 500, "height": 900})
-    w.page.goto(f"{server.base}/play.html#s=" + base64.urlsafe_b64encode(text.encode()).decode().rstrip("="))
-    w.page.wait_for_function("document.getElementById('course-play').getAttribute('data-state') !== null", timeout=120000)
+    w.page.goto(f"{server.base}/play.html#s={enc(text)}")
+    w.page.wait_for_function(f"{STATE} !== null", timeout=120000)
     w.page.evaluate(GRID_VIEW_JS)
     w.page.locator("#fig-1 .course-plot .course-colourbar").wait_for(state="attached", timeout=60000)
     plots = [p for p in w.page.evaluate(MARGINS_JS) if p["fig"] == "fig-1"]

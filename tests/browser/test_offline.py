@@ -19,6 +19,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from course_builds import INJECTION_PAGE_NAME, settle
 
 from .conftest import failed_request, page_opener
+from .test_play import typed
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -159,10 +160,7 @@ def test_the_playground_runs_the_model_in_the_unzipped_course(unzipped, offline)
     w = offline()
     page = w.goto((unzipped / "play.html").as_uri())
     page.locator("#fig-1 .course-plot .main-svg").first.wait_for(state="attached", timeout=60000)
-    page.evaluate("""() => { const t = document.getElementById('play-text');
-        document.getElementById('course-play').removeAttribute('data-state');
-        t.value = 'The cat sat on the mat'; t.dispatchEvent(new Event('input', {bubbles: true})); }""")
-    page.wait_for_function("document.getElementById('course-play').getAttribute('data-state') !== null", timeout=60000)
+    typed(page, "The cat sat on the mat")
     rows = page.eval_on_selector_all("#fig-1 .course-axis-queries text", "ts => ts.map(t => t.textContent)")
     assert rows[0] == "<|endoftext|>" and "".join(rows[1:]).replace("·", " ") == "The cat sat on the mat", rows
     assert not w.requests or all(urlparse(r).scheme in ("file", "data", "blob") for r in w.requests), w.requests

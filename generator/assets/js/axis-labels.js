@@ -13,7 +13,7 @@
   var AXIS_LABELS = {
     xGap: 4.8,          // grid top to a column label's turning point, plus the label's font size
     yGap: 8.4,          // grid left to the end of a row label
-    mark: 5, markColour: '#444', // tick marks: outward from 1 px off the grid, Plotly's length and colour
+    mark: 5,            // tick marks: outward from 1 px off the grid, Plotly's length (colour: course.css)
     baseline: 0.35,     // a row label's baseline below its row's centre, in ems
     titleFont: 14,      // the axes' titles (Plotly's: the layout's 12 px + 2)
     xTitleY: 17.25,     // the column title's baseline, from the figure's top edge (+ geometry's slackTop)
@@ -23,7 +23,7 @@
     // barGap + barPad px below the grid: fixed, as the bottom margin (narrowBottom) is (Plotly's
     // gap was 2% of the grid's height, and pushed the margin: under a 121-token grid the numbers
     // fell off the plot)
-    barPad: 10, barLen: 0.9, barGap: 4, barOutline: '#444',
+    barPad: 10, barLen: 0.9, barGap: 4,
     barTickGap: 3.4, barTitleX: 52.4,        // beside: numbers and title, from the grid's right edge
     barTitleGap: 7.2, barTickDrop: 27.4, barTitleDrop: 13.1 // under: title to bar; baselines below the bar's top
   };
@@ -86,7 +86,7 @@
     var queryTitle = svgEl('text', { x: yTitleX, y: midY, 'font-size': A.titleFont, 'text-anchor': 'middle',
       transform: 'rotate(-90,' + yTitleX + ',' + midY + ')' }, 'course-axis-title');
     queryTitle.textContent = 'token (query)';
-    var ticks = svgEl('path', { d: marks.join(''), stroke: A.markColour, 'stroke-width': 1, fill: 'none', 'shape-rendering': 'crispEdges' }, 'course-axis-marks');
+    var ticks = svgEl('path', { d: marks.join(''), 'stroke-width': 1, fill: 'none', 'shape-rendering': 'crispEdges' }, 'course-axis-marks');
     [ticks, cols, rows, keyTitle, queryTitle, this.colourbar(size)].forEach(function (part) { svg.appendChild(part); });
     // under Plotly's SVG: its hover boxes are drawn over the labels
     if (svg.parentNode !== div) div.insertBefore(svg, div.firstChild);
@@ -123,7 +123,7 @@
       title.setAttribute('y', y0 + A.barTitleDrop);
     }
     bar.appendChild(svgEl('rect', { x: x0, y: y0, width: w, height: h, fill: 'url(#' + id + ')',
-      stroke: A.barOutline, 'stroke-width': 1 }, 'course-colourbar-fill'));
+      'stroke-width': 1 }, 'course-colourbar-fill'));
     var ticks = svgEl('g', { 'font-size': HEATMAP.tickFont }, 'course-colourbar-ticks');
     values.forEach(function (v, i) {
       var p = at(v), t = svgEl('text', { x: p.x, y: p.y, 'text-anchor': p.anchor });
