@@ -5,9 +5,12 @@ scheme again redraws no plot; a real switch still does. Attributes and draw coun
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from course_builds import settle
+from generator.render.format import contrast_ratio
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -94,14 +97,9 @@ def test_the_same_scheme_written_again_redraws_nothing_and_a_switch_redraws(cour
     assert w.errors == []
 
 
-# the contrast of two computed colours (WCAG 2's relative luminance; alpha ignored: both are opaque)
-CONTRAST = """([a, b]) => {
-  const lum = c => { const [r, g, bl] = c.match(/[\\d.]+/g).slice(0, 3).map(x => { x /= 255;
-    return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
-    return 0.2126 * r + 0.7152 * g + 0.0722 * bl; };
-  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
-  return (hi + 0.05) / (lo + 0.05);
-}"""
+def rgb(css: str) -> tuple[int, ...]:
+    """A computed colour's red, green and blue ("rgb(68, 68, 68)"); both colours here are opaque."""
+    return tuple(round(float(x)) for x in re.findall(r"[\d.]+", css)[:3])
 
 
 @pytest.mark.parametrize("system,scheme", SCHEMES)
@@ -115,6 +113,6 @@ def test_tick_marks_and_the_colour_bars_outline_stand_out_in_either_palette(cour
     page_bg = w.page.evaluate("getComputedStyle(document.body).backgroundColor")
     for part in (".course-axis-marks", ".course-colourbar-fill"):
         stroke = w.page.evaluate(f"getComputedStyle(document.querySelector('#fig-1 {part}')).stroke")
-        ratio = w.page.evaluate(CONTRAST, [stroke, page_bg])
+        ratio = contrast_ratio(rgb(stroke), rgb(page_bg))
         assert ratio >= 3, (part, stroke, page_bg, ratio)
     assert w.errors == []
