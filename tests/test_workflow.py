@@ -304,7 +304,11 @@ def test_what_the_workflow_calls_exists_here():
     assert "build/node" in text and "build/node" in make
     assert re.search(r"(?m)^test:.*\$\(AXE_STAMP\)", make), "`make test` does not install axe-core"
     assert "make test" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert "/usr/bin/chromium" in (REPO / "tests" / "browser" / "conftest.py").read_text(encoding="utf-8")
+    # the browser tests launch Debian's Chromium, which the workflow installs with apt
+    from generator.bench import chromium
+
+    assert chromium.CHROMIUM == "/usr/bin/chromium"
+    assert "from generator.bench.chromium import CHROMIUM, launch_args" in (REPO / "tests" / "browser" / "conftest.py").read_text(encoding="utf-8")
     assert "chromium" in text
 
 

@@ -45,13 +45,9 @@ import tempfile
 from pathlib import Path
 
 from . import met
+from .chromium import CHROMIUM, launch_args
 from .page_weight import SRC_RE, local_path, site_weights, weights_report
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic",
-]
 
 SWITCH_JS = """async ([n]) => {
   const f = course.figures.find(f => f.views && f.nLayer);
@@ -152,7 +148,7 @@ def reader_views(site: Path, shots: Path | None) -> dict:
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         try:
             for width in SHOT_WIDTHS:
                 for scheme in SHOT_SCHEMES:
@@ -265,7 +261,7 @@ def run(page: Path, runs: int = 5, switches: int = 20, blank: Path | None = None
 
     with sync_playwright() as pw:
         if blank_url:  # the floor's cold load, in a fresh browser of its own
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
             try:
                 ctx = browser.new_context(viewport={"width": 1100, "height": 900})
                 block_network(ctx)
@@ -273,7 +269,7 @@ def run(page: Path, runs: int = 5, switches: int = 20, blank: Path | None = None
                 floor.append(floor_load(ctx.new_page()))
             finally:
                 browser.close()
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         try:
             ctx = browser.new_context(viewport={"width": 1100, "height": 900})
             block_network(ctx)

@@ -25,9 +25,9 @@ import statistics
 import sys
 from pathlib import Path
 
+from .chromium import CHROMIUM, launch_args
+
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 PAGE_JS = REPO / "generator" / "assets" / "play" / "page.js"
 
 
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         tab = browser.new_page(viewport={"width": 1280, "height": 900})
         tab.goto(page.resolve().as_uri())
         tab.wait_for_function(f"{STATE} === 'ok'", timeout=120000)

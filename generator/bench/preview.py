@@ -144,14 +144,14 @@ def last_word(sentence: str) -> str:
 def run(workdir: Path) -> dict:
     from playwright.sync_api import sync_playwright
 
-    from .browser import CHROMIUM, CHROMIUM_ARGS
+    from .chromium import CHROMIUM, launch_args
 
     root = copy_course(workdir / "course")
     lesson = root / "content" / "bench-new.md"
     write_lesson(lesson, "Lily wanted to play with her")  # traced already: the page starts real
     saves = []
     with serving(root) as server, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
         page = browser.new_page()
         page.goto(f"{server.url}/bench-new.html")
         page.wait_for_function(figure_shows("her"), timeout=60000)
@@ -183,7 +183,7 @@ def report(r: dict) -> str:
 def main() -> int:
     import tempfile
 
-    from .browser import CHROMIUM
+    from .chromium import CHROMIUM
 
     if not os.path.exists(CHROMIUM):
         print(f"bench_serve: {CHROMIUM} is absent (apt-get install -y chromium); skipped", file=sys.stderr)

@@ -13,15 +13,11 @@ from urllib.parse import urlparse
 
 import pytest
 
+from generator.bench.chromium import CHROMIUM, launch_args
 from generator.site.serve import DroppedConnectionsQuiet
 
 from . import harness
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic",
-]
 LOCAL_SCHEMES = ("file", "data", "blob", "about")
 
 
@@ -98,7 +94,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     pw = sync_playwright().start()
-    b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    b = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
     yield b
     b.close()
     pw.stop()
