@@ -86,9 +86,10 @@ $(AXE_STAMP):
 	else echo "npm is not installed: the accessibility tests need axe-core@$(AXE_VERSION) (npm install --prefix build/node axe-core@$(AXE_VERSION))"; fi
 
 # One worker per core (pytest-xdist), each taking whole test files, so a module's shared build and
-# browser serve all its tests: 12 min 23 s from a fresh clone on a 2-core machine (1,241 tests), 28 min 31 s on one
-# 2.5x slower (1,231 tests; its GPT-2-shaped end-to-end trace alone took 11.6 min, against 4.9). The 25 slowest
-# tests are listed at the end, for the suite's time.
+# browser serve all its tests: 11 min 0 s from a fresh clone on a 2-core machine (1,243 tests), 28 min 31 s on one
+# 2.5x slower (1,231 tests; its GPT-2-shaped end-to-end trace alone took 11.6 min, against 4.9). Both cores are
+# busy throughout (about 1,290 CPU-seconds a run, the GPT-2-shaped trace 185 of them). The 25 slowest tests are
+# listed at the end, for the suite's time.
 test: $(TEST_STAMP) $(AXE_STAMP)
 	$(PY) -m pytest -n auto --dist loadfile --durations=25
 
