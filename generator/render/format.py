@@ -147,12 +147,17 @@ def vec2(v) -> str:
     return "(" + ", ".join(f2(x) for x in v) + ")"
 
 
+def true_minus(text: str) -> str:
+    """A written number with a true minus (−0.50); one written as a negative zero (-0, -0.00)
+    reads as zero, without its sign."""
+    return text[1:] if text.startswith("-") and float(text) == 0 else text.replace("-", "\u2212")
+
+
 def f2_or_whole(x: float) -> str:
     """A made-up example's number as a reader writes it: whole numbers bare (4, 0), others as f2,
     with a true minus (−1, −0.50); one that rounds to zero reads 0.00, not −0.00."""
     x = float(x)
-    text = str(int(x)) if x.is_integer() and abs(x) < 1e15 else f2(x)
-    return "0.00" if text == "-0.00" else text.replace("-", "\u2212")
+    return true_minus(str(int(x)) if x.is_integer() and abs(x) < 1e15 else f2(x))
 
 
 def vec2_or_whole(v) -> str:

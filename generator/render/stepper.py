@@ -15,7 +15,7 @@ from ..lessons.refs import Ref, lookalike_note
 from . import templating
 from .context import Ctx, Figure
 from .format import f2_or_whole as num
-from .format import f3, shown
+from .format import f3, shown, true_minus
 from .format import vec2_or_whole as vec
 from .ref_common import int_arg, ref_fail
 
@@ -40,8 +40,7 @@ def dot_text(q, k) -> str:
 def exact_text(x: float) -> str:
     """A product of two numbers of two decimals as a reader works it out, every digit kept:
     0.19 × 0.50 -> '0.095'."""
-    text = f"{x:.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text.replace("-", "\u2212")
+    return true_minus(f"{x:.4f}".rstrip("0").rstrip("."))
 
 
 def mix_by_hand(d: Stepper, nums: dict) -> dict:
