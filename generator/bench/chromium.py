@@ -44,7 +44,7 @@ def playwright_disabled_features(bundle: Path | None = None) -> list[str] | None
         bundle = Path(playwright.__file__).parent / "driver" / "package" / "lib" / "coreBundle.js"
     try:
         m = _DISABLED_LIST.search(bundle.read_text(encoding="utf-8"))
-    except OSError:
+    except (OSError, UnicodeDecodeError):  # missing, unreadable, or not the text it should be
         return None
     if not m:
         return None

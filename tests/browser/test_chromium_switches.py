@@ -64,6 +64,8 @@ def test_the_omnibox_popup_is_off_and_playwright_s_own_features_stay_off(browser
 
 def test_an_unreadable_driver_leaves_the_switches_as_they_were(tmp_path):
     assert chromium.playwright_disabled_features(tmp_path / "missing.js") is None
+    (tmp_path / "binary.js").write_bytes(b"disabledFeatures = [\xff\xfe]")
+    assert chromium.playwright_disabled_features(tmp_path / "binary.js") is None
     (tmp_path / "other.js").write_text("var enabledFeatures = () => [];\n", encoding="utf-8")
     assert chromium.playwright_disabled_features(tmp_path / "other.js") is None
     (tmp_path / "bundle.js").write_text(
