@@ -92,6 +92,9 @@ class Tracer:
         self.queued: set[TraceRequest] = set()
         self.written: list[TraceRequest] = []  # written since the last build took them (take_written)
         self.own_stamp: tuple | None = None  # store_stamp right after this tracer's last write
+        # held across a trace's write and its entry in `written`, and by take_written: a build never
+        # sees a trace in the store's stamp that its list of new traces lacks
+        self._write_lock = threading.Lock()
         self.preload = tuple(m for m in preload if m in models)  # loaded by the thread first
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._lock = threading.Lock()
@@ -141,11 +144,14 @@ class Tracer:
         self._jobs.put(job)
         return job
 
-    def take_written(self) -> tuple[list[TraceRequest], tuple | None]:
-        """What this tracer wrote since the last call, and the store's stamp after its last write."""
-        with self._lock:
+    def take_written(self) -> tuple[list[TraceRequest], tuple | None, tuple]:
+        """What this tracer wrote since the last call, the store's stamp after its last write, and
+        the store's stamp now, taken while no trace is half-recorded (written to the store but not
+        yet listed). A trace left out of the list but inside the stamp would have no rebuild of its
+        own, and the next build, of another edit, would mark its pages."""
+        with self._write_lock, self._lock:
             written, self.written = self.written, []
-            return written, self.own_stamp
+            return written, self.own_stamp, store_stamp(self.store.root)
 
     def close(self) -> None:
         self._jobs.put(None)
@@ -219,16 +225,18 @@ class Tracer:
                 for req in todo:
                     t = time.perf_counter()
                     try:
-                        path = self.store.write(tracing.trace(lm, req.text, req.ids))
+                        doc = tracing.trace(lm, req.text, req.ids)
                     except tracing.TraceCheckError as exc:
                         self.refused.add(req)
                         self.say(f"{by_req[req]}: {exc}")
                         continue
+                    with self._write_lock:
+                        path = self.store.write(doc)
+                        with self._lock:
+                            self.written.append(req)
+                            self.own_stamp = store_stamp(self.store.root)
                     took = time.perf_counter() - t
                     job.timings.append((req, took))
-                    with self._lock:
-                        self.written.append(req)
-                        self.own_stamp = store_stamp(self.store.root)
                     self.say(f"traced {req.text[:70]!r} ({by_req[req]}) in {took:.2f} s -> {path}")
 
 

@@ -1,6 +1,6 @@
 """`python -m generator serve` (make serve): the MkDocs live preview, tracing as the author writes.
 
-It is mkdocs.commands.serve's loop (a LiveReloadServer on a temporary site folder) with three
+It is mkdocs.commands.serve's loop (a LiveReloadServer on a temporary site folder) with these
 changes, read off MkDocs 1.6's source:
 
 * before each build, the lessons are scanned (lessons.pages.collect) for sentences whose trace is
@@ -14,7 +14,11 @@ changes, read off MkDocs 1.6's source:
 * content/assets/generated/ is written by publish.write_assets before each build and is not
   watched, so the build's own output never triggers another build;
 * downloads/ is made by `make site` only: a link to it in the preview opens a page that says
-  where the downloads are (generator/assets/serve-downloads.html), not a bare 404.
+  where the downloads are (generator/assets/serve-downloads.html), not a bare 404;
+* a failed build never takes a page away: a full build is made in a fresh folder that replaces
+  the served one only when it succeeds (MkDocs's own empties the folder first), and a dirty one
+  rebuilds a page by dating its HTML, not deleting it. A 404 or 500 page carries the reload
+  script and the overlay too, so a browser that shows one still reloads on the next good build.
 
 torch is imported only by the Tracer's thread (generator/site/save_tracer.py), which loads the
 tiny model as the server starts, so the first save is as quick as the next. While a sentence is
@@ -53,6 +57,7 @@ WARM_WAIT_S = 10.0  # how long a build waits for a loaded model to trace what th
 # ---------------------------------------------------------------- the server
 
 
+MISSING_TEMPLATE = Path(__file__).resolve().parents[1] / "assets" / "serve-missing.html"
 DIRTY_WARNING = "A 'dirty' build is being performed"  # MkDocs's warning on every dirty build
 
 
@@ -75,13 +80,14 @@ class Rebuilds:
         with self._lock:
             self.changed.add(Path(path))
 
-    def dirty(self, written: list[TraceRequest], own_stamp: tuple | None) -> bool:
-        """Whether the next build may be dirty (and, if so, the pages using `written` are marked)."""
+    def dirty(self, written: list[TraceRequest], own_stamp: tuple | None, now: tuple | None = None) -> bool:
+        """Whether the next build may be dirty (and, if so, the pages using `written` are marked).
+        `now`: the store's stamp, taken with `written` (Tracer.take_written); read here if None."""
         with self._lock:
             changed, self.changed = self.changed, set()
         if self.stamp is None:  # the first build
             return False
-        now = store_stamp(self.traces_dir)
+        now = store_stamp(self.traces_dir) if now is None else now
         if now != self.stamp and now != own_stamp:  # another process changed the store
             return False
         if any(not (p.suffix == ".md" and p.is_relative_to(self.docs)) and not p.is_relative_to(self.traces_dir) for p in changed):
@@ -90,6 +96,9 @@ class Rebuilds:
         return True
 
     def mark_pages_using(self, written: list[TraceRequest]) -> None:
+        """Date the HTML of the pages that use `written` to 1970, so MkDocs's dirty build (which
+        rebuilds a page whose source is newer than its HTML) rebuilds them. Not deleted: if that
+        build fails, the page stays the last good one behind the overlay, and it still reloads."""
         wanted = {(r.model, r.text) for r in written}
         if not wanted:
             return
@@ -99,7 +108,9 @@ class Rebuilds:
             except (LessonError, OSError, UnicodeDecodeError):
                 continue  # its own build reports it
             if any(pair in wanted for d in found for pair in pages.directive_sentences(d)):
-                (self.site_dir / path.relative_to(self.docs).with_suffix(".html")).unlink(missing_ok=True)
+                html = self.site_dir / path.relative_to(self.docs).with_suffix(".html")
+                if html.is_file():
+                    os.utime(html, ns=(0, 0))
 
 
 @contextlib.contextmanager
@@ -122,6 +133,40 @@ def dirty_build(site_dir: Path):
     finally:
         build_logger.removeFilter(quiet)
         shutil.rmtree(keep, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def full_build(cfg, site_dir: Path):
+    """A full build into a fresh folder that takes site_dir's place only when the build succeeds.
+    MkDocs's own full build empties site_dir first, so a failed one (a lesson mistake saved with a
+    mkdocs.yml change, say) left every page a 404 behind the overlay. No request sees the swap:
+    the server holds requests while a build runs."""
+    fresh = Path(tempfile.mkdtemp(prefix="course-serve-next-", dir=site_dir.parent))
+    configured = cfg["site_dir"]
+    cfg["site_dir"] = str(fresh)
+    try:
+        yield
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    finally:
+        cfg["site_dir"] = configured
+    old = Path(tempfile.mkdtemp(prefix="course-serve-old-", dir=site_dir.parent))
+    os.rename(site_dir, old / "site")
+    os.rename(fresh, site_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def error_page(code: int, site_dir: Path) -> bytes:
+    """The body of a 404 or 500: the built site's own 404.html, or, before any good build, a page
+    from generator/assets/serve-missing.html (the server adds the reload script and overlay)."""
+    from jinja2 import Environment
+
+    page = site_dir / f"{code}.html"
+    if page.is_file():
+        return page.read_bytes()
+    template = Environment(autoescape=True).from_string(MISSING_TEMPLATE.read_text(encoding="utf-8"))
+    return template.render(code=code).encode("utf-8")
 
 
 class DroppedConnectionsQuiet:
@@ -242,9 +287,19 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
                     job.done.wait(WARM_WAIT_S)
                 else:
                     log.info(f"tracing {len(needed)} new sentence(s) in the background; the page reloads when done")
-        written, own_stamp = tracer.take_written() if tracer is not None else ([], None)
-        dirty = rebuilds.dirty(written, own_stamp)
-        built["stamp"] = rebuilds.stamp = store_stamp(traces_dir)
+        # the store's stamp is taken with the list of new traces, never between a write and its entry
+        written, own_stamp, now = tracer.take_written() if tracer is not None else ([], None, store_stamp(traces_dir))
+        dirty = rebuilds.dirty(written, own_stamp, now)
+        built["stamp"] = rebuilds.stamp = now
+        done = False
+        try:
+            done = build_pages(cfg, dirty)
+        finally:
+            if not done and not dirty:  # the full build this change needed is still owed: the next is full too
+                rebuilds.stamp = None
+
+    def build_pages(cfg, dirty: bool) -> bool:
+        """The build itself; False where a broken mkdocs.yml stopped it (said in one line)."""
         try:
             publish.write_assets(docs, traces_dir)
         except (LessonError, StoreError) as exc:  # the build below names it on its page
@@ -254,16 +309,17 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         except (Abort, MkDocsException) as exc:  # mkdocs.yml saved broken: the server lives on
             log.error(f"{config_file}: {one_line(exc)}. Fix: mend {config_file}; the preview keeps "
                       "the last good pages and rebuilds when it is saved again")
-            return
+            return False
         cfg.site_url = serve_url
         publish.check_glossary(cfg)  # a glossary mistake names glossary.yml, not the first page
         # sentences being traced: their figures say "tracing…", and a reference to them is no error
         in_flight = sorted(tracer.tracing_now()) if tracer is not None else []
         cfg["mdx_configs"].setdefault("generator.markdown.course", {})["tracing"] = "\n".join(f"{m}\t{t}" for m, t in in_flight)
-        with build_log.grouped_warnings() as held, (dirty_build(Path(site_dir)) if dirty else contextlib.nullcontext()):
+        with build_log.grouped_warnings() as held, (dirty_build(Path(site_dir)) if dirty else full_build(cfg, Path(site_dir))):
             build(cfg, serve_url=serve_url, dirty=dirty)
         tracing = tracer.busy_models() if tracer is not None else set()
         held.report(skip=tracing, said=said)
+        return True
 
     def ignore(path: str) -> bool:
         p = Path(path)
@@ -277,9 +333,12 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
 
     server = make_server(builder, host, port, site_dir, mount_path, ignore, overlay)
 
+    live = server
+
     def error_handler(code):
-        page = Path(site_dir) / f"{code}.html"
-        return overlay.inject(page.read_bytes()) if code in (404, 500) and page.is_file() else None
+        """A 404 or 500 gets MkDocs's reload script and the overlay, as a page does: a browser on a
+        missing page (no good build yet, say) reloads on the next good build."""
+        return live._inject_js_into_html(error_page(code, Path(site_dir)), live._visible_epoch)
 
     server.error_handler = error_handler
     try:

@@ -233,8 +233,45 @@ def test_rebuilds_are_dirty_only_for_lesson_edits_and_this_processs_traces(tmp_p
     own = serve.store_stamp(traces)
     r.note(str(traces / "tiny" / "index.json"))
     assert r.dirty([TraceRequest("tiny", "Lily wanted to play")], own)  # this process's own trace
-    # the page using the new trace loses its HTML, so the dirty build rebuilds it; the other keeps it
-    assert not (site / "l.html").exists() and (site / "other.html").read_text() == "built"
+    # the page using the new trace has its HTML dated 1970, so the dirty build rebuilds it, and a
+    # failed build still serves it; the other page is left as it was
+    assert (site / "l.html").read_text() == "built" and (site / "l.html").stat().st_mtime_ns == 0
+    assert (site / "other.html").read_text() == "built" and (site / "other.html").stat().st_mtime_ns > 0
+
+
+def test_a_build_never_sees_a_trace_in_the_store_that_its_list_of_new_traces_lacks(tmp_path, monkeypatch):
+    """The tracer writes a trace, then lists it in `written`; a build that took the list between the
+    two, and the store's stamp after, had the trace in its stamp (so the traces/ watch ignored it)
+    but not in its list, and the next build, of another edit, marked its pages. take_written waits
+    for a write to be listed."""
+    import threading
+
+    pytest.importorskip("torch")
+    from trace_helpers import random_tiny
+
+    tiny = random_tiny(seed=4)
+    traces = tmp_path / "traces"
+    visible, real_write = threading.Event(), TraceStore.write
+
+    def slow_write(store, doc):  # as a busy disk's directory fsync: visible, not yet returned
+        path = real_write(store, doc)
+        visible.set()
+        time.sleep(0.5)
+        return path
+
+    monkeypatch.setattr(TraceStore, "write", slow_write)
+    tracer = serve.Tracer(traces, lesson(tmp_path), models=("tiny",), loader=lambda name: tiny, say=Said())
+    try:
+        before = serve.store_stamp(traces)
+        job = tracer.submit(tracer.missing())
+        assert visible.wait(120)  # the index lists the trace; the tracer has not listed it yet
+        written, own, now = tracer.take_written()
+        assert now != before, "the store's stamp is read after the write"
+        assert [r.text for r in written] == ["Lily wanted to play"] and own == now
+        assert job.done.wait(120)
+        assert tracer.take_written() == ([], own, now)
+    finally:
+        tracer.close()
 
 
 @pytest.mark.parametrize("port", ["abc", "99999", "0", "-1", "80x"])

@@ -4,6 +4,7 @@ copy of the course (the repository's mkdocs.yml and theme, committed traces), tr
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -69,6 +70,17 @@ def test_a_failed_build_shows_over_the_last_good_page_and_goes_on_the_next_good_
 NEW = "A small bird sang on the roof of the red barn"
 
 
+@contextlib.contextmanager
+def log_on_timeout(server):
+    """A wait that runs out says what the server said (the overlay and the reload are its doing)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        yield
+    except PlaywrightTimeout as exc:
+        raise AssertionError(f"{str(exc).splitlines()[0]}\nthe server's log, its end:\n{server.log()[-4000:]}") from None
+
+
 def fresh_clone(dest: Path) -> Path:
     """A clone of the repository's committed HEAD (what a new author gets), or a skip where the
     tests do not run from a git checkout."""
@@ -110,22 +122,103 @@ def test_a_new_author_s_path_make_lesson_serve_a_save_a_typo_and_its_fix(tmp_pat
     assert "my-lesson.md" in (root / "mkdocs.yml").read_text(encoding="utf-8"), "make lesson puts the page in the navigation"
     lesson = root / "content" / "my-lesson.md"
     with serving(root, make_serve=True, make_args=tuple(args)) as server:
+        with log_on_timeout(server):
+            w = open_served(server)()
+            page = w.goto(f"{server.url}/my-lesson.html")
+            page.wait_for_function(figure_shows("her").replace("#fig-1", "#fig-2"), timeout=120000)  # fig-1: the tokens figure
+            text = lesson.read_text(encoding="utf-8")
+            assert 'sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her' in text
+            lesson.write_text(text.replace('sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her', f'sentence: "{NEW}"\nlayer: 3\nhead: 3\ntoken: barn')
+                              .replace("·her gives {{ look.weight(her, Lily) }} of its\nattention to Lily.", "·barn looks at ·bird with {{ look.weight(barn, bird) }}."), encoding="utf-8")
+            page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=180000)
+            assert TraceStore(root / "traces").has("tiny", NEW)
+            assert "has no number" not in server.log()
+            good = lesson.read_text(encoding="utf-8")
+            lesson.write_text(good.replace("{{ look.weight(barn, bird) }}", "{{ look.weight(barn, brid) }}"), encoding="utf-8")
+            page.wait_for_selector("#course-build-error", timeout=90000)
+            assert "content/my-lesson.md:" in page.inner_text("#course-build-error .course-build-error-where")
+            assert "'brid'" in page.inner_text("#course-build-error .course-build-error-line")
+            lesson.write_text(good, encoding="utf-8")
+            page.wait_for_function("() => !document.querySelector('#course-build-error')", timeout=90000)
+            page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=90000)
+            assert w.errors == []
+
+
+def get(url: str) -> tuple[int, str]:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return r.status, r.read().decode("utf-8")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8")
+
+
+def wait_for_line(server, text: str, after: int, timeout: float = 120) -> str:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if text in server.log()[after:]:
+            return server.log()[after:]
+        assert server.proc.poll() is None, server.log()[-3000:]
+        time.sleep(0.1)
+    raise TimeoutError(f"no {text!r} in the serve log:\n{server.log()[after:][-3000:]}")
+
+
+def test_a_failed_full_build_keeps_the_last_good_pages_and_the_next_build_is_full(tmp_path):
+    """MkDocs's full build empties the site first: a lesson mistake saved with a mkdocs.yml change
+    left every page a 404. The full build is now made aside and swapped in on success; after a
+    failed one the next build is full again (the mkdocs.yml change reaches every page), and a 404
+    carries the reload script and the overlay."""
+    root = project(tmp_path / "course")
+    lesson, config = root / "content" / "lily.md", root / "mkdocs.yml"
+    yml = config.read_text(encoding="utf-8")
+    assert yml.count("\nsite_name: ") == 1
+    with serving(root, ("--no-trace",)) as server:
+        status, html = get(f"{server.url}/lily.html")
+        assert status == 200 and "course-build-error" not in html and "course-fig" in html
+        mark = len(server.log())
+        lesson.write_text(TYPO, encoding="utf-8")  # a dirty build fails
+        wait_for_line(server, LINE, mark)
+        mark = len(server.log())
+        config.write_text(yml.replace("\nsite_name: ", "\nsite_name: Renamed "), encoding="utf-8")  # a full build fails
+        wait_for_line(server, LINE, mark)
+        for page in ("lily.html", "index.html", "glossary.html"):
+            status, html = get(f"{server.url}/{page}")
+            assert status == 200, (page, status, html[:300])
+            assert 'id="course-build-error"' in html and "livereload(" in html
+            assert "Renamed" not in html, "the failed build changed nothing served"
+        status, html = get(f"{server.url}/no-such-page.html")
+        assert status == 404 and 'id="course-build-error"' in html and "livereload(" in html, html[:500]
+        mark = len(server.log())
+        lesson.write_text(GOOD.replace("to Lily.", "to Lily, again."), encoding="utf-8")  # fixed: a lesson edit only
+        wait_for_line(server, "Reloading browsers", mark)
+        assert LINE not in server.log()[mark:]
+        for page in ("lily.html", "index.html", "glossary.html"):
+            status, html = get(f"{server.url}/{page}")
+            assert status == 200 and "course-build-error" not in html, page
+            assert "Renamed" in html, f"{page}: the build after a failed full build is full"
+        assert "again" in get(f"{server.url}/lily.html")[1]
+        status, html = get(f"{server.url}/no-such-page.html")
+        assert status == 404 and "course-build-error" not in html and "livereload(" in html
+        assert "Traceback" not in server.log()
+
+
+def test_a_page_opened_before_any_good_build_reloads_into_the_page_on_the_fix(tmp_path, open_served):
+    """The server starts on a lesson with a mistake: no page is built, and the browser's 404 says
+    so under the overlay. A 404 carried no reload script, so the fix never reached that browser."""
+    root = project(tmp_path / "course")
+    lesson = root / "content" / "lily.md"
+    lesson.write_text(TYPO, encoding="utf-8")
+    with serving(root, ("--no-trace",)) as server:
         w = open_served(server)()
-        page = w.goto(f"{server.url}/my-lesson.html")
-        page.wait_for_function(figure_shows("her").replace("#fig-1", "#fig-2"), timeout=120000)  # fig-1: the tokens figure
-        text = lesson.read_text(encoding="utf-8")
-        assert 'sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her' in text
-        lesson.write_text(text.replace('sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her', f'sentence: "{NEW}"\nlayer: 3\nhead: 3\ntoken: barn')
-                          .replace("·her gives {{ look.weight(her, Lily) }} of its\nattention to Lily.", "·barn looks at ·bird with {{ look.weight(barn, bird) }}."), encoding="utf-8")
-        page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=180000)
-        assert TraceStore(root / "traces").has("tiny", NEW)
-        assert "has no number" not in server.log()
-        good = lesson.read_text(encoding="utf-8")
-        lesson.write_text(good.replace("{{ look.weight(barn, bird) }}", "{{ look.weight(barn, brid) }}"), encoding="utf-8")
-        page.wait_for_selector("#course-build-error", timeout=90000)
-        assert "content/my-lesson.md:" in page.inner_text("#course-build-error .course-build-error-where")
-        assert "'brid'" in page.inner_text("#course-build-error .course-build-error-line")
-        lesson.write_text(good, encoding="utf-8")
-        page.wait_for_function("() => !document.querySelector('#course-build-error')", timeout=90000)
-        page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=90000)
-        assert w.errors == []
+        page = w.goto(f"{server.url}/lily.html", wait_painted=False)  # a 404: no course page to paint
+        box = page.wait_for_selector("#course-build-error", timeout=90000)
+        assert box.is_visible() and page.inner_text("#course-build-error .course-build-error-line") == LINE
+        assert "No page here yet" in page.inner_text("h1")
+        lesson.write_text(GOOD, encoding="utf-8")
+        with log_on_timeout(server):
+            page.wait_for_function(figure_shows("her"), timeout=90000)
+        assert page.locator("#course-build-error").count() == 0
