@@ -232,8 +232,9 @@ class Tracer:
                         continue
                     with self._write_lock:
                         path = self.store.write(doc)
-                        with self._lock:
+                        with self._lock:  # no longer "tracing…" from the moment it is listed
                             self.written.append(req)
+                            self.queued.discard(req)
                             self.own_stamp = store_stamp(self.store.root)
                     took = time.perf_counter() - t
                     job.timings.append((req, took))

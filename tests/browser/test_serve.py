@@ -243,7 +243,7 @@ def test_a_build_never_sees_a_trace_in_the_store_that_its_list_of_new_traces_lac
     """The tracer writes a trace, then lists it in `written`; a build that took the list between the
     two, and the store's stamp after, had the trace in its stamp (so the traces/ watch ignored it)
     but not in its list, and the next build, of another edit, marked its pages. take_written waits
-    for a write to be listed."""
+    for a write to be listed, and a listed trace is no longer being traced."""
     import threading
 
     pytest.importorskip("torch")
@@ -260,14 +260,22 @@ def test_a_build_never_sees_a_trace_in_the_store_that_its_list_of_new_traces_lac
         return path
 
     monkeypatch.setattr(TraceStore, "write", slow_write)
-    tracer = serve.Tracer(traces, lesson(tmp_path), models=("tiny",), loader=lambda name: tiny, say=Said())
+    class SlowSay(Said):  # the tracer's thread lingers after the write, before the job ends
+        def __call__(self, line: str) -> None:
+            super().__call__(line)
+            time.sleep(0.5)
+
+    tracer = serve.Tracer(traces, lesson(tmp_path), models=("tiny",), loader=lambda name: tiny, say=SlowSay())
     try:
         before = serve.store_stamp(traces)
         job = tracer.submit(tracer.missing())
+        assert ("tiny", "Lily wanted to play") in tracer.tracing_now()
         assert visible.wait(120)  # the index lists the trace; the tracer has not listed it yet
         written, own, now = tracer.take_written()
         assert now != before, "the store's stamp is read after the write"
         assert [r.text for r in written] == ["Lily wanted to play"] and own == now
+        # a build that has taken the trace builds its figure: "tracing…" would stay, with no rebuild to come
+        assert ("tiny", "Lily wanted to play") not in tracer.tracing_now()
         assert job.done.wait(120)
         assert tracer.take_written() == ([], own, now)
     finally:
