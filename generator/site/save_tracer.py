@@ -96,6 +96,10 @@ class Tracer:
         # sees a trace in the store's stamp that its list of new traces lacks
         self._write_lock = threading.Lock()
         self.preload = tuple(m for m in preload if m in models)  # loaded by the thread first
+        # asks the server for a build after a job that left a sentence untraced (refused, failed, no
+        # model): no trace is written, so the traces/ watch sees nothing, and a page built while the
+        # sentence was queued says "tracing…"
+        self.rebuild: Callable[[], None] | None = None
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="course-tracer", daemon=True)
@@ -178,6 +182,8 @@ class Tracer:
                 with self._lock:
                     self.queued.difference_update(job.requests)
                 job.done.set()
+                if len(job.timings) < len(job.requests) and self.rebuild is not None:
+                    self.rebuild()
 
     def _model(self, name: str):
         if name in self.loaded or name in self.unavailable:

@@ -204,6 +204,12 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
             content = super()._inject_js_into_html(content, epoch)
             return overlay.inject(content) if overlay is not None else content
 
+        def request_rebuild(self) -> None:
+            """What a watched file's change does (MkDocs's watch callback): the build loop builds next."""
+            with self._rebuild_cond:
+                self._want_rebuild = True
+                self._rebuild_cond.notify_all()
+
         def watch(self, path: str, func=None, *, recursive: bool = True) -> None:
             path = os.path.abspath(path)
             if path in self._watched_paths:
@@ -214,9 +220,7 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
             def callback(event):
                 if event.is_directory or ignore(os.fsdecode(event.src_path)):
                     return
-                with self._rebuild_cond:
-                    self._want_rebuild = True
-                    self._rebuild_cond.notify_all()
+                self.request_rebuild()
 
             handler = watchdog.events.FileSystemEventHandler()
             handler.on_any_event = callback
@@ -334,6 +338,8 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     server = make_server(builder, host, port, site_dir, mount_path, ignore, overlay)
 
     live = server
+    if tracer is not None:
+        tracer.rebuild = live.request_rebuild
 
     def error_handler(code):
         """A 404 or 500 gets MkDocs's reload script and the overlay, as a page does: a browser on a

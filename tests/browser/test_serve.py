@@ -167,6 +167,8 @@ def test_the_tracer_keeps_the_model_loaded_and_writes_the_trace(tmp_path):
     traces = tmp_path / "traces"
     content = lesson(tmp_path)
     tracer = serve.Tracer(traces, content, models=("tiny",), loader=loader, say=said)
+    builds = []
+    tracer.rebuild = lambda: builds.append("build")  # a written trace is the traces/ watch's business
     try:
         stamp = serve.store_stamp(traces)
         job = tracer.submit(tracer.missing())
@@ -180,6 +182,7 @@ def test_the_tracer_keeps_the_model_loaded_and_writes_the_trace(tmp_path):
         assert loads == ["tiny"]  # loaded once, kept between saves
         assert any("traced 'Ben wanted to play' (content/l.md:3)" in s for s in said)
         assert tracer.missing() == {}
+        assert builds == []
     finally:
         tracer.close()
 
@@ -192,11 +195,44 @@ def test_an_untraceable_sentence_is_said_once_with_its_line(tmp_path):
     said = Said()
     content = lesson(tmp_path, a=" ".join(["play"] * 400))  # longer than the model's context
     tracer = serve.Tracer(tmp_path / "traces", content, models=("tiny",), loader=lambda name: tiny, say=said)
+    builds = []
+    tracer.rebuild = lambda: builds.append("build")
     try:
         job = tracer.submit(tracer.missing())
         assert job.done.wait(120) and job.timings == []
         assert [s for s in said if s.startswith("content/l.md:3: ")] and "shorten the sentence" in said[-1]
         assert tracer.missing() == {}  # refused: not retried on every rebuild
+        # no trace is written, so the traces/ watch sees nothing: the tracer asks for the build that
+        # turns the page's "tracing…" into the error, once
+        deadline = time.monotonic() + 10
+        while not builds and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert builds == ["build"] and not tracer.tracing_now()
+    finally:
+        tracer.close()
+
+
+def test_a_tracer_that_fails_says_one_line_lives_on_and_asks_for_a_build(tmp_path):
+    """A bug in tracing (here the loader) must not kill the preview: one line, no traceback, and
+    a build, so the page that said "tracing…" shows the sentence as untraced."""
+    pytest.importorskip("torch")  # the tracer imports torch before it calls the loader
+    said = Said()
+
+    def loader(name):
+        raise RuntimeError("the loader broke\nsecond line")
+
+    tracer = serve.Tracer(tmp_path / "traces", lesson(tmp_path), models=("tiny",), loader=loader, say=said)
+    builds = []
+    tracer.rebuild = lambda: builds.append("build")
+    try:
+        job = tracer.submit(tracer.missing())
+        assert job.done.wait(60)
+        deadline = time.monotonic() + 10
+        while not builds and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert said == ["tracing on save failed: RuntimeError: the loader broke"]
+        assert builds == ["build"] and not tracer.tracing_now()
+        assert tracer._thread.is_alive()  # the next save is traced by the same thread
     finally:
         tracer.close()
 
