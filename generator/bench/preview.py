@@ -108,6 +108,18 @@ class ServeProcess:
             time.sleep(0.1)
         raise TimeoutError(f"generator serve did not start in {timeout:.0f} s:\n{self.log()[-2000:]}")
 
+    def wait_for_log(self, text: str, after: int = 0, timeout: float = 240) -> str:
+        """The log from offset `after` on, once it holds `text`. The server's exit, or no such line
+        in `timeout` seconds, raises with the log's end."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if text in self.log()[after:]:
+                return self.log()[after:]
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"generator serve exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+            time.sleep(0.1)
+        raise TimeoutError(f"no {text!r} in the serve log:\n{self.log()[after:][-3000:]}")
+
     def close(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)

@@ -331,16 +331,6 @@ def test_a_bad_port_is_one_usage_line_for_serve_and_ignored_by_other_commands(mo
     assert f"{port!r} is not a port number (1-65535)" in err[-1] and "Traceback" not in "\n".join(err)
 
 
-def wait_for(server, text: str, after: int, timeout: float = 240) -> str:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if text in server.log()[after:]:
-            return server.log()[after:]
-        assert server.proc.poll() is None, server.log()[-2000:]
-        time.sleep(0.2)
-    raise TimeoutError(f"no {text!r} in the serve log:\n{server.log()[after:][-2000:]}")
-
-
 @pytest.mark.slow
 def test_a_broken_mkdocs_yml_while_serving_is_one_line_and_the_server_lives_on(tmp_path):
     """A YAML syntax error and a setting of the wrong type, saved while serving: each is one line
@@ -354,7 +344,7 @@ def test_a_broken_mkdocs_yml_while_serving_is_one_line_and_the_server_lives_on(t
                              (good + "\nuse_directory_urls: maybe\n", "mkdocs.yml: Aborted with a configuration error. Fix")):
             mark = len(server.log())
             config.write_text(broken, encoding="utf-8")
-            log = wait_for(server, said, mark)
+            log = server.wait_for_log(said, mark)
             line = next(x for x in log.splitlines() if said in x)
             assert "Fix: mend mkdocs.yml" in line, line
             assert "Traceback" not in log and "An error happened during the rebuild" not in log, log
@@ -362,5 +352,5 @@ def test_a_broken_mkdocs_yml_while_serving_is_one_line_and_the_server_lives_on(t
                 assert r.status == 200 and b"course-fig" in r.read()
         mark = len(server.log())
         config.write_text(good, encoding="utf-8")
-        log = wait_for(server, "Reloading browsers", mark)
+        log = server.wait_for_log("Reloading browsers", mark)
         assert "ERROR" not in log, log

@@ -155,18 +155,6 @@ def get(url: str) -> tuple[int, str]:
         return e.code, e.read().decode("utf-8")
 
 
-def wait_for_line(server, text: str, after: int, timeout: float = 120) -> str:
-    import time
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if text in server.log()[after:]:
-            return server.log()[after:]
-        assert server.proc.poll() is None, server.log()[-3000:]
-        time.sleep(0.1)
-    raise TimeoutError(f"no {text!r} in the serve log:\n{server.log()[after:][-3000:]}")
-
-
 def test_a_failed_full_build_keeps_the_last_good_pages_and_the_next_build_is_full(tmp_path):
     """MkDocs's full build empties the site first: a lesson mistake saved with a mkdocs.yml change
     left every page a 404. The full build is now made aside and swapped in on success; after a
@@ -181,10 +169,10 @@ def test_a_failed_full_build_keeps_the_last_good_pages_and_the_next_build_is_ful
         assert status == 200 and "course-build-error" not in html and "course-fig" in html
         mark = len(server.log())
         lesson.write_text(TYPO, encoding="utf-8")  # a dirty build fails
-        wait_for_line(server, LINE, mark)
+        server.wait_for_log(LINE, mark)
         mark = len(server.log())
         config.write_text(yml.replace("\nsite_name: ", "\nsite_name: Renamed "), encoding="utf-8")  # a full build fails
-        wait_for_line(server, LINE, mark)
+        server.wait_for_log(LINE, mark)
         for page in ("lily.html", "index.html", "glossary.html"):
             status, html = get(f"{server.url}/{page}")
             assert status == 200, (page, status, html[:300])
@@ -194,7 +182,7 @@ def test_a_failed_full_build_keeps_the_last_good_pages_and_the_next_build_is_ful
         assert status == 404 and 'id="course-build-error"' in html and "livereload(" in html, html[:500]
         mark = len(server.log())
         lesson.write_text(GOOD.replace("to Lily.", "to Lily, again."), encoding="utf-8")  # fixed: a lesson edit only
-        wait_for_line(server, "Reloading browsers", mark)
+        server.wait_for_log("Reloading browsers", mark)
         assert LINE not in server.log()[mark:]
         for page in ("lily.html", "index.html", "glossary.html"):
             status, html = get(f"{server.url}/{page}")
