@@ -51,13 +51,14 @@ def project(root: Path, lesson: str = LESSON) -> Path:
     return root
 
 
-def convert(root: Path, tracing: str = "") -> str:
+def convert(root: Path, tracing: str = "", traced_on_save: str = "", untraceable: str = "") -> str:
     cwd = os.getcwd()
     os.chdir(root)
     try:
         cfg = check.read_config("mkdocs.yml")
         configs = {k: dict(v) for k, v in cfg["mdx_configs"].items()}
-        configs["generator.markdown.course"].update(assets_dir=str(root / "scratch"), tracing=tracing)
+        configs["generator.markdown.course"].update(assets_dir=str(root / "scratch"), tracing=tracing,
+                                                    traced_on_save=traced_on_save, untraceable=untraceable)
         md = markdown.Markdown(extensions=cfg["markdown_extensions"], extension_configs=configs)
         return md.convert((root / "content" / "fox.md").read_text(encoding="utf-8"))
     finally:
@@ -73,6 +74,21 @@ def test_a_sentence_being_traced_is_tracing_not_an_error(tmp_path):
     assert "Not traced in this copy" not in html
     with pytest.raises(LessonError, match="has no number"):  # another sentence being traced changes nothing
         convert(root, tracing="tiny\tanother sentence")
+
+
+def test_a_sentence_saved_after_the_scan_for_new_ones_is_tracing_unless_refused(tmp_path):
+    """A build reads the lessons after the tracer's scan: a sentence saved in between is not queued
+    yet, and its save makes the next build, which queues it. While the tiny model is traced on
+    save, such a sentence is "tracing…"; one the tracer refused, or of a model it does not trace,
+    is the missing trace it is."""
+    root = project(tmp_path / "course")
+    html = convert(root, traced_on_save="tiny")
+    assert 'data-pending="true"' in html and html.count("tracing…") == 2
+    html = convert(root, traced_on_save="gpt2,tiny", untraceable="tiny\tanother sentence")
+    assert html.count("tracing…") == 2
+    for refused in ({"traced_on_save": "tiny", "untraceable": f"tiny\t{NEW}"}, {"traced_on_save": "gpt2"}):
+        with pytest.raises(LessonError, match="has no number"):
+            convert(root, **refused)
 
 
 def test_the_models_extra_is_found_without_importing_torch():

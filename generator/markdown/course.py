@@ -70,7 +70,7 @@ from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
 from ..render import ref_binding, training_figure as training
-from ..render.context import Ctx, Missing
+from ..render.context import Ctx, Missing, sentence_pairs
 from ..render.ref_common import PENDING_REF, TRACING_REF
 from ..store import DamagedFile, StoreError, TraceStore
 from . import attribute_refs, math, needs_traces, python_view
@@ -145,6 +145,8 @@ class CourseExtension(Extension):
             "directory_urls": [False, "MkDocs' use_directory_urls (for the relative asset links)"],
             "assets_dir": ["", "where a missing trace asset is written (default: docs_dir/assets/generated; `python -m generator site` points it at its temporary folder)"],
             "tracing": ["", "sentences `make serve` is tracing now, one `model<TAB>sentence` per line: their figures say tracing… and references to them are no error"],
+            "traced_on_save": ["", "models `make serve` traces on save, comma-separated: a sentence of theirs with no trace is being traced (or is on the next build), as above"],
+            "untraceable": ["", "sentences `make serve`'s tracer refused, one `model<TAB>sentence` per line: theirs is the error of a missing trace"],
         }
         super().__init__(**kwargs)
         self.state = PageState()
@@ -199,7 +201,9 @@ class CourseExtension(Extension):
             training_log=read_training_log(log_path),
             training_log_path=shown_path(log_path),
             on_trace=self.ensure_trace_assets,
-            tracing=frozenset(tuple(line.split("\t", 1)) for line in str(self.getConfig("tracing") or "").split("\n") if "\t" in line),
+            tracing=sentence_pairs(self.getConfig("tracing")),
+            traced_on_save=frozenset(m.strip() for m in str(self.getConfig("traced_on_save") or "").split(",") if m.strip()),
+            untraceable=sentence_pairs(self.getConfig("untraceable")),
         )
         return PageState(shown, rel, first_line, ctx)
 

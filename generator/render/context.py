@@ -102,6 +102,14 @@ class Ctx:
     job_heads: list = field(default_factory=list)  # (where, kind, "L2H3"): heads a figure names for a job
     causal_heads: set = field(default_factory=set)  # "L2H3": heads a causal number on the page is about
     tracing: frozenset = frozenset()  # (model, sentence) `make serve` is tracing now: "tracing…", not an error
+    # models `make serve` traces on save, and the (model, sentence) its tracer refused: a sentence of
+    # such a model with no trace, saved after the scan that queues new sentences, is traced on the next
+    traced_on_save: frozenset = frozenset()
+    untraceable: frozenset = frozenset()
+
+    def being_traced(self, model: str, text: str) -> bool:
+        """Whether `make serve` is tracing this sentence, or will on its next build ("tracing…")."""
+        return (model, text) in self.tracing or (model in self.traced_on_save and (model, text) not in self.untraceable)
 
     def standin_ok(self) -> bool:
         if self.allow_standin is not None:
@@ -178,3 +186,8 @@ def load_panel(d: Directive, model: str, text: str, ctx: Ctx, ids=None) -> Panel
     if ctx.on_trace is not None:
         ctx.on_trace(trace)
     return Panel(trace, trace_weights(trace))
+
+
+def sentence_pairs(text) -> frozenset:
+    """`make serve`'s list of sentences for the build (one `model<TAB>sentence` per line), as pairs."""
+    return frozenset(tuple(line.split("\t", 1)) for line in str(text or "").split("\n") if "\t" in line)

@@ -77,7 +77,7 @@ def traces_pending(d: Directive, ctx: Ctx, model: str, texts: list[str]) -> str:
     sentences = [known_tokens(model, t) for t in every]
     check_tokens(d, model, sentences, every)
     n = ctx.next_number()
-    tracing = any((model, t) in ctx.tracing for t in texts)  # `make serve` is tracing them: the page reloads soon
+    tracing = any(ctx.being_traced(model, t) for t in texts)  # `make serve` is tracing them: the page reloads soon
     ctx.register(d, Figure(d.kind, n, d, pending=True, numbers={"tokens": sentences, "tracing": tracing}))
     facts = config_facts(model)
     if tracing:

@@ -62,6 +62,22 @@ def models_extra_problem() -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Taken:
+    """What a build takes from the tracer, at one moment, while no trace is half-recorded (written
+    to the store but not yet listed): the traces written since the last build, the store's stamp
+    after the tracer's last write, the store's stamp now, and the sentences still being traced.
+    Each sentence is then either in the store as the build reads it or drawn as "tracing…"; the
+    stamp and the list agree, so no new trace goes without its rebuild."""
+
+    written: list[TraceRequest]
+    own_stamp: tuple | None
+    stamp: tuple
+    tracing: frozenset[tuple[str, str]]
+    traced_models: frozenset[str] = frozenset()  # models traced on save: a sentence of theirs saved after
+    refused: frozenset[tuple[str, str]] = frozenset()  # the scan is traced on the next build; but not these
+
+
 @dataclass
 class Job:
     """Requests (-> "path:line") handed to the Tracer; `done` is set once they are written."""
@@ -90,10 +106,9 @@ class Tracer:
         self.unavailable: dict[str, str] = {}  # model -> why, said once
         self.refused: set[TraceRequest] = set()  # untraceable sentences, said once (the page says where)
         self.queued: set[TraceRequest] = set()
-        self.written: list[TraceRequest] = []  # written since the last build took them (take_written)
+        self.written: list[TraceRequest] = []  # written since the last build took them (take)
         self.own_stamp: tuple | None = None  # store_stamp right after this tracer's last write
-        # held across a trace's write and its entry in `written`, and by take_written: a build never
-        # sees a trace in the store's stamp that its list of new traces lacks
+        # held across a trace's write and its entry in `written`, and by take (see Taken)
         self._write_lock = threading.Lock()
         self.preload = tuple(m for m in preload if m in models)  # loaded by the thread first
         # asks the server for a build after a job that left a sentence untraced (refused, failed, no
@@ -148,14 +163,12 @@ class Tracer:
         self._jobs.put(job)
         return job
 
-    def take_written(self) -> tuple[list[TraceRequest], tuple | None, tuple]:
-        """What this tracer wrote since the last call, the store's stamp after its last write, and
-        the store's stamp now, taken while no trace is half-recorded (written to the store but not
-        yet listed). A trace left out of the list but inside the stamp would have no rebuild of its
-        own, and the next build, of another edit, would mark its pages."""
+    def take(self) -> Taken:
+        """The build's view of the tracer (Taken): the list of new traces is emptied."""
         with self._write_lock, self._lock:
             written, self.written = self.written, []
-            return written, self.own_stamp, store_stamp(self.store.root)
+            return Taken(written, self.own_stamp, store_stamp(self.store.root), frozenset((r.model, r.text) for r in self.queued),
+                         frozenset(m for m in self.models if m not in self.unavailable), frozenset((r.model, r.text) for r in self.refused))
 
     def close(self) -> None:
         self._jobs.put(None)
@@ -178,6 +191,8 @@ class Tracer:
                 self._trace_job(job)
             except Exception as exc:  # a bug must not kill the preview: say it in one line
                 self.say(f"tracing on save failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                with self._lock:  # not retried on every build (the build this asks for shows them as untraced)
+                    self.refused.update(r for r in job.requests if r not in self.written and not self.store.has(r.model, r.text, r.ids))
             finally:
                 with self._lock:
                     self.queued.difference_update(job.requests)

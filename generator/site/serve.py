@@ -46,7 +46,7 @@ from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown
 from ..store import StoreError, TraceRequest
 from .save_tracer import (  # noqa: F401 (the serve API)
-    MODELS_EXTRA_HINT, TRACE_OFF_HINT, WATCHED_STORE_FILES, Job, Tracer, cannot_load, models_extra_problem, store_stamp,
+    MODELS_EXTRA_HINT, TRACE_OFF_HINT, WATCHED_STORE_FILES, Job, Taken, Tracer, cannot_load, models_extra_problem, store_stamp,
 )
 
 log = logging.getLogger("mkdocs.course.serve")
@@ -82,7 +82,7 @@ class Rebuilds:
 
     def dirty(self, written: list[TraceRequest], own_stamp: tuple | None, now: tuple | None = None) -> bool:
         """Whether the next build may be dirty (and, if so, the pages using `written` are marked).
-        `now`: the store's stamp, taken with `written` (Tracer.take_written); read here if None."""
+        `now`: the store's stamp, taken with `written` (Tracer.take); read here if None."""
         with self._lock:
             changed, self.changed = self.changed, set()
         if self.stamp is None:  # the first build
@@ -291,19 +291,20 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
                     job.done.wait(WARM_WAIT_S)
                 else:
                     log.info(f"tracing {len(needed)} new sentence(s) in the background; the page reloads when done")
-        # the store's stamp is taken with the list of new traces, never between a write and its entry
-        written, own_stamp, now = tracer.take_written() if tracer is not None else ([], None, store_stamp(traces_dir))
-        dirty = rebuilds.dirty(written, own_stamp, now)
-        built["stamp"] = rebuilds.stamp = now
+        # the store's stamp, the new traces and those still being traced, taken at one moment (Taken)
+        taken = tracer.take() if tracer is not None else Taken([], None, store_stamp(traces_dir), frozenset())
+        dirty = rebuilds.dirty(taken.written, taken.own_stamp, taken.stamp)
+        built["stamp"] = rebuilds.stamp = taken.stamp
         done = False
         try:
-            done = build_pages(cfg, dirty)
+            done = build_pages(cfg, dirty, taken)
         finally:
             if not done and not dirty:  # the full build this change needed is still owed: the next is full too
                 rebuilds.stamp = None
 
-    def build_pages(cfg, dirty: bool) -> bool:
-        """The build itself; False where a broken mkdocs.yml stopped it (said in one line)."""
+    def build_pages(cfg, dirty: bool, taken: Taken) -> bool:
+        """The build itself; False where a broken mkdocs.yml stopped it (said in one line).
+        `taken`: what the tracer is tracing, and what it will not, as the build starts."""
         try:
             publish.write_assets(docs, traces_dir)
         except (LessonError, StoreError) as exc:  # the build below names it on its page
@@ -316,9 +317,12 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
             return False
         cfg.site_url = serve_url
         publish.check_glossary(cfg)  # a glossary mistake names glossary.yml, not the first page
-        # sentences being traced: their figures say "tracing…", and a reference to them is no error
-        in_flight = sorted(tracer.tracing_now()) if tracer is not None else []
-        cfg["mdx_configs"].setdefault("generator.markdown.course", {})["tracing"] = "\n".join(f"{m}\t{t}" for m, t in in_flight)
+        # sentences being traced, or saved since the scan for new ones (the next build traces them):
+        # their figures say "tracing…", and a reference to them is no error; refused ones are errors
+        course = cfg["mdx_configs"].setdefault("generator.markdown.course", {})
+        course["tracing"] = "\n".join(f"{m}\t{t}" for m, t in sorted(taken.tracing))
+        course["traced_on_save"] = ",".join(sorted(taken.traced_models))
+        course["untraceable"] = "\n".join(f"{m}\t{t}" for m, t in sorted(taken.refused))
         with build_log.grouped_warnings() as held, (dirty_build(Path(site_dir)) if dirty else full_build(cfg, Path(site_dir))):
             build(cfg, serve_url=serve_url, dirty=dirty)
         tracing = tracer.busy_models() if tracer is not None else set()

@@ -232,6 +232,8 @@ def test_a_tracer_that_fails_says_one_line_lives_on_and_asks_for_a_build(tmp_pat
             time.sleep(0.01)
         assert said == ["tracing on save failed: RuntimeError: the loader broke"]
         assert builds == ["build"] and not tracer.tracing_now()
+        # not retried by that build, nor by every one after: it is shown as untraced
+        assert tracer.missing() == {} and tracer.take().refused == {("tiny", "Lily wanted to play")}
         assert tracer._thread.is_alive()  # the next save is traced by the same thread
     finally:
         tracer.close()
@@ -278,8 +280,8 @@ def test_rebuilds_are_dirty_only_for_lesson_edits_and_this_processs_traces(tmp_p
 def test_a_build_never_sees_a_trace_in_the_store_that_its_list_of_new_traces_lacks(tmp_path, monkeypatch):
     """The tracer writes a trace, then lists it in `written`; a build that took the list between the
     two, and the store's stamp after, had the trace in its stamp (so the traces/ watch ignored it)
-    but not in its list, and the next build, of another edit, marked its pages. take_written waits
-    for a write to be listed, and a listed trace is no longer being traced."""
+    but not in its list, and the next build, of another edit, marked its pages. Tracer.take waits
+    for a write to be listed, and gives the sentences being traced at the same moment."""
     import threading
 
     pytest.importorskip("torch")
@@ -305,15 +307,19 @@ def test_a_build_never_sees_a_trace_in_the_store_that_its_list_of_new_traces_lac
     try:
         before = serve.store_stamp(traces)
         job = tracer.submit(tracer.missing())
-        assert ("tiny", "Lily wanted to play") in tracer.tracing_now()
+        early = tracer.take()  # before the write: being traced, and nothing new in the store
+        assert ("tiny", "Lily wanted to play") in early.tracing and early.written == [] and early.stamp == before
         assert visible.wait(120)  # the index lists the trace; the tracer has not listed it yet
-        written, own, now = tracer.take_written()
-        assert now != before, "the store's stamp is read after the write"
-        assert [r.text for r in written] == ["Lily wanted to play"] and own == now
-        # a build that has taken the trace builds its figure: "tracing…" would stay, with no rebuild to come
-        assert ("tiny", "Lily wanted to play") not in tracer.tracing_now()
+        taken = tracer.take()
+        assert taken.stamp != before, "the store's stamp is read after the write"
+        assert [r.text for r in taken.written] == ["Lily wanted to play"] and taken.own_stamp == taken.stamp
+        # the build that takes the trace draws its figure: drawn as "tracing…", it would stay so, with
+        # no rebuild to come; and a build that reads the store before the write must draw "tracing…"
+        assert ("tiny", "Lily wanted to play") not in taken.tracing
         assert job.done.wait(120)
-        assert tracer.take_written() == ([], own, now)
+        done = tracer.take()
+        assert (done.written, done.own_stamp, done.stamp, done.tracing) == ([], taken.own_stamp, taken.stamp, frozenset())
+        assert done.traced_models == {"tiny"} and done.refused == frozenset()
     finally:
         tracer.close()
 
