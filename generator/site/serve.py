@@ -18,7 +18,10 @@ changes, read off MkDocs 1.6's source:
 * a failed build never takes a page away: a full build is made in a fresh folder that replaces
   the served one only when it succeeds (MkDocs's own empties the folder first), and a dirty one
   rebuilds a page by dating its HTML, not deleting it. A 404 or 500 page carries the reload
-  script and the overlay too, so a browser that shows one still reloads on the next good build.
+  script and the overlay too, so a browser that shows one still reloads on the next good build;
+* MkDocs starts watching after the first build: as the watches start, a file changed while it
+  ran (a lesson saved, a trace the tracer wrote) is looked for by its time (changed_since), and
+  found, makes one build.
 
 torch is imported only by the Tracer's thread (generator/site/save_tracer.py), which loads the
 tiny model as the server starts, so the first save is as quick as the next. While a sentence is
@@ -36,6 +39,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -180,9 +184,29 @@ class DroppedConnectionsQuiet:
         super().handle_error(request, client_address)
 
 
-def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool], overlay=None):
+def changed_since(paths, since: float, ignore: Callable[[str], bool], skip: Path) -> list[str]:
+    """Files under `paths` (files or folders) modified at or after `since` (a time.time()) that
+    `ignore` does not skip (it notes them for the next build); the folder `skip` is not walked."""
+    found = []
+    for top in map(Path, paths):
+        files = [top] if top.is_file() else []
+        for folder, dirs, names in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if Path(folder, d) != skip)
+            files += [Path(folder, n) for n in sorted(names)]
+        for f in files:
+            try:
+                if f.stat().st_mtime >= since and not ignore(str(f)):
+                    found.append(str(f))
+            except FileNotFoundError:
+                continue
+    return found
+
+
+def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool], overlay=None,
+                catch_up: Callable[[], bool] | None = None):
     """MkDocs's LiveReloadServer whose watches skip the paths `ignore` accepts (watch() is the
-    same as MkDocs 1.6's, with that one test added)."""
+    same as MkDocs 1.6's, with that one test added). `catch_up`: whether a watched file changed
+    before the watches started, asked once as they start."""
     import watchdog.events
     from mkdocs.livereload import LiveReloadServer
 
@@ -203,6 +227,14 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
             """MkDocs's reload script, and the overlay while the latest build failed."""
             content = super()._inject_js_into_html(content, epoch)
             return overlay.inject(content) if overlay is not None else content
+
+        def _build_loop(self):
+            """MkDocs's build loop, which serve() runs once its watches have started. They start
+            after the first build, so a file changed while it ran (a trace the tracer wrote, a
+            lesson saved) made no event: one rebuild if `catch_up` finds one."""
+            if catch_up is not None and catch_up():
+                self.request_rebuild()
+            super()._build_loop()
 
         def request_rebuild(self) -> None:
             """What a watched file's change does (MkDocs's watch callback): the build loop builds next."""
@@ -339,7 +371,11 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         rebuilds.note(path)
         return False
 
-    server = make_server(builder, host, port, site_dir, mount_path, ignore, overlay)
+    def catch_up() -> bool:
+        watched = [docs, traces_dir, *([config.config_file_path] if config.config_file_path else []), *config.watch]
+        return bool(changed_since(watched, first_build_at, ignore, generated))
+
+    server = make_server(builder, host, port, site_dir, mount_path, ignore, overlay, catch_up)
 
     live = server
     if tracer is not None:
@@ -352,6 +388,7 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
 
     server.error_handler = error_handler
     try:
+        first_build_at = time.time() - 0.01  # a file's mtime may lag the clock by a tick
         builder(config)
         server.watch(str(docs))
         if config.config_file_path:

@@ -239,6 +239,35 @@ def test_a_tracer_that_fails_says_one_line_lives_on_and_asks_for_a_build(tmp_pat
         tracer.close()
 
 
+def test_a_file_changed_during_the_first_build_is_found_when_the_watches_start(tmp_path):
+    """MkDocs starts watching after the first build: what changed while it ran (a saved lesson, a
+    trace the tracer wrote) is looked for once, by modification time, through the same `ignore`
+    as the watches' events; the generated assets are not walked."""
+    import os
+
+    content, traces = tmp_path / "content", tmp_path / "traces"
+    generated = content / "assets" / "generated"
+    for folder in (generated, content / "part", traces / "tiny"):
+        folder.mkdir(parents=True)
+    files = {name: tmp_path / name for name in ("content/old.md", "content/part/new.md", "content/assets/generated/x.js",
+                                                "traces/tiny/index.json", "traces/tiny/abc.json", "mkdocs.yml")}
+    for f in files.values():
+        f.write_text("x")
+    os.utime(files["content/old.md"], (1_000, 1_000))
+    os.utime(files["mkdocs.yml"], (1_000, 1_000))
+    since = files["content/old.md"].stat().st_mtime + 1
+    asked = []
+
+    def ignore(path: str) -> bool:
+        asked.append(Path(path).relative_to(tmp_path).as_posix())
+        return Path(path).name == "abc.json"  # as serve's: a trace file alone is not a change
+
+    found = serve.changed_since([content, traces, files["mkdocs.yml"], tmp_path / "gone"], since, ignore, generated)
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in found] == ["content/part/new.md", "traces/tiny/index.json"]
+    assert "content/assets/generated/x.js" not in asked and "content/old.md" not in asked
+    assert serve.changed_since([files["mkdocs.yml"]], since, ignore, generated) == []
+
+
 def test_store_stamp_sees_index_and_heads_only(tmp_path):
     (tmp_path / "tiny").mkdir()
     empty = serve.store_stamp(tmp_path)

@@ -271,3 +271,24 @@ def test_after_any_run_of_saves_the_next_good_save_shows(tmp_path, open_served):
         assert "Traceback" not in log
         # a sentence being traced is "tracing…", never a missing trace, whichever build reads it
         assert "has no number" not in log, log[-4000:]
+
+
+def test_a_file_saved_while_the_first_build_ran_gets_its_build_when_the_watches_start(tmp_path):
+    """MkDocs starts watching only after the first build: a lesson saved (or a trace written) while
+    it ran made no event, and its page waited for the next save. Here a lesson dated after the
+    server's start stands for one (its content is read by the first build either way, so only the
+    extra build shows); a start with nothing changed makes no extra build."""
+    import os
+    import time
+
+    root = project(tmp_path / "course")
+    with serving(root, ("--no-trace",)) as server:
+        log = server.wait_for_log("Serving on")
+        time.sleep(2)  # MkDocs's watches poll every 0.5 s
+        assert "Detected file changes" not in server.log(), "nothing changed: no build after the first"
+    later = time.time() + 3600
+    os.utime(root / "content" / "lily.md", (later, later))
+    with serving(root, ("--no-trace",)) as server:
+        log = server.wait_for_log("Reloading browsers")
+        assert log.index("Serving on") < log.index("Detected file changes") < log.index("Reloading browsers")
+        assert "Cleaning site directory" in log.split("Detected file changes")[0], "the first build is a full one"
