@@ -1,7 +1,8 @@
 """`make serve`'s error overlay: while the latest build failed, every served page gets, before its
 `</body>`, one box with the build's one line, its file and line, and its Fix
 (generator/assets/serve-error.html, a Jinja2 template with autoescape). The page behind it is the
-last good build's; the next good build takes the box away. Never written into a built site."""
+last good build's; the next good build takes the box away. Never written into a built site.
+Also the body of the preview's 404 and 500 pages (error_page)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,23 @@ from pathlib import Path
 
 from ..lessons.errors import LessonError
 
-TEMPLATE = Path(__file__).resolve().parents[1] / "assets" / "serve-error.html"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+
+def render_page(name: str, **values) -> str:
+    """One of `make serve`'s own templates in generator/assets/ (serve-*.html), autoescaped."""
+    from jinja2 import Environment, FileSystemLoader
+
+    return Environment(loader=FileSystemLoader(ASSETS), autoescape=True).get_template(name).render(**values)
+
+
+def error_page(code: int, site_dir: Path) -> bytes:
+    """The body of a 404 or 500: the built site's own 404.html, or, before any good build, the
+    page of generator/assets/serve-missing.html (the server adds the reload script and overlay)."""
+    page = site_dir / f"{code}.html"
+    if page.is_file():
+        return page.read_bytes()
+    return render_page("serve-missing.html", code=code).encode("utf-8")
 
 
 def lesson_error_of(exc: BaseException) -> LessonError | None:
@@ -35,14 +52,11 @@ class BuildOverlay:
 
     def failed(self, exc: BaseException) -> str:
         """Remember a failed build; returns its one line (as the terminal shows it)."""
-        from jinja2 import Environment
-
         found = lesson_error_of(exc)
         line = str(found) if found is not None else (" ".join(str(exc).split()) or type(exc).__name__)
         where = found.where if found is not None else None
         fix = found.fix if found is not None else None
-        env = Environment(autoescape=True)
-        html = env.from_string(TEMPLATE.read_text(encoding="utf-8")).render(line=line, where=where, fix=fix)
+        html = render_page("serve-error.html", line=line, where=where, fix=fix)
         with self._lock:
             self.line, self._html = line, html.encode("utf-8")
         return line

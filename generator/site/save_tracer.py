@@ -167,18 +167,18 @@ class Tracer:
         """The build's view of the tracer (Taken): the list of new traces is emptied."""
         with self._write_lock, self._lock:
             written, self.written = self.written, []
-            return Taken(written, self.own_stamp, store_stamp(self.store.root), frozenset((r.model, r.text) for r in self.queued),
-                         frozenset(m for m in self.models if m not in self.unavailable), frozenset((r.model, r.text) for r in self.refused))
+            return Taken(written, self.own_stamp, store_stamp(self.store.root), request_pairs(self.queued),
+                         frozenset(m for m in self.models if m not in self.unavailable), request_pairs(self.refused))
 
     def close(self) -> None:
         self._jobs.put(None)
 
     # ---- the tracer thread
 
-    def tracing_now(self) -> set[tuple[str, str]]:
+    def tracing_now(self) -> frozenset[tuple[str, str]]:
         """(model, sentence) queued or being traced: the build shows "tracing…" for them."""
         with self._lock:
-            return {(r.model, r.text) for r in self.queued}
+            return request_pairs(self.queued)
 
     def _run(self) -> None:
         for name in self.preload:  # torch and the model, before the first save needs them
@@ -260,6 +260,11 @@ class Tracer:
                     took = time.perf_counter() - t
                     job.timings.append((req, took))
                     self.say(f"traced {req.text[:70]!r} ({by_req[req]}) in {took:.2f} s -> {path}")
+
+
+def request_pairs(requests) -> frozenset[tuple[str, str]]:
+    """(model, sentence) of each request: what the build is told of them (Taken)."""
+    return frozenset((r.model, r.text) for r in requests)
 
 
 def cannot_load(name: str) -> str | None:

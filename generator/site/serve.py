@@ -44,7 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import build_log, publish
-from .build_overlay import BuildOverlay
+from .build_overlay import BuildOverlay, error_page
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown
@@ -61,7 +61,6 @@ WARM_WAIT_S = 10.0  # how long a build waits for a loaded model to trace what th
 # ---------------------------------------------------------------- the server
 
 
-MISSING_TEMPLATE = Path(__file__).resolve().parents[1] / "assets" / "serve-missing.html"
 DIRTY_WARNING = "A 'dirty' build is being performed"  # MkDocs's warning on every dirty build
 
 
@@ -159,18 +158,6 @@ def full_build(cfg, site_dir: Path):
     os.rename(site_dir, old / "site")
     os.rename(fresh, site_dir)
     shutil.rmtree(old, ignore_errors=True)
-
-
-def error_page(code: int, site_dir: Path) -> bytes:
-    """The body of a 404 or 500: the built site's own 404.html, or, before any good build, a page
-    from generator/assets/serve-missing.html (the server adds the reload script and overlay)."""
-    from jinja2 import Environment
-
-    page = site_dir / f"{code}.html"
-    if page.is_file():
-        return page.read_bytes()
-    template = Environment(autoescape=True).from_string(MISSING_TEMPLATE.read_text(encoding="utf-8"))
-    return template.render(code=code).encode("utf-8")
 
 
 class DroppedConnectionsQuiet:

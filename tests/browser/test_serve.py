@@ -105,6 +105,13 @@ def lesson(tmp_path: Path, a: str = "Lily wanted to play", b: str = "The cat sat
     return content
 
 
+def wait_for_a_build(builds: list, timeout: float = 10) -> None:
+    """The tracer asks for a build from its own thread, after the job's `done` is set."""
+    deadline = time.monotonic() + timeout
+    while not builds and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 class Said(list):
     def __call__(self, line: str) -> None:
         self.append(line)
@@ -204,9 +211,7 @@ def test_an_untraceable_sentence_is_said_once_with_its_line(tmp_path):
         assert tracer.missing() == {}  # refused: not retried on every rebuild
         # no trace is written, so the traces/ watch sees nothing: the tracer asks for the build that
         # turns the page's "tracing…" into the error, once
-        deadline = time.monotonic() + 10
-        while not builds and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for_a_build(builds)
         assert builds == ["build"] and not tracer.tracing_now()
     finally:
         tracer.close()
@@ -227,9 +232,7 @@ def test_a_tracer_that_fails_says_one_line_lives_on_and_asks_for_a_build(tmp_pat
     try:
         job = tracer.submit(tracer.missing())
         assert job.done.wait(60)
-        deadline = time.monotonic() + 10
-        while not builds and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_for_a_build(builds)
         assert said == ["tracing on save failed: RuntimeError: the loader broke"]
         assert builds == ["build"] and not tracer.tracing_now()
         # not retried by that build, nor by every one after: it is shown as untraced
