@@ -184,7 +184,7 @@ def changed_since(paths, since: float, ignore: Callable[[str], bool], skip: Path
             try:
                 if f.stat().st_mtime >= since and not ignore(str(f)):
                     found.append(str(f))
-            except FileNotFoundError:
+            except OSError:  # gone, a link in a loop, unreadable: the build says what is wrong with it
                 continue
     return found
 

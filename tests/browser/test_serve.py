@@ -256,6 +256,8 @@ def test_a_file_changed_during_the_first_build_is_found_when_the_watches_start(t
                                                 "traces/tiny/index.json", "traces/tiny/abc.json", "mkdocs.yml")}
     for f in files.values():
         f.write_text("x")
+    (content / "loop.md").symlink_to(content / "loop.md")  # a link in a loop cannot be stat'd
+    (content / "gone.md").symlink_to(tmp_path / "nowhere")
     os.utime(files["content/old.md"], (1_000, 1_000))
     os.utime(files["mkdocs.yml"], (1_000, 1_000))
     since = files["content/old.md"].stat().st_mtime + 1
