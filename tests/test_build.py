@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -381,6 +382,7 @@ def test_a_killed_builds_folders_are_removed_by_the_next(tmp_path):
     from generator.site import publish
 
     final = tmp_path / "site"
+    final.mkdir()  # the site a later build made (without it, the old one is put back: below)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
     left = [tmp_path / f".site.{kind}-{dead}" for kind in ("building", "assets", "old")]
     for p in left:
@@ -391,6 +393,43 @@ def test_a_killed_builds_folders_are_removed_by_the_next(tmp_path):
     other.mkdir()
     assert sorted(publish.remove_leftovers(final)) == sorted(left)
     assert alive.is_dir() and other.is_dir() and not any(p.exists() for p in left)
+
+    # killed between its two renames: no site, the old one as .site.old-<pid>, which is put back
+    final.rmdir()
+    (left[2] / "x").mkdir(parents=True)
+    left[0].mkdir()
+    assert publish.remove_leftovers(final) == [left[0]]
+    assert (final / "x").is_dir() and not left[2].exists()
+
+
+def test_a_killed_build_left_a_zombie_or_whose_pid_was_taken_since_is_gone(tmp_path):
+    """kill(pid, 0) alone took two dead builds for live ones: a zombie (killed with its parent,
+    where nothing reaps orphans) and a pid that a later process has taken since. A live process
+    that started before its folder was made is the build that made it."""
+    from generator.site import publish
+
+    folder = tmp_path / ".site.building-1"
+    folder.mkdir()
+    zombie = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        zombie.kill()
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{zombie.pid}/stat").read_text().split(") ")[1][0] != "Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        os.kill(zombie.pid, 0)  # still answers: not reaped
+        assert publish.build_is_gone(zombie.pid, folder)
+    finally:
+        zombie.wait()
+    assert not publish.build_is_gone(os.getppid(), folder), "a process older than the folder may be its build"
+    time.sleep(1.5)  # btime, which the start time is counted from, has whole seconds
+    later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        Path(f"/proc/{later.pid}/stat").read_text()
+        assert publish.build_is_gone(later.pid, folder), "a process started after the folder was touched is not its build"
+    finally:
+        later.kill()
+        later.wait()
 
 
 def test_a_build_that_fails_unforeseen_leaves_no_folder_behind(tmp_path, monkeypatch, capsys):

@@ -1,11 +1,15 @@
 """Crash safety: `python -m generator traces` killed (SIGKILL) part-way leaves a store that still
-loads, and a rerun completes it."""
+loads, and a rerun completes it; `make site` killed at any stage leaves nothing behind once the
+next build has run."""
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,6 +17,7 @@ import pytest
 
 from course_builds import REPO, env, run, traces_command, tree_digest
 
+from generator.site import publish
 from generator.store import TraceStore
 
 pytestmark = pytest.mark.slow
@@ -113,3 +118,62 @@ def test_two_trace_runs_at_once_end_as_one_run_would(tmp_path):
     once = run(traces_command(*args(alone, SENTENCES)), timeout=600)
     assert once.returncode == 0, once.stderr
     assert tree_digest(shared) == tree_digest(alone)
+
+
+# ---------------------------------------------------------------- make site, killed at each stage
+
+KILL_HELPER = Path(__file__).resolve().parent / "killed_make_site.py"
+STRAY = re.compile(r"^\.site\.(building|assets|old)-\d+$")
+
+
+def small_course(root: Path) -> Path:
+    """A copy of the project to build: the Makefile, the repository's mkdocs.yml and theme, one
+    lesson with a figure, the committed traces (the generator comes from PYTHONPATH)."""
+    from catalogue import GLOSSARY, mkdocs_yml
+
+    content = root / "content"
+    content.mkdir(parents=True)
+    (content / "index.md").write_text("# Home\n\nA course about attention.\n", encoding="utf-8")
+    (content / "glossary.md").write_text("# Glossary\n\n[[glossary]]\n", encoding="utf-8")
+    (content / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
+    (content / "lily.md").write_text('# Lily\n\n```attention\nmodel: tiny\nsentence: "Lily wanted to play with her"\n'
+                                     "layer: 3\nhead: 3\nid: lily\n```\n\n·her gives {{ lily.weight(her, Lily) }} to Lily.\n",
+                                     encoding="utf-8")
+    (root / "mkdocs.yml").write_text(mkdocs_yml(), encoding="utf-8")
+    shutil.copy2(REPO / "Makefile", root / "Makefile")
+    shutil.copytree(REPO / "traces", root / "traces")
+    return root
+
+
+def make_args() -> list[str]:
+    """make's arguments that use this test run's virtual environment as it is (-o: the install
+    stamp is taken as done; the copy's `make` must not reinstall the package from the copy)."""
+    venv = Path(sys.prefix)
+    return [f"VENV={venv}", "-o", str(venv / ".deps-site")]
+
+
+@pytest.fixture(scope="module")
+def built_course(tmp_path_factory) -> Path:
+    """The small course, built once by `make site` (each test kills a build over this site)."""
+    root = small_course(tmp_path_factory.mktemp("built") / "course")
+    first = run(["make", "--no-print-directory", "site", *make_args()], cwd=root, timeout=600)
+    assert first.returncode == 0, first.stderr
+    return root
+
+
+@pytest.mark.parametrize("stage", publish.PAUSE_STAGES)
+def test_make_site_killed_at_a_stage_leaves_nothing_after_the_next_build(tmp_path, built_course, stage):
+    """kill -9 of `make site` (make and the build) at `stage`, its process left a zombie as where
+    nothing reaps orphans; the next `make site` succeeds, build/ holds no temporary folder of
+    either build, and build/site is a whole site (put back first where the kill came between the
+    two renames)."""
+    root = tmp_path / "course"
+    shutil.copytree(built_course, root, symlinks=True)
+    done = run([sys.executable, str(KILL_HELPER), str(root), stage, *make_args()], timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert "error" not in report, report
+    assert any(STRAY.match(name) for name in report["killed"]), f"the kill at {stage} left nothing to clear: {report['killed']}"
+    assert report["returncode"] == 0, report["log"]
+    assert not [name for name in report["after"] if STRAY.match(name)], report["after"]
+    assert "site" in report["after"] and report["site_index"]

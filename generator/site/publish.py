@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from .. import heads
@@ -253,6 +254,7 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
     except (LessonError, StoreError, heads.StandInRefused, downloads.DownloadError) as exc:  # one line each, naming the file
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    pause_point("assets")
     # the extension writes a missing trace asset into the stage too, never into content/
     cfg["mdx_configs"].setdefault("generator.markdown.course", {})["assets_dir"] = str(stage)
     cfg["site_dir"] = str(tmp)
@@ -265,12 +267,14 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
             raise Abort(f"STRICT={strict}: figures of {', '.join(failed)} are pending")
         shutil.rmtree(tmp / GENERATED, ignore_errors=True)  # MkDocs copied content/'s, maybe stale
         shutil.copytree(stage, tmp / GENERATED)
+        pause_point("built")
     except (Abort, MkDocsException, SystemExit) as exc:
         msg = str(exc) or type(exc).__name__
         print(f"error: the site was not built ({msg}); {final} is unchanged", file=sys.stderr)
         return 1
     try:  # each chapter's notebook, before the zip that holds them
         notebooks.write_notebooks(docs, Path(traces_dir), tmp, bundles=with_downloads)
+        pause_point("notebooks")
     except (LessonError, StoreError, heads.StandInRefused, OSError, ValueError) as exc:
         print(f"error: the notebooks failed ({exc}); {final} is unchanged", file=sys.stderr)
         return 1
@@ -280,11 +284,15 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
         except Exception as exc:  # whatever fails, the old site must stay and the reason be said
             print(f"error: the offline downloads failed ({exc}); {final} is unchanged", file=sys.stderr)
             return 1
+        pause_point("downloads")
     old = final.with_name(f".{final.name}.old-{os.getpid()}")
     if final.exists():
         os.replace(final, old)
+    pause_point("between-renames")  # no `final` here: the next build puts the old site back
     os.replace(tmp, final)
+    pause_point("renamed")
     shutil.rmtree(old, ignore_errors=True)
+    pause_point("old-removed")
     try:
         sync_generated(stage, docs / GENERATED)
     except OSError as exc:  # a read-only checkout still builds; `mkdocs serve` makes its own
@@ -295,24 +303,63 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
 
 def remove_leftovers(final: Path) -> list[Path]:
     """The temporary folders of a killed build next to `final` (`.<name>.building-<pid>`,
-    `.assets-<pid>`, `.old-<pid>`), removed when that process is gone; a build still running
-    keeps its own."""
-    pattern = re.compile(rf"^\.{re.escape(final.name)}\.(?:building|assets|old)-(\d+)$")
+    `.assets-<pid>`, `.old-<pid>`), removed when that build is gone (build_is_gone); a build still
+    running keeps its own. A build killed between its two renames left no `final` but the old
+    site as `.old-<pid>`: that is put back first, so `final` is again the old site."""
+    pattern = re.compile(rf"^\.{re.escape(final.name)}\.(building|assets|old)-(\d+)$")
     removed = []
     for p in sorted(final.parent.iterdir()) if final.parent.is_dir() else []:
         m = pattern.match(p.name)
-        if not m or int(m.group(1)) == os.getpid():
+        if not m or int(m.group(2)) == os.getpid() or not build_is_gone(int(m.group(2)), p):
             continue
-        try:
-            os.kill(int(m.group(1)), 0)
-            continue  # that build is still running
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue  # another user's live process
+        if m.group(1) == "old" and not final.exists():
+            try:
+                os.rename(p, final)
+                continue
+            except OSError:
+                pass
         shutil.rmtree(p, ignore_errors=True)
-        removed.append(p)
+        if not p.exists():
+            removed.append(p)
     return removed
+
+
+def build_is_gone(pid: int, folder: Path) -> bool:
+    """Whether the build that made `folder` (named with its pid) has ended. Not only "no such
+    process": a build killed with its parent stays a zombie where nothing reaps orphans (a
+    container whose first process is not an init), and its pid may since belong to another
+    process, one that started after the folder was last touched."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # another user's process: /proc still says what it is
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (name) ": state is field 3, starttime 22
+        if fields[0] in ("Z", "X"):
+            return True
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text(encoding="ascii").splitlines() if line.startswith("btime "))
+        started = boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        st = folder.stat()
+        return started > max(st.st_mtime, st.st_ctime) + 1  # btime is whole seconds
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False  # no /proc (not Linux): alive, as kill says
+
+
+# tests only: the stage where the build stops (tests/test_crash_safety.py kills it there)
+PAUSE_ENV = "COURSE_BUILD_PAUSE_AT"
+PAUSE_STAGES = ("assets", "built", "notebooks", "downloads", "between-renames", "renamed", "old-removed")
+
+
+def pause_point(stage: str) -> None:
+    """Where $COURSE_BUILD_PAUSE_AT names this stage, say so on stderr and sleep until killed: the
+    crash-safety test kills `make site` at each stage without guessing at timing."""
+    if os.environ.get(PAUSE_ENV) == stage:
+        print(f"paused at {stage}", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(60)
 
 
 def sync_generated(stage: Path, generated: Path) -> None:
