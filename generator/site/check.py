@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from . import build_log, publish
+from .config_check import ConfigError, config_error
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import iter_markdown, shown_path
@@ -35,22 +36,25 @@ CACHE = Path("build") / ".check-cache.json"  # pages that passed, under a stamp 
 def read_config(config_file: str) -> dict:
     """What check needs of mkdocs.yml (docs_dir, markdown_extensions and their mdx_configs), read
     with MkDocs' own YAML loader (!ENV, !!python/name, INHERIT) but without loading the theme and
-    plugins, which the pages' Markdown never sees. ValueError: one line naming the file."""
+    plugins, which the pages' Markdown never sees. ConfigError (a ValueError): one line naming the
+    file and, for a YAML mistake, its line."""
     from mkdocs.exceptions import ConfigurationError
     from mkdocs.utils.yaml import yaml_load
 
     try:
         with open(config_file, "rb") as f:
             raw = yaml_load(f)
-    except (OSError, ConfigurationError) as exc:
-        raise ValueError(f"{config_file}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(config_file, f"cannot be read ({exc.strerror or exc})", "run make check from the course's folder, where mkdocs.yml is") from None
+    except ConfigurationError as exc:
+        raise config_error(config_file, exc) from None
     if not isinstance(raw, dict):
-        raise ValueError(f"{config_file}: is not a mapping of settings")
+        raise ConfigError(f"{config_file}:1", "is not a mapping of settings", "write one `key: value` setting per line, as the repository's mkdocs.yml does")
     names, configs = list(MKDOCS_BUILTIN_EXTENSIONS), {}
     for item in raw.get("markdown_extensions") or []:
         name, conf = (next(iter(item.items())) if isinstance(item, dict) and len(item) == 1 else (item, None))
         if not isinstance(name, str):
-            raise ValueError(f"{config_file}: markdown_extensions holds {item!r}, not an extension name")
+            raise ConfigError(config_file, f"markdown_extensions holds {item!r}, not an extension name", "list each extension as `  - name` or `  - name:` with its options under it")
         if name not in names:
             names.append(name)
         if isinstance(conf, dict):
@@ -70,10 +74,14 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
     publish.setup_logging()
     try:
         failing = build_log.strict_models(strict)
-        cfg = read_config(config_file)
-    except ValueError as exc:
+    except ValueError as exc:  # a usage mistake
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        cfg = read_config(config_file)
+    except ConfigError as exc:  # one line, status 1, as for a lesson's mistake
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     problem = publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg["nav"], cfg["docs_dir"], config_file)
     if problem:
         print(f"error: {problem}", file=sys.stderr)

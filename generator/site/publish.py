@@ -29,6 +29,7 @@ from ..lessons.source import GENERATED, iter_markdown, shown_path
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
 from . import build_log, downloads, notebooks
+from .config_check import config_error, extensions_problem  # noqa: F401 (check and serve ask it here too)
 
 
 def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tuple[int, ...] | None]]:
@@ -100,30 +101,6 @@ def site_url_problem(url) -> str | None:
         shown = repr(url)[:80]
         return (f"mkdocs.yml: site_url ({SITE_URL_ENV}) is {shown}, not a well-formed http(s) URL. "
                 f"Fix: set {SITE_URL_ENV} to an address like https://example.org/course/, or unset it")
-    return None
-
-
-# Without these the figures and references are not built at all (they would become code blocks
-# and raw braces, then fail later with a misleading lesson error).
-REQUIRED_EXTENSIONS = ("pymdownx.superfences", "generator.markdown.course")
-
-
-def extensions_problem(cfg, config_file: str) -> str | None:
-    """Why the configuration cannot build the lessons (an extension or a figure's fence left
-    out), said once and first, naming the file; None when it can."""
-    from ..lessons.directives import DIRECTIVE_KINDS
-
-    names = list(cfg.get("markdown_extensions") or [])
-    fix = "add it as the repository's mkdocs.yml does"
-    for ext in REQUIRED_EXTENSIONS:
-        if ext not in names:
-            return f"{config_file}: markdown_extensions lacks {ext}, which the lessons need. Fix: {fix}"
-    fences = ((cfg.get("mdx_configs") or {}).get("pymdownx.superfences") or {}).get("custom_fences") or []
-    wired = {f.get("name") for f in fences if isinstance(f, dict)}
-    for kind in DIRECTIVE_KINDS:
-        if kind not in wired:
-            return (f"{config_file}: pymdownx.superfences has no custom fence `{kind}`, so its figures would be "
-                    f"code blocks. Fix: {fix}")
     return None
 
 
@@ -215,8 +192,8 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         return 2
     try:
         cfg = load_config(config_file=config_file, strict=failing is not None)
-    except (Abort, MkDocsException) as exc:  # MkDocs has logged what is wrong with the configuration
-        print(f"error: {config_file}: {exc}", file=sys.stderr)
+    except (Abort, MkDocsException) as exc:  # a YAML mistake at its line; MkDocs logs a wrong setting itself
+        print(f"error: {config_error(config_file, exc)}", file=sys.stderr)
         return 1
     problem = (site_url_problem(cfg.get("site_url")) or extensions_problem(cfg, config_file)
                or nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file))

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from . import build_log, publish
 from .build_overlay import BuildOverlay, error_page
+from .config_check import config_error, problem_error
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown
@@ -67,7 +68,8 @@ DIRTY_WARNING = "A 'dirty' build is being performed"  # MkDocs's warning on ever
 class Rebuilds:
     """Which build a change needs. A full MkDocs build of the course takes seconds; a "dirty" one
     (MkDocs rebuilds only the pages whose source is newer than their HTML) well under one. A
-    rebuild is dirty when all that changed is lesson Markdown and the traces this process wrote;
+    rebuild is dirty when all that changed is lesson Markdown (not a lesson deleted or renamed:
+    only a full build, made in a fresh folder, drops its page) and the traces this process wrote;
     the pages that use those new traces lose their HTML first, so MkDocs rebuilds them too.
     Anything else (mkdocs.yml, the glossary, a trace from another process) gets a full build.
     A dirty build leaves the search index of the last full build in place (MkDocs's would hold
@@ -95,6 +97,8 @@ class Rebuilds:
             return False
         if any(not (p.suffix == ".md" and p.is_relative_to(self.docs)) and not p.is_relative_to(self.traces_dir) for p in changed):
             return False
+        if any(p.suffix == ".md" and p.is_relative_to(self.docs) and not p.exists() for p in changed):
+            return False  # a lesson deleted or renamed: a dirty build would keep serving its old page
         self.mark_pages_using(written)
         return True
 
@@ -266,7 +270,7 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     try:
         config = get_config()
     except (Abort, MkDocsException) as exc:
-        print(f"error: {config_file}: {one_line(exc)}", file=sys.stderr)
+        print(f"error: {config_error(config_file, exc)}", file=sys.stderr)
         shutil.rmtree(site_dir, ignore_errors=True)
         return 1
     docs = Path(config["docs_dir"]).resolve()
@@ -330,10 +334,11 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
             log.debug(f"assets: {exc}")
         try:
             cfg = cfg or get_config()
-        except (Abort, MkDocsException) as exc:  # mkdocs.yml saved broken: the server lives on
-            log.error(f"{config_file}: {one_line(exc)}. Fix: mend {config_file}; the preview keeps "
-                      "the last good pages and rebuilds when it is saved again")
-            return False
+        except (Abort, MkDocsException) as exc:  # mkdocs.yml saved broken: said over the page; the server lives on
+            raise config_error(config_file, exc) from None
+        problem = publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file)
+        if problem:  # as `make site` and `make check` refuse it, before any page is read
+            raise problem_error(problem)
         cfg.site_url = serve_url
         publish.check_glossary(cfg)  # a glossary mistake names glossary.yml, not the first page
         # sentences being traced, or saved since the scan for new ones (the next build traces them):
@@ -402,11 +407,6 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         config.plugins.on_shutdown()
         shutil.rmtree(site_dir, ignore_errors=True)
     return 0
-
-
-def one_line(exc: Exception) -> str:
-    """An exception's message (a YAML error spans several lines, with its marks) as one line."""
-    return " ".join(str(exc).split()).rstrip(".!") or type(exc).__name__
 
 
 def main_serve(args) -> int:

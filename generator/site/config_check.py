@@ -1,0 +1,214 @@
+"""What the course needs of mkdocs.yml's `markdown_extensions`, in one list (NEEDED), and the check
+that `make site`, `make check` and `make serve` all run on it before any page is read.
+
+Without one of these the lessons still go through Markdown, but come out wrong, and the first
+symptom is a misleading mistake blamed on a lesson (a `???` box read as raw HTML, a figure left a
+code block, a `{: .needs-traces }` mark left as text). The check names mkdocs.yml, its line, the
+extension and what it does for the course, in one line:
+
+    mkdocs.yml:112: markdown_extensions lacks pymdownx.details (the `???` question boxes). Fix: ...
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..lessons.errors import LessonError
+
+
+class ConfigError(LessonError):
+    """A mistake in mkdocs.yml: one line `mkdocs.yml:line: problem. Fix: remedy` (a LessonError,
+    so `make serve` shows it in the box over the page as it does a lesson's)."""
+
+
+@dataclass(frozen=True)
+class Need:
+    name: str  # as listed under markdown_extensions
+    does: str  # what it does for the course, for the author who reads the error
+    options: dict = field(default_factory=dict)  # option: value the course relies on
+    with_glossary_only: bool = False  # needed where the docs folder has the glossary (glossary.yml)
+
+
+NEEDED = (
+    Need("generator.markdown.course", "the figures, the {{ }} references and the formulas"),
+    Need("generator.markdown.lesson", "the glossary pop-ups, the glossary page and {{ page.minutes }}", with_glossary_only=True),
+    Need("pymdownx.superfences", "the figures' fences, one custom fence per kind"),
+    Need("attr_list", "the `{: .needs-traces }` marks under passages"),
+    Need("md_in_html", "Markdown inside HTML blocks (the `markdown` attribute)"),
+    Need("admonition", "the `!!!` note boxes"),
+    Need("pymdownx.details", "the `???` question boxes"),
+    # the course's styles and its check of what a reader sees read the alternate tabs' markup
+    Need("pymdownx.tabbed", "the `===` content tabs", options={"alternate_style": True}),
+)
+FIX = "add it as the repository's mkdocs.yml does"
+
+
+def needed(docs_dir) -> list[Need]:
+    """The extensions this course needs: all of NEEDED, but the lesson extension only where the
+    docs folder holds the glossary it reads."""
+    glossary = Path(docs_dir) / "glossary.yml"
+    return [n for n in NEEDED if not n.with_glossary_only or glossary.is_file()]
+
+
+def extensions_problem(cfg, config_file: str) -> str | None:
+    """Why mkdocs.yml cannot build the lessons (an extension, an option it relies on, or a figure's
+    fence left out or wired to another function), as one line naming the file and its line; None
+    when it can. `cfg`: MkDocs's config, or check.read_config's (markdown_extensions, mdx_configs,
+    docs_dir)."""
+    from ..lessons.directives import DIRECTIVE_KINDS
+    from ..markdown.course import fence_format, fence_validator
+
+    names = list(cfg.get("markdown_extensions") or [])
+    configs = cfg.get("mdx_configs") or {}
+    text = _read(config_file)
+    for need in needed(cfg.get("docs_dir") or "docs"):
+        if need.name not in names:
+            return f"{_at(config_file, text, r'^markdown_extensions:')}: markdown_extensions lacks {need.name} ({need.does}). Fix: {FIX}"
+        options = configs.get(need.name) or {}
+        for option, value in need.options.items():
+            if options.get(option) != value:
+                where = _at(config_file, text, rf"^\s*-\s*{re.escape(need.name)}\s*:?\s*$")
+                return (f"{where}: {need.name} needs `{option}: "
+                        f"{_yaml(value)}` ({need.does}). Fix: write `{option}: {_yaml(value)}` under it, as the repository's mkdocs.yml does")
+    fences = (configs.get("pymdownx.superfences") or {}).get("custom_fences") or []
+    wired = {f.get("name"): f for f in fences if isinstance(f, dict)}
+    for kind in DIRECTIVE_KINDS:
+        fence = wired.get(kind)
+        if fence is None:
+            where = _at(config_file, text, r"^\s*custom_fences:", r"^\s*-\s*pymdownx\.superfences")
+            return (f"{where}: pymdownx.superfences has no "
+                    f"custom fence `{kind}`, so its figures would be code blocks. Fix: {FIX}")
+        if fence.get("format") is not fence_format or fence.get("validator") is not fence_validator:
+            where = _at(config_file, text, rf"^\s*-\s*name:\s*{re.escape(kind)}\s*$")
+            return (f"{where}: the custom fence `{kind}` is not the "
+                    f"course's (format: generator.markdown.course.fence_format, validator: generator.markdown.course.fence_validator), "
+                    f"so its figures would not be drawn. Fix: {FIX}")
+    return None
+
+
+def problem_error(problem: str) -> ConfigError:
+    """extensions_problem's (or publish.nav_problem's) line as the error `make serve` shows over the
+    page: `where: problem. Fix: remedy` taken apart."""
+    where, _, rest = problem.partition(": ")
+    said, _, fix = rest.partition(" Fix: ")
+    return ConfigError(where, said.rstrip("."), fix or "mend it")
+
+
+def config_error(config_file: str, exc: BaseException) -> ConfigError:
+    """MkDocs's error on loading mkdocs.yml as one line. A YAML mistake names the line and column
+    where the author made it (yaml_mistake), not where the parser gave up; any other (a setting
+    of the wrong type, say) is MkDocs's own message on one line."""
+    import yaml
+
+    seen, found = set(), exc
+    while found is not None and id(found) not in seen and not isinstance(found, yaml.YAMLError):
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    if found is None:  # mkdocs.utils.yaml drops the YAMLError: parse again for its marks
+        found = _yaml_error(config_file)
+    if isinstance(found, yaml.YAMLError):
+        line, column, problem, fix = yaml_mistake(_read(config_file), found)
+        return ConfigError(f"{config_file}:{line}", f"malformed YAML at column {column}: {problem}", fix)
+    said = " ".join(str(exc).split()).rstrip(".!") or type(exc).__name__
+    return ConfigError(config_file, said, f"mend {config_file}")
+
+
+def _yaml_error(config_file: str):
+    import yaml
+    from mkdocs.utils.yaml import get_yaml_loader
+
+    try:
+        with open(config_file, "rb") as f:
+            yaml.load(f, Loader=get_yaml_loader())
+    except yaml.YAMLError as exc:
+        return exc
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+# a quote opens a scalar only at the start of a value: after indentation, "- ", ": ", "[", "{" or ","
+_QUOTE_OPENS = re.compile(r"""(?:^\s*|[-:,\[{]\s+|[\[{,])(["'])""")
+
+
+def unclosed_quote(text: str, before: int) -> tuple[int, int] | None:
+    """(line, column), 1-based, of the first quote that opens a scalar and is not closed on its
+    line, in the lines up to `before`; None if there is none."""
+    for n, line in enumerate(text.split("\n")[:before], 1):
+        pos = 0
+        while True:
+            m = _QUOTE_OPENS.search(line, pos)
+            if not m or "#" in _unquoted_comment_start(line[:m.start(1)]):
+                break
+            q, start = m.group(1), m.start(1)
+            end = start + 1
+            while end < len(line):
+                if line[end] == q and q == "'" and line[end + 1:end + 2] == "'":
+                    end += 2  # '' is a quote inside single quotes
+                    continue
+                if line[end] == "\\" and q == '"':
+                    end += 2
+                    continue
+                if line[end] == q:
+                    break
+                end += 1
+            if end >= len(line):
+                return n, start + 1
+            pos = end + 1
+    return None
+
+
+def _unquoted_comment_start(head: str) -> str:
+    """"#" if `head` (a line up to a quote) holds a comment before it, else ""."""
+    return "#" if re.search(r"(^|\s)#", head) else ""
+
+
+def yaml_mistake(text: str, exc) -> tuple[int, int, str, str]:
+    """(line, column, problem, fix) of a YAML error in `text`, at the mistake: an unclosed quote
+    or bracket where it opens (the parser stops lines later), a tab where it is."""
+    problem_mark = getattr(exc, "problem_mark", None)
+    context_mark = getattr(exc, "context_mark", None)
+    problem = " ".join(str(getattr(exc, "problem", None) or "cannot be read").split())
+    context = str(getattr(exc, "context", None) or "")
+    mark = problem_mark or context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    quote = unclosed_quote(text, line)
+    if quote is not None:
+        q = text.split("\n")[quote[0] - 1][quote[1] - 1]
+        return (*quote, f"this {q} is never closed", f"close it with {q} on the same line")
+    if "flow sequence" in context or "flow mapping" in context:
+        closer = "]" if "sequence" in context else "}"
+        if context_mark is not None:
+            line, column = context_mark.line + 1, context_mark.column + 1
+        return line, column, f"this {'[' if closer == ']' else '{'} is never closed ({problem})", f"close it with {closer} on the same line"
+    if "\t" in problem or "'\\t'" in problem:
+        return line, column, "a tab indents this line", "indent with spaces, as the lines around it are"
+    if "mapping values are not allowed" in problem:
+        return line, column, "a second ': ' on this line", "quote the text that holds ': ' (- \"Chapter 1: Tokens\": page.md)"
+    if "expected <block end>" in problem or "could not find expected ':'" in problem:
+        return line, column, f"this line does not fit the lines above it ({problem})", "line it up with the entries above it (spaces, not tabs), each as `key: value` or `- item`"
+    return line, column, problem, "mend the line; mkdocs.yml is YAML (`key: value` lines, indented with spaces)"
+
+
+def _read(config_file: str) -> str:
+    try:
+        return Path(config_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _at(config_file: str, text: str, *patterns: str) -> str:
+    """`config_file:line` of the first line matching one of `patterns`, in that order of
+    preference, or the file alone."""
+    lines = text.split("\n")
+    for pattern in patterns:
+        for i, line in enumerate(lines, 1):
+            if re.search(pattern, line):
+                return f"{config_file}:{i}"
+    return config_file
+
+
+def _yaml(value) -> str:
+    return {True: "true", False: "false"}.get(value, str(value)) if isinstance(value, bool) else str(value)

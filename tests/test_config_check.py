@@ -1,0 +1,133 @@
+"""mkdocs.yml is checked first: an extension the course needs (generator/site/config_check.py
+NEEDED), an option it relies on, or a figure's fence left out or miswired is one line naming
+mkdocs.yml, its line and the extension, before any page is read, in `make site` and `make check`
+alike (tests/browser/test_serve_config.py: `make serve`). A YAML mistake names the line and column
+where it was made, in one line, with exit status 1."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from catalogue import GLOSSARY, mkdocs_yml
+
+from generator.site import config_check, publish
+
+# a lesson mistake too: the mkdocs.yml line must come first, and alone
+LESSON = "# Lily\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 9\nhead: 3\n```\n"
+
+
+def drop(text: str, name: str) -> str:
+    """mkdocs.yml without the extension `name` (its list item and its options)."""
+    out = re.sub(rf"(?m)^  - {re.escape(name)}:?\n(?:      .*\n|        .*\n)*", "", text, count=1)
+    assert out != text, name
+    return out
+
+
+CASES = {f"no {n.name}": (lambda text, n=n: drop(text, n.name), n.name) for n in config_check.NEEDED}
+CASES["tabbed without alternate_style"] = (lambda text: text.replace("alternate_style: true", "alternate_style: false"), "alternate_style")
+CASES["a kind's fence left out"] = (lambda text: re.sub(r"(?m)^        - name: lens\n(?:          .*\n)*", "", text), "`lens`")
+CASES["a kind's fence miswired"] = (lambda text: text.replace("        - name: map\n          class: course\n          format: !!python/name:generator.markdown.course.fence_format",
+                                                             "        - name: map\n          class: course\n          format: !!python/name:pymdownx.superfences.fence_code_format"), "`map`")
+
+
+def project(root: Path, yml: str) -> Path:
+    (root / "content").mkdir(parents=True)
+    (root / "content" / "index.md").write_text("# Home\n\nIt takes {{ page.minutes }} minutes.\n", encoding="utf-8")
+    (root / "content" / "glossary.md").write_text("# Glossary\n\n[[glossary]]\n", encoding="utf-8")
+    (root / "content" / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
+    (root / "content" / "lily.md").write_text(LESSON, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(yml, encoding="utf-8")
+    (root / "traces").mkdir()
+    return root
+
+
+def run_in(root: Path, command: list[str]) -> tuple[int, list[str]]:
+    """`python -m generator COMMAND` in this process, in `root`: (status, the stderr's lines)."""
+    from generator import cli
+
+    logger = logging.getLogger("mkdocs")
+    err = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(err):
+            rc = cli.main(command)
+    finally:
+        os.chdir(cwd)
+        for h in [h for h in logger.handlers if getattr(h, "_course", False)]:
+            logger.removeHandler(h)
+    return rc, err.getvalue().splitlines()
+
+
+def test_the_repository_s_mkdocs_yml_has_everything_the_course_needs():
+    from generator.site import check
+
+    os.chdir(Path(__file__).resolve().parents[1])
+    cfg = check.read_config("mkdocs.yml")
+    assert config_check.extensions_problem(cfg, "mkdocs.yml") is None
+    assert [n.name for n in config_check.needed(cfg["docs_dir"])] == [n.name for n in config_check.NEEDED]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["site", "--no-downloads"]])
+def test_a_missing_extension_option_or_fence_is_one_line_naming_mkdocs_yml_first(tmp_path, case, command):
+    edit, named = CASES[case]
+    good = mkdocs_yml()
+    broken = edit(good)
+    assert broken != good, case
+    root = project(tmp_path / "course", broken)
+    rc, err = run_in(root, command)
+    errors = [e for e in err if e.startswith("error: ")]
+    assert rc == 1 and len(errors) == 1, err
+    line = errors[0]
+    assert re.match(r"error: mkdocs\.yml:\d+: ", line) and named in line and "Fix: " in line, line
+    n = int(line.split(":")[2])
+    assert 1 <= n <= broken.count("\n")
+    assert "content/" not in line and not (root / "build").exists() and not (root / "site").exists()
+
+
+def test_the_lesson_extension_is_needed_only_with_a_glossary(tmp_path):
+    """The tests' small projects build without it (no glossary.yml); the course, which has one,
+    must list it."""
+    cfg = {"markdown_extensions": [n.name for n in config_check.NEEDED if n.name != "generator.markdown.lesson"],
+           "mdx_configs": {"pymdownx.tabbed": {"alternate_style": True}}, "docs_dir": str(tmp_path)}
+    assert "custom fence" in config_check.extensions_problem(cfg, "mkdocs.yml")  # only the fences are missing
+    (tmp_path / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
+    assert "lacks generator.markdown.lesson" in config_check.extensions_problem(cfg, "mkdocs.yml")
+
+
+NAV = '  - "Chapter 1 · Tokens": lily.md\n'
+YAML_CASES = {  # the mistake, the needle of the line it is on, the column, words of the problem
+    "unclosed double quote": (NAV, NAV.replace('": lily', ': lily'), "Chapter 1", 5, 'this " is never closed'),
+    "unclosed single quote": ("  - Home: index.md\n", "  - 'Home: index.md\n", "'Home", 5, "this ' is never closed"),
+    "unclosed bracket": ("site_url: !ENV [COURSE_SITE_URL, null]", "site_url: !ENV [COURSE_SITE_URL, null", "site_url", 16, "this [ is never closed"),
+    "tab indent": (NAV, "\t" + NAV.lstrip(" "), "Chapter 1", 1, "a tab indents this line"),
+    "second colon": (NAV, '  - Chapter 1: Tokens: lily.md\n', "Chapter 1", 22, "a second ': '"),
+    "missing colon": (NAV, '  - "Chapter 1 · Tokens" lily.md\n', "Chapter 1", 26, "this line does not fit the lines above"),
+}
+
+
+def with_nav(yml: str) -> str:
+    return yml.replace("\ntheme:\n", "\nnav:\n  - Home: index.md\n" + NAV + "  - Glossary: glossary.md\n\ntheme:\n", 1)
+
+
+@pytest.mark.parametrize("case", sorted(YAML_CASES))
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["site", "--no-downloads"]])
+def test_a_yaml_mistake_names_its_own_line_and_column_in_one_line_with_status_1(tmp_path, case, command):
+    good_part, bad_part, needle, column, says = YAML_CASES[case]
+    good = with_nav(mkdocs_yml())
+    assert good.count(good_part) == 1, case
+    broken = good.replace(good_part, bad_part)
+    root = project(tmp_path / "course", broken)
+    line = next(i for i, text in enumerate(broken.split("\n"), 1) if needle in text)
+    rc, err = run_in(root, command)
+    assert rc == 1 and len(err) == 1, err
+    assert err[0].startswith(f"error: mkdocs.yml:{line}: malformed YAML at column {column}: {says}"), (err[0], line)
+    assert ". Fix: " in err[0]
