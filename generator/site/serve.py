@@ -13,8 +13,10 @@ changes, read off MkDocs 1.6's source:
   a change this process has already built is not built twice;
 * content/assets/generated/ is written by publish.write_assets before each build and is not
   watched, so the build's own output never triggers another build;
-* downloads/ is made by `make site` only: a link to it in the preview opens a page that says
-  where the downloads are (generator/assets/serve-downloads.html), not a bare 404;
+* downloads/ (the one-file chapters, the notebooks' zips, the course's zip) is made by `make site`
+  only: a link to it in the preview loses its `download` attribute (Chromium cancels a download
+  that gets a 404, silently) and opens a page that says how to make them
+  (generator/assets/serve-downloads.html);
 * a failed build never takes a page away: a full build is made in a fresh folder that replaces
   the served one only when it succeeds (MkDocs's own empties the folder first), and a dirty one
   rebuilds a page by dating its HTML, not deleting it. A 404 or 500 page carries the reload
@@ -35,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -193,6 +196,10 @@ def changed_since(paths, since: float, ignore: Callable[[str], bool], skip: Path
     return found
 
 
+# `<a href="…downloads/…" download>`: the attribute, on a link into downloads/ (any depth of ../)
+DOWNLOAD_LINK = re.compile(rb'(<a\s[^>]*?href="(?:\.{1,2}/)*downloads/[^"]*"[^>]*?)\s+download(?:="[^"]*")?(?=[\s/>])')
+
+
 def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool], overlay=None,
                 catch_up: Callable[[], bool] | None = None):
     """MkDocs's LiveReloadServer whose watches skip the paths `ignore` accepts (watch() is the
@@ -215,8 +222,10 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
             return super().serve_request(environ, start_response)
 
         def _inject_js_into_html(self, content, epoch):
-            """MkDocs's reload script, and the overlay while the latest build failed."""
-            content = super()._inject_js_into_html(content, epoch)
+            """MkDocs's reload script, and the overlay while the latest build failed. A link to
+            downloads/ loses its `download` attribute: the preview has no downloads, and Chromium
+            cancels a download that gets a 404 without showing the page that says why."""
+            content = DOWNLOAD_LINK.sub(rb"\1", super()._inject_js_into_html(content, epoch))
             return overlay.inject(content) if overlay is not None else content
 
         def _build_loop(self):
