@@ -11,6 +11,8 @@ extension and what it does for the course, in one line:
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,7 +98,28 @@ def problem_error(problem: str) -> ConfigError:
     return ConfigError(where, said.rstrip("."), fix or "mend it")
 
 
-def config_error(config_file: str, exc: BaseException) -> ConfigError:
+@contextlib.contextmanager
+def setting_errors():
+    """MkDocs's own lines for a setting it refuses ("Config value 'x': ..."), held back from the
+    log while mkdocs.yml loads: the list it yields gets them, and config_error says the first one
+    as the one line."""
+    held: list[str] = []
+
+    def hold(record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            held.append(record.getMessage())
+            return False
+        return True
+
+    logger = logging.getLogger("mkdocs.config")
+    logger.addFilter(hold)
+    try:
+        yield held
+    finally:
+        logger.removeFilter(hold)
+
+
+def config_error(config_file: str, exc: BaseException, held: list[str] | None = None) -> ConfigError:
     """MkDocs's error on loading mkdocs.yml as one line. A YAML mistake names the line and column
     where the author made it (yaml_mistake), not where the parser gave up; any other (a setting
     of the wrong type, say) is MkDocs's own message on one line."""
@@ -111,6 +134,12 @@ def config_error(config_file: str, exc: BaseException) -> ConfigError:
     if isinstance(found, yaml.YAMLError):
         line, column, problem, fix = yaml_mistake(_read(config_file), found)
         return ConfigError(f"{config_file}:{line}", f"malformed YAML at column {column}: {problem}", fix)
+    for message in held or []:  # "Config value 'use_directory_urls': Expected type: ..."
+        m = re.match(r"Config value '([^']+)': (.*)", message, re.S)
+        if m:
+            key = m.group(1).split(".")[0]
+            where = _at(config_file, _read(config_file), rf"^{re.escape(key)}\s*:", last=True)  # YAML keeps the last
+            return ConfigError(where, f"{m.group(1)}: {' '.join(m.group(2).split()).rstrip('.')}", f"mend this setting in {config_file}")
     said = " ".join(str(exc).split()).rstrip(".!") or type(exc).__name__
     return ConfigError(config_file, said, f"mend {config_file}")
 
@@ -199,12 +228,12 @@ def _read(config_file: str) -> str:
         return ""
 
 
-def _at(config_file: str, text: str, *patterns: str) -> str:
-    """`config_file:line` of the first line matching one of `patterns`, in that order of
-    preference, or the file alone."""
-    lines = text.split("\n")
+def _at(config_file: str, text: str, *patterns: str, last: bool = False) -> str:
+    """`config_file:line` of the first (or `last`) line matching one of `patterns`, in that order
+    of preference, or the file alone."""
+    lines = list(enumerate(text.split("\n"), 1))
     for pattern in patterns:
-        for i, line in enumerate(lines, 1):
+        for i, line in reversed(lines) if last else lines:
             if re.search(pattern, line):
                 return f"{config_file}:{i}"
     return config_file

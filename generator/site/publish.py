@@ -29,7 +29,7 @@ from ..lessons.source import GENERATED, iter_markdown, shown_path
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
 from . import build_log, downloads, notebooks
-from .config_check import config_error, extensions_problem  # noqa: F401 (check and serve ask it here too)
+from .config_check import config_error, extensions_problem, setting_errors  # noqa: F401 (check and serve ask it here too)
 
 
 def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tuple[int, ...] | None]]:
@@ -190,11 +190,12 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    try:
-        cfg = load_config(config_file=config_file, strict=failing is not None)
-    except (Abort, MkDocsException) as exc:  # a YAML mistake at its line; MkDocs logs a wrong setting itself
-        print(f"error: {config_error(config_file, exc)}", file=sys.stderr)
-        return 1
+    with setting_errors() as held:
+        try:
+            cfg = load_config(config_file=config_file, strict=failing is not None)
+        except (Abort, MkDocsException) as exc:  # a YAML mistake or a wrong setting, at its line
+            print(f"error: {config_error(config_file, exc, held)}", file=sys.stderr)
+            return 1
     problem = (site_url_problem(cfg.get("site_url")) or extensions_problem(cfg, config_file)
                or nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file))
     if problem:

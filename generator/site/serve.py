@@ -48,7 +48,7 @@ from pathlib import Path
 
 from . import build_log, publish
 from .build_overlay import BuildOverlay, error_page
-from .config_check import config_error, problem_error
+from .config_check import config_error, problem_error, setting_errors
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown
@@ -277,9 +277,10 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         return load_config(config_file=config_file, site_dir=site_dir, dev_addr=f"{host}:{port}")
 
     try:
-        config = get_config()
+        with setting_errors() as held:
+            config = get_config()
     except (Abort, MkDocsException) as exc:
-        print(f"error: {config_error(config_file, exc)}", file=sys.stderr)
+        print(f"error: {config_error(config_file, exc, held)}", file=sys.stderr)
         shutil.rmtree(site_dir, ignore_errors=True)
         return 1
     docs = Path(config["docs_dir"]).resolve()
@@ -341,10 +342,11 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
             publish.write_assets(docs, traces_dir)
         except (LessonError, StoreError) as exc:  # the build below names it on its page
             log.debug(f"assets: {exc}")
-        try:
-            cfg = cfg or get_config()
-        except (Abort, MkDocsException) as exc:  # mkdocs.yml saved broken: said over the page; the server lives on
-            raise config_error(config_file, exc) from None
+        with setting_errors() as held:
+            try:
+                cfg = cfg or get_config()
+            except (Abort, MkDocsException) as exc:  # mkdocs.yml saved broken: said over the page; the server lives on
+                raise config_error(config_file, exc, held) from None
         problem = publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file)
         if problem:  # as `make site` and `make check` refuse it, before any page is read
             raise problem_error(problem)
