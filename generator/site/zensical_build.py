@@ -83,7 +83,15 @@ def build_zensical(config_file: str = "mkdocs.yml", strict: str | bool | None = 
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    problem = publish.site_url_problem(os.environ.get(publish.SITE_URL_ENV))
+    from .check import read_config
+    from .config_check import ConfigError
+
+    try:  # mkdocs.yml first, as `make site` reads it: a YAML mistake, an extension the course needs
+        cfg = read_config(config_file)
+        problem = (publish.site_url_problem(os.environ.get(publish.SITE_URL_ENV)) or publish.extensions_problem(cfg, config_file)
+                   or publish.nav_problem(cfg["nav"], cfg["docs_dir"], config_file))
+    except ConfigError as exc:
+        problem = str(exc)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
