@@ -142,3 +142,18 @@ def test_a_setting_of_the_wrong_type_is_one_line_at_its_line(tmp_path):
     rc, err = run_in(root, ["site", "--no-downloads"])
     assert rc == 1 and len(err) == 1, err
     assert err[0].startswith(f"error: mkdocs.yml:{broken.count(chr(10))}: use_directory_urls: Expected type"), err
+
+
+def test_a_page_reference_without_the_lesson_extension_names_it_and_mkdocs_yml(tmp_path):
+    """A course without a glossary may leave the lesson extension out; a page that asks for its
+    reading time then said "no figure with id 'page' ... Fix: give the figure id: page"."""
+    from conftest import write_project
+
+    write_project(tmp_path, {"index.md": "# Home\n\nIt takes {{ page.minutes }} minutes.\n"})
+    assert "generator.markdown.lesson" not in (tmp_path / "mkdocs.yml").read_text(encoding="utf-8")
+    rc, err = run_in(tmp_path, ["check", "--no-cache"])
+    errors = [e for e in err if e.startswith("error: ")]
+    assert rc == 1 and len(errors) == 1, err
+    assert errors[0] == ("error: content/index.md:3: reference {{ page.minutes }}: it is filled in by the lesson "
+                         "extension, which mkdocs.yml does not load. Fix: add `- generator.markdown.lesson` under "
+                         "markdown_extensions in mkdocs.yml, as the repository's does"), errors

@@ -136,6 +136,9 @@ def render_ref(ref: Ref, ctx: Ctx) -> str:
     if ref.target == "model":
         return models.ref(ref, ctx)
     fig = ctx.figures.get(ref.target)
+    if fig is None and ref.target == "page":  # the lesson extension fills these in before any figure is read
+        ref_fail(ref, "it is filled in by the lesson extension, which mkdocs.yml does not load",
+                 "add `- generator.markdown.lesson` under markdown_extensions in mkdocs.yml, as the repository's does")
     if fig is None:
         known = ", ".join(sorted(ctx.figures)) or "none"
         ref_fail(ref, f"no figure with id '{ref.target}' on this page (ids here: {known})", "give the figure `id: " + ref.target + "` or use one of the ids above")
