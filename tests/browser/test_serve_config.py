@@ -151,3 +151,27 @@ def test_a_download_link_in_the_preview_opens_the_page_that_says_how_to_make_it(
         page.locator('a[href$="lily-notebook.zip"]').first.click()
         page.wait_for_function("() => document.title.includes('make site')", timeout=30000)
         assert "notebook" in page.inner_text("body")
+
+
+def test_a_deleted_or_renamed_lesson_makes_a_full_build(tmp_path):
+    """A dirty build rebuilds changed pages only and removes none: a lesson gone from content/
+    needs a full one (made in a fresh folder), or its old page is served on."""
+    from generator.site import serve
+
+    content, traces, site = tmp_path / "content", tmp_path / "traces", tmp_path / "site"
+    content.mkdir()
+    (traces / "tiny").mkdir(parents=True)
+    site.mkdir()
+    for name in ("a.md", "b.md"):
+        (content / name).write_text("# A page\n", encoding="utf-8")
+    r = serve.Rebuilds(content.resolve(), traces.resolve(), site)
+    r.stamp = serve.store_stamp(traces)
+    r.note(str(content / "a.md"))
+    assert r.dirty([], None)  # an edit: dirty
+    (content / "b.md").unlink()
+    r.note(str(content / "b.md"))
+    assert not r.dirty([], None)  # deleted: full
+    (content / "a.md").rename(content / "c.md")
+    r.note(str(content / "a.md"))
+    r.note(str(content / "c.md"))
+    assert not r.dirty([], None)  # renamed: full
