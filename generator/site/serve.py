@@ -336,7 +336,7 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
                 rebuilds.stamp = None
 
     def build_pages(cfg, dirty: bool, taken: Taken) -> bool:
-        """The build itself; False where a broken mkdocs.yml stopped it (said in one line).
+        """The build itself; a broken mkdocs.yml raises its ConfigError (one line, in the box too).
         `taken`: what the tracer is tracing, and what it will not, as the build starts."""
         try:
             publish.write_assets(docs, traces_dir)
