@@ -149,6 +149,8 @@ def make_args() -> list[str]:
     """make's arguments that use this test run's virtual environment as it is (-o: the install
     stamp is taken as done; the copy's `make` must not reinstall the package from the copy)."""
     venv = Path(sys.prefix)
+    if shutil.which("make") is None or not (venv / ".deps-site").is_file():
+        pytest.skip(f"no make, or {venv} was not set up by the Makefile (no .deps-site stamp): `make test` sets it up")
     return [f"VENV={venv}", "-o", str(venv / ".deps-site")]
 
 
