@@ -60,7 +60,7 @@ BUILD_WORDS = (
     ("a Markdown file's name", re.compile(r"(?<![\w/.-])[\w./-]+\.md\b")),
     ("a repository folder", re.compile(r"(?<![\w/.-])(?:generator|traces|content|tests|build|tools)/")),
     ("a Python command", re.compile(r"\bpython3?\s+-m\b|\bpytest\b|\bpip install\b")),
-    ("an environment variable", re.compile(r"\bCOURSE_[A-Z_]+\b")),
+    ("an environment variable", re.compile(r"\bCOURSE_[A-Z0-9_]+")),
 )
 
 
@@ -222,7 +222,9 @@ def check_term_order(pages: list[Page], terms: list[Term], glossary_shown: str) 
         anchors = [a for a, _line in secs[rel]]
         if anchor not in anchors:
             known = ", ".join(f"#{a}" for a in anchors if a)
-            errors.append(LessonError(at, f"'{term.name}' is introduced in {rel}#{anchor}, and {rel} has no such section", f"use the anchor of one of its `##` headings ({known}), or `{rel}` alone for the text above the first"))
+            fix = (f"use the anchor of one of its `##` headings ({known}), or `{rel}` alone for the text above the first"
+                   if known else f"write `{rel}` alone: the page has no `##` heading")
+            errors.append(LessonError(at, f"'{term.name}' is introduced in {rel}#{anchor}, and {rel} has no such section", fix))
             continue
         s = anchors.index(anchor)
         if term.name not in uses.get((rel, s), []):
