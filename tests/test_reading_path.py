@@ -222,7 +222,8 @@ def test_the_course_glossary_has_the_terms_a_newcomer_meets():
     names = {t.name.casefold() for t in lesson.load_glossary(REPO / "content" / "glossary.yml")}
     spellings = names | {a.casefold() for t in lesson.load_glossary(REPO / "content" / "glossary.yml") for a in t.aliases}
     for term in ("logit", "ablation", "activation patching", "direct logit attribution", "logit lens", "kl divergence",
-                 "nat", "bit", "bits per character", "mlp", "composition", "noising", "denoising"):
+                 "nat", "bit", "bits per character", "mlp", "composition", "noising", "denoising",
+                 "unembedding", "circuit", "layer", "vector", "parameter"):
         assert term in spellings, term
 
 
