@@ -233,3 +233,14 @@ class _IgnoreTags(yaml.SafeLoader):
 
 _IgnoreTags.add_multi_constructor("", lambda loader, suffix, node: None)
 _IgnoreTags.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def test_the_notebooks_own_words_name_no_build_step_or_file():
+    """The opening of every notebook and the note of a part whose traces are pending (the GPT-2
+    notebook in a copy built without its weights) cited the README and the chapter's .md file."""
+    from generator.render import notebook_cells as cells
+
+    texts = [c.source for section in (cells.opening("Attention in GPT-2"), cells.pending("Queries and keys", "gpt2"))
+             for c in section.cells if c.kind == "markdown"]
+    found = [(what, m.group(0)) for text in texts for what, pattern in reading_path.BUILD_WORDS for m in pattern.finditer(text)]
+    assert texts and found == []
