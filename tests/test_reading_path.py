@@ -244,3 +244,8 @@ def test_the_notebooks_own_words_name_no_build_step_or_file():
              for c in section.cells if c.kind == "markdown"]
     found = [(what, m.group(0)) for text in texts for what, pattern in reading_path.BUILD_WORDS for m in pattern.finditer(text)]
     assert texts and found == []
+
+
+def test_an_empty_page_and_a_page_of_only_a_figure_pass(tmp_path):
+    pages = {"one.md": ONE, "two.md": TWO, "empty.md": "", "fig.md": "```softmax\nscores: [1, 0]\nlabels: [a, b]\n```\n"}
+    assert course(tmp_path, pages, nav=NAV + [{"Empty": "empty.md"}, {"Figure": "fig.md"}]) == []

@@ -338,6 +338,20 @@ class GlossaryListProcessor(BlockProcessor):
             p.text = AtomicString(term.definition)  # its aliases only find the term in prose
 
 
+def term_pattern(terms: list[Term]):
+    """(one regex for every spelling of every term, {spelling casefolded: term}): whole words,
+    any case, any whitespace between words, the longest spelling first ("attention head" before
+    "attention"). The pop-ups and the term-order check (reading_path) find terms with it."""
+    lookup, spellings = {}, []
+    for term in terms:
+        for spelling in (term.name, *term.aliases):
+            lookup[" ".join(spelling.split()).casefold()] = term
+            spellings.append(spelling)
+    spellings.sort(key=len, reverse=True)
+    alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
+    return re.compile(rf"(?<![\w\-])(?:{alternation})(?![\w\-])", re.IGNORECASE), lookup
+
+
 class TermTreeprocessor(Treeprocessor):
     """Link the first appearance of each term in each `h2` section to its definition."""
 
@@ -351,15 +365,7 @@ class TermTreeprocessor(Treeprocessor):
         terms = self.ext.glossary()
         if not terms:
             return
-        self.lookup = {}
-        spellings = []
-        for term in terms:
-            for spelling in (term.name, *term.aliases):
-                self.lookup[" ".join(spelling.split()).casefold()] = term
-                spellings.append(spelling)
-        spellings.sort(key=len, reverse=True)  # "attention head" before "attention"
-        alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
-        self.pattern = re.compile(rf"(?<![\w\-])(?:{alternation})(?![\w\-])", re.IGNORECASE)
+        self.pattern, self.lookup = term_pattern(terms)
         self.seen: set[str] = set()
         self._walk(root)
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import decode, iter_markdown, read_source, shown_path, split_front_matter, walk_lines
-from .lesson import GLOSSARY_MARKER, Term, load_glossary
+from .lesson import GLOSSARY_MARKER, Term, load_glossary, term_pattern
 from .math import MATH_INLINE_RE
 
 HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(?P<title>.*?)[ \t]*#*[ \t]*$")
@@ -160,19 +160,6 @@ def section_at(secs: list[tuple[str, int]], line: int) -> int:
 # ---------------------------------------------------------------- 1. terms in order
 
 
-def term_pattern(terms: list[Term]):
-    """One regex for every spelling (longest first, whole words, any case), and spelling -> term,
-    as the glossary pop-ups find them (lesson.TermTreeprocessor)."""
-    lookup, spellings = {}, []
-    for term in terms:
-        for spelling in (term.name, *term.aliases):
-            lookup[" ".join(spelling.split()).casefold()] = term
-            spellings.append(spelling)
-    spellings.sort(key=len, reverse=True)
-    alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
-    return re.compile(rf"(?<![\w\-])(?:{alternation})(?![\w\-])", re.IGNORECASE), lookup
-
-
 def syllabus_row(line: str) -> str | None:
     """The page a Markdown table row links to, when it is a table row that links to one."""
     if not line.lstrip().startswith("|"):
@@ -195,12 +182,13 @@ def check_term_order(pages: list[Page], terms: list[Term], glossary_shown: str) 
     index = {p.rel: k for k, p in enumerate(pages)}
     secs = {p.rel: sections(p) for p in pages}
     uses: dict[tuple[str, int], list[str]] = {}  # (page, section index) -> term names used there
-    found = []  # (page index, section index, line, term, spelling)
+    found = []  # (page index, section index, line, term, spelling, the page a table row links to)
     for k, page in enumerate(pages):
         # the page's reader text as one string, so a term broken across two lines is found too
-        numbers, texts = zip(*[(n, text) for n, text, _level in reader_lines(page, links=False)]) or ((), ())
-        starts, pos = [], 0
-        for text in texts:
+        numbers, texts, starts, pos = [], [], [], 0
+        for n, text, _level in reader_lines(page, links=False):
+            numbers.append(n)
+            texts.append(text)
             starts.append(pos)
             pos += len(text) + 1
         for m in pattern.finditer("\n".join(texts)):
