@@ -249,3 +249,20 @@ def test_the_notebooks_own_words_name_no_build_step_or_file():
 def test_an_empty_page_and_a_page_of_only_a_figure_pass(tmp_path):
     pages = {"one.md": ONE, "two.md": TWO, "empty.md": "", "fig.md": "```softmax\nscores: [1, 0]\nlabels: [a, b]\n```\n"}
     assert course(tmp_path, pages, nav=NAV + [{"Empty": "empty.md"}, {"Figure": "fig.md"}]) == []
+
+
+def test_the_zensical_build_stops_on_the_same_lines(tmp_path, monkeypatch, capsys):
+    """`make site ENGINE=zensical` checks the learner's path before Zensical runs, as MkDocs' build does."""
+    pytest.importorskip("zensical")
+    from generator.site import zensical_build
+
+    course(tmp_path, {"one.md": ONE + "\nThe logit comes later.\n", "two.md": TWO, "index.md": "# Home\n\nRun `make site`.\n"})
+    nav = "nav:\n  - Home: index.md\n  - One: one.md\n  - Chapter 5 · Scores: two.md\n  - Glossary: glossary.md\n"
+    lesson_ext = "  - generator.markdown.lesson:\n      glossary: content/glossary.yml\n"
+    (tmp_path / "mkdocs.yml").write_text(f"site_name: t\ndocs_dir: content\n{nav}markdown_extensions:\n{lesson_ext}", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert zensical_build.build_zensical(str(tmp_path / "mkdocs.yml"), site_dir="zsite") == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert [l.split(": ", 2)[1] for l in lines] == ["content/index.md:3", "content/one.md:9"], lines
+    assert "reader text names a make command ('make site')" in lines[0] and "'logit' is used here before chapter 5" in lines[1]
+    assert not (tmp_path / "zsite").exists()
