@@ -84,7 +84,7 @@ def read_page(path: Path, rel: str, title: str) -> Page:
 
 
 def reader_lines(page: Page, code: bool = False, links: bool = True):
-    """Yield (line number, reader text, heading level or 0) for each line a reader reads; with
+    """Yield (line number, reader text) for each line a reader reads, headings included; with
     `code`, code spans are kept (a command is most often written as one); without `links`, a
     link's text is left out too (a paper's title, "the head types page")."""
     body = page.lines[page.first:]
@@ -104,9 +104,7 @@ def reader_lines(page: Page, code: bool = False, links: bool = True):
             continue
         if stripped == GLOSSARY_MARKER:
             continue
-        heading = HEADING_RE.match(line)
-        text = line
-        text = text if code else refs.strip_code_spans(text)
+        text = line if code else refs.strip_code_spans(line)
         text = refs.REF_RE.sub(" ", text)
         text = INLINE_MATH_RE.sub(" ", text)
         text = LINK_TARGET_RE.sub("] ", text) if links else LINK_RE.sub(" ", text)
@@ -114,7 +112,7 @@ def reader_lines(page: Page, code: bool = False, links: bool = True):
         text = TAG_RE.sub(" ", text)
         text = ATTR_RE.sub(" ", text)
         text = ADMONITION_RE.sub(r"\1", text)
-        yield n, text, len(heading.group(1)) if heading else 0
+        yield n, text
 
 
 # ---------------------------------------------------------------- sections and their anchors
@@ -186,7 +184,7 @@ def check_term_order(pages: list[Page], terms: list[Term], glossary_shown: str) 
     for k, page in enumerate(pages):
         # the page's reader text as one string, so a term broken across two lines is found too
         numbers, texts, starts, pos = [], [], [], 0
-        for n, text, _level in reader_lines(page, links=False):
+        for n, text in reader_lines(page, links=False):
             numbers.append(n)
             texts.append(text)
             starts.append(pos)
@@ -302,7 +300,7 @@ def answer_refs(rest) -> set[str]:
 
 def check_build_words(page: Page) -> list[LessonError]:
     errors: list[LessonError] = []
-    for n, text, _level in reader_lines(page, code=True):
+    for n, text in reader_lines(page, code=True):
         for what, pattern in BUILD_WORDS:
             m = pattern.search(text)
             if m:
