@@ -168,7 +168,7 @@ After the answer, {{ sm.weight(Lily) }} again.
 
 
 def test_a_question_answered_above_itself_is_one_line(tmp_path):
-    page = GUESS.replace("{above}", "Lily gets {{ sm.weight(Lily) }}.")
+    page = GUESS.replace("{above}", "Lily gets {{ sm.weight(Lily) }}.").replace("with {{ sm.weight(Lily) }}", "with {{sm.weight( Lily )}}")
     errors = course(tmp_path, {"one.md": ONE, "two.md": TWO, "guess.md": page}, nav=NAV + [{"Guess": "guess.md"}])
     assert errors == [
         f"{tmp_path / 'content' / 'guess.md'}:{line(page, '**Guess first.**')}: this \"Guess first\" is answered above it: its answer's "

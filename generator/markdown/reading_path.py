@@ -252,27 +252,28 @@ def check_questions(page: Page) -> list[LessonError]:
     """A "Guess first" whose collapsed answer gives a number the page has shown above it."""
     errors: list[LessonError] = []
     body = list(walk_lines(page.lines[page.first:]))
-    above: dict[str, int] = {}  # a reference, as written -> the first line above that shows it
+    above: dict[str, tuple[int, str]] = {}  # a reference, spaces left out -> (first line above, as written)
     for k, (i, line, role, _fence) in enumerate(body):
         n = page.first + i + 1
         if role != "prose":
             continue
         if GUESS_RE.match(line):
-            early = sorted((above[r], r) for r in answer_refs(body[k + 1:]) if r in above)
+            early = sorted(above[r] for r in answer_refs(body[k + 1:]) if r in above)
             if early:
                 first_line, ref = early[0]
                 errors.append(LessonError(
                     f"{page.shown}:{n}",
                     f"this \"Guess first\" is answered above it: its answer's {{{{ {ref} }}}} is shown at line {first_line}",
                     "ask the question before that number, or give the number after the answer"))
-        for ref in line_refs(line):
-            above.setdefault(ref, n)
+        for key, written in line_refs(line):
+            above.setdefault(key, (n, written))
     return errors
 
 
-def line_refs(line: str) -> list[str]:
-    """The `{{ }}` references of a prose line, as written (spaces collapsed)."""
-    return ["".join(rm["body"].split()) for rm in refs.REF_RE.finditer(refs.strip_code_spans(line))]
+def line_refs(line: str) -> list[tuple[str, str]]:
+    """(the reference without spaces, to compare; the reference as written) for each `{{ }}` of a
+    prose line."""
+    return [("".join(rm["body"].split()), rm["body"].strip()) for rm in refs.REF_RE.finditer(refs.strip_code_spans(line))]
 
 
 def answer_refs(rest) -> set[str]:
@@ -291,7 +292,7 @@ def answer_refs(rest) -> set[str]:
             continue
         if line.strip() and len(line) - len(line.lstrip()) <= indent:
             break
-        out.update(line_refs(line))
+        out.update(key for key, _written in line_refs(line))
     return out
 
 
