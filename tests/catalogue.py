@@ -286,6 +286,29 @@ CASES = [
          "alias 'tokens' of 'softmax' is already used by 'token' (line 3). Fix: give each spelling to one term only",
          file="content/glossary.yml", at="aliases: [tokens, soft]",
          files={"content/glossary.yml": GLOSSARY + "  aliases: [tokens, soft]\n"}),
+    # ---- the learner's path (markdown.reading_path): the same line from `make check` and `make site`
+    Case("glossary-term-before-its-introduction", GOOD.replace("# Lesson\n", "# Lesson\n\n## First\n") + "\n## Later\n\nA token is a piece of text.\n",
+         "'tokens' is used here above the section of this page that introduces it (#later). Fix: say it in other words here, "
+         "or introduce it here in plain words and move its `introduced:` (content/glossary.yml:4) to this section",
+         at="Attention is how tokens", files={"content/glossary.yml": GLOSSARY.replace("  aliases: [tokens]\n", "  aliases: [tokens]\n  introduced: lesson.md#later\n")}),
+    Case("glossary-term-on-an-earlier-page", None,
+         "'token' is used here before the page \"lesson.md\" introduces it (lesson.md). Fix: say it in other words here, "
+         "or introduce it here in plain words and move its `introduced:` (content/glossary.yml:4) to this section",
+         file="content/index.md", at="one token",
+         files={"content/index.md": "# Home\n\nA course about attention, one token at a time.\n",
+                "content/glossary.yml": GLOSSARY.replace("  aliases: [tokens]\n", "  aliases: [tokens]\n  introduced: lesson.md\n")}),
+    Case("glossary-introduced-in-no-such-section", None,
+         "'token' is introduced in lesson.md#nowhere, and lesson.md has no such section. Fix: write `lesson.md` alone: the page has no `##` heading",
+         file="content/glossary.yml", at="introduced:",
+         files={"content/glossary.yml": GLOSSARY.replace("  aliases: [tokens]\n", "  aliases: [tokens]\n  introduced: lesson.md#nowhere\n")}),
+    Case("guess-first-answered-above", GOOD.replace("The weight of Lily is {{ sm.weight(Lily) }}.\n",
+         "The weight of Lily is {{ sm.weight(Lily) }}.\n\n**Guess first.** How much does Lily get?\n\n??? question \"Show the answer\"\n\n    {{ sm.weight(Lily) }}.\n"),
+         "this \"Guess first\" is answered above it: its answer's {{ sm.weight(Lily) }} is shown at line {answer}. "
+         "Fix: ask the question before that number, or give the number after the answer".replace("{answer}", str(line_of(GOOD, "The weight of Lily is"))),
+         at="**Guess first.**"),
+    Case("build-word-in-prose", bad("The model has {{ model.tiny.nLayer }} layers.", "The model has {{ model.tiny.nLayer }} layers; `make traces` made them."),
+         "reader text names a make command ('make traces'), which a reader never needs. Fix: say what the reader sees or does instead; "
+         "build steps and files belong in the authors' docs", at="make traces"),
     Case("nav-lists-a-missing-page", None,
          "the nav lists missing.md, which is not in content. Fix: write the page, or remove its line from the nav",
          file="mkdocs.yml", at="missing.md",

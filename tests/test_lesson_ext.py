@@ -228,6 +228,7 @@ def test_unknown_page_reference_is_one_line_with_file_and_line(tmp_path):
     ("token:\n  definition: ok\nTOKEN: again\n", 3, "term 'TOKEN' is defined twice"),
     ("token:\n  definition: ok\n  aliases: [tokens]\nword:\n  definition: w\n  aliases: [tokens]\n", 6, "alias 'tokens' of 'word' is already used by 'token' (line 3)"),
     ("token:\n  definition: ok\n  see: other\n", 3, "term 'token': unknown field 'see'"),
+    ("token:\n  definition: ok\n  introduced: chapter 5\n", 3, "term 'token': `introduced` must name a page and a section"),
     ("- token\n- key\n", 1, "the glossary must be a mapping"),
     ("", 1, "the glossary is empty"),
 ])

@@ -169,10 +169,17 @@ def test_the_scoreboard_is_explained_and_pointed_to_where_chapters_2_and_3_first
     assert not points_forward(first_sentence_with(old, "scoreboard"))
 
 
-def test_chapter_2_defines_the_head_types_it_names_and_points_to_their_page(site):
+def test_chapter_2_leaves_attentions_terms_to_chapter_3_which_defines_the_head_types(site):
+    """Chapter 2's last section once previewed chapter 3 in 13 new terms in one paragraph (issue 45);
+    it now says what attention does in plain words, and chapter 3 names each head type where it
+    says what the type does."""
     words = prose(article(site, "vectors.html"))
-    assert "a previous-token head looks one token back, a duplicate-token head looks for earlier copies of the current token" in words
-    assert "the page after chapter 3 measures how strongly each head of the tiny model does each job" in words
+    for term in ("previous-token head", "duplicate-token head", "induction head", "softmax", "query", "causal mask"):
+        assert term not in words, term
+    assert "each token compares itself with every earlier token" in words
+    words = prose(article(site, "attention.html"))
+    assert ("Others look for an earlier copy of the current word (a duplicate-token head), for the word that "
+            "followed that copy (an induction head") in words
 
 
 def test_softmax_is_glossed_before_the_stepper_uses_it(site):

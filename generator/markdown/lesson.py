@@ -76,6 +76,8 @@ class Term:
     definition: str  # plain text, whitespace collapsed
     aliases: tuple[str, ...]
     line: int  # where the term is defined in glossary.yml
+    introduced: str | None = None  # "page.md#section" that introduces it (reading_path checks the order)
+    introduced_line: int = 0
 
 
 def slugify(name: str) -> str:
@@ -121,7 +123,7 @@ def parse_glossary(text: str, shown: str) -> list[Term]:
         if name.casefold() in names:
             first_name, first_line = names[name.casefold()]
             fail(line, f"term '{name}' is defined twice (first at line {first_line}, as '{first_name}')", "keep one entry and delete the other")
-        definition, aliases = None, []
+        definition, aliases, introduced, introduced_line = None, [], None, 0
         if isinstance(value_node, yaml.ScalarNode):
             definition = _scalar_text(value_node)
         elif isinstance(value_node, yaml.MappingNode):
@@ -141,8 +143,12 @@ def parse_glossary(text: str, shown: str) -> list[Term]:
                         if alias is None:
                             fail(item.start_mark.line + 1, f"term '{name}': an alias is empty", "remove it or write the other spelling")
                         aliases.append((alias, item.start_mark.line + 1))
+                elif k == "introduced":
+                    introduced, introduced_line = _scalar_text(v_node), k_line
+                    if introduced is None or not re.fullmatch(r"[^\s#]+\.md(?:#[\w-]*)?", introduced):
+                        fail(k_line, f"term '{name}': `introduced` must name a page and a section", "write `introduced: page.md#section-anchor`, or `page.md` for the text above its first `##`")
                 else:
-                    fail(k_line, f"term '{name}': unknown field {k!r}", "an entry takes `definition` and, optionally, `aliases`")
+                    fail(k_line, f"term '{name}': unknown field {k!r}", "an entry takes `definition` and, optionally, `aliases` and `introduced`")
         else:
             fail(line, f"term '{name}': the entry must be a definition or a mapping", "write an indented `definition: ...` line")
         if definition is None:
@@ -162,7 +168,7 @@ def parse_glossary(text: str, shown: str) -> list[Term]:
                 other, other_line = names[alias.casefold()]
                 fail(a_line, f"alias '{alias}' of '{name}' is already used by '{other}' (line {other_line})", "give each spelling to one term only")
             names[alias.casefold()] = (name, a_line)
-        terms.append(Term(name, slug, definition, tuple(a for a, _ in aliases), line))
+        terms.append(Term(name, slug, definition, tuple(a for a, _ in aliases), line, introduced, introduced_line))
     return terms
 
 
@@ -332,6 +338,20 @@ class GlossaryListProcessor(BlockProcessor):
             p.text = AtomicString(term.definition)  # its aliases only find the term in prose
 
 
+def term_pattern(terms: list[Term]):
+    """(one regex for every spelling of every term, {spelling casefolded: term}): whole words,
+    any case, any whitespace between words, the longest spelling first ("attention head" before
+    "attention"). The pop-ups and the term-order check (reading_path) find terms with it."""
+    lookup, spellings = {}, []
+    for term in terms:
+        for spelling in (term.name, *term.aliases):
+            lookup[" ".join(spelling.split()).casefold()] = term
+            spellings.append(spelling)
+    spellings.sort(key=len, reverse=True)
+    alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
+    return re.compile(rf"(?<![\w\-])(?:{alternation})(?![\w\-])", re.IGNORECASE), lookup
+
+
 class TermTreeprocessor(Treeprocessor):
     """Link the first appearance of each term in each `h2` section to its definition."""
 
@@ -345,15 +365,7 @@ class TermTreeprocessor(Treeprocessor):
         terms = self.ext.glossary()
         if not terms:
             return
-        self.lookup = {}
-        spellings = []
-        for term in terms:
-            for spelling in (term.name, *term.aliases):
-                self.lookup[" ".join(spelling.split()).casefold()] = term
-                spellings.append(spelling)
-        spellings.sort(key=len, reverse=True)  # "attention head" before "attention"
-        alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
-        self.pattern = re.compile(rf"(?<![\w\-])(?:{alternation})(?![\w\-])", re.IGNORECASE)
+        self.pattern, self.lookup = term_pattern(terms)
         self.seen: set[str] = set()
         self._walk(root)
 

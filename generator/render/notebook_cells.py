@@ -125,12 +125,12 @@ def check(mine, name, tol=1e-4):
 '''
 
 
-def opening(title: str, page: str) -> Section:
+def opening(title: str) -> Section:
     s = Section()
     s.md(f"""
 # {title}: do it yourself in Python
 
-This notebook recomputes numbers of the chapter *{title}* (`{page}`) from the course's published
+This notebook recomputes numbers of the chapter *{title}* from the course's published
 traces: the files in `data/` beside it, the very files the chapter's figures were drawn from. It
 needs Python 3 and numpy, nothing else, and no network.
 
@@ -163,9 +163,9 @@ def pending(what: str, model: str) -> Section:
     s.md(f"""
 ## {what}: traces pending
 
-The traces of model `{model}` that this part needs are not in this build yet (README, "GPT-2
-traces": its weights cannot be downloaded where the course was built). When they are committed,
-the next build of the course writes this part of the notebook, from them.
+This copy of the course was built without the traces of model `{model}` that this part needs:
+the model's weights could not be downloaded where the course was built. A copy built with them
+has this part of the notebook, worked out from them.
 """)
     return s
 

@@ -89,6 +89,7 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
     errors: list[str] = []
     try:
         publish.check_glossary(cfg)
+        errors += publish.reading_path_problems(cfg)
     except LessonError as exc:
         errors.append(str(exc))
     docs = Path(cfg["docs_dir"])

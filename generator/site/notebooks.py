@@ -299,7 +299,7 @@ def build_notebook(md: Path, page: str, ctx: Ctx) -> Notebook | None:
     if not directives:
         return None
     title = page_title(md)
-    opening = cells.opening(title, page.removesuffix(".html") + ".md")
+    opening = cells.opening(title)
     sections, done = [opening], set()
     viewed = {name for line in md.read_text(encoding="utf-8").splitlines()
               if (m := python_view.MARK_RE.match(line)) for name in m.group(2).split()}

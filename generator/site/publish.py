@@ -142,15 +142,32 @@ def _line_of(config_file: str, text: str) -> int | None:
     return None
 
 
+def glossary_path(cfg) -> Path | None:
+    """The glossary the lesson extension reads, or None when the course does not use it."""
+    if "generator.markdown.lesson" not in list(cfg.get("markdown_extensions") or []):
+        return None
+    from ..markdown.lesson import DEFAULT_CONTENT_DIR
+
+    conf = (cfg.get("mdx_configs") or {}).get("generator.markdown.lesson") or {}
+    return Path(conf.get("glossary") or DEFAULT_CONTENT_DIR / "glossary.yml")
+
+
 def check_glossary(cfg) -> None:
     """The glossary the lesson extension reads, checked before MkDocs runs, so that a mistake in
     it names glossary.yml alone (inside MkDocs it would surface under the first page built)."""
-    if "generator.markdown.lesson" not in list(cfg.get("markdown_extensions") or []):
-        return
-    from ..markdown.lesson import DEFAULT_CONTENT_DIR, load_glossary
+    from ..markdown.lesson import load_glossary
 
-    conf = (cfg.get("mdx_configs") or {}).get("generator.markdown.lesson") or {}
-    load_glossary(Path(conf.get("glossary") or DEFAULT_CONTENT_DIR / "glossary.yml"))
+    path = glossary_path(cfg)
+    if path is not None:
+        load_glossary(path)
+
+
+def reading_path_problems(cfg) -> list[str]:
+    """The learner's path, course-wide (markdown.reading_path): terms before their introduction,
+    questions answered above themselves, build words in reader text. One line each."""
+    from ..markdown import reading_path
+
+    return [str(e) for e in reading_path.check_course(cfg["docs_dir"], cfg.get("nav"), glossary_path(cfg))]
 
 
 def mdx_option(cfg, name: str, default: str) -> str:
@@ -225,6 +242,11 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
     try:
         pages.check_lessons(docs)
         check_glossary(cfg)
+        path_problems = reading_path_problems(cfg)
+        if path_problems:  # every one, as `make check` lists them
+            for line in path_problems:
+                print(f"error: {line}", file=sys.stderr)
+            return 1
         clash = downloads.name_clash(p.relative_to(docs).with_suffix(".html").as_posix() for p in iter_markdown(docs)) if with_downloads else None
         if clash:  # before anything is built: one of the two chapters would be lost
             raise downloads.DownloadError(clash)

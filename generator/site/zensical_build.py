@@ -71,6 +71,7 @@ def zensical_missing() -> str | None:
 
 def build_zensical(config_file: str = "mkdocs.yml", strict: str | bool | None = None, site_dir: str | None = None) -> int:
     from . import publish  # the asset step and the MkDocs site's name
+    from .check import read_config  # the nav and the glossary, for the learner's path
 
     why = zensical_missing()
     if why:
@@ -114,6 +115,11 @@ def build_zensical(config_file: str = "mkdocs.yml", strict: str | bool | None = 
     publish.setup_logging()
     try:
         pages.check_lessons(docs)
+        path_problems = publish.reading_path_problems(read_config(str(config)))
+        if path_problems:  # every one, as `make check` and the MkDocs build list them
+            for line in path_problems:
+                print(f"error: {line}", file=sys.stderr)
+            return 1
         publish.write_assets(docs, traces_dir, generated=stage)
         build_cfg.write_text(build_config(text, tmp, stage), encoding="utf-8")
         with build_log.grouped_warnings() as held:
@@ -126,7 +132,7 @@ def build_zensical(config_file: str = "mkdocs.yml", strict: str | bool | None = 
             raise build_log.StrictFailure("Zensical wrote no index.html")
         shutil.rmtree(tmp / GENERATED, ignore_errors=True)  # Zensical copied content/'s, maybe stale
         shutil.copytree(stage, tmp / GENERATED)
-    except (LessonError, StoreError, heads.StandInRefused, ConfigShape, build_log.StrictFailure, RuntimeError, OSError) as exc:
+    except (LessonError, StoreError, heads.StandInRefused, ConfigShape, build_log.StrictFailure, RuntimeError, OSError, ValueError) as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"error: the Zensical site was not built ({line}); {final} is unchanged", file=sys.stderr)
