@@ -27,7 +27,7 @@ from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown, shown_path
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
-from . import build_log, downloads, notebooks
+from . import build_log, downloads, notebook_files
 
 
 def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tuple[int, ...] | None]]:
@@ -270,7 +270,7 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
         print(f"error: the site was not built ({msg}); {final} is unchanged", file=sys.stderr)
         return 1
     try:  # each chapter's notebook, before the zip that holds them
-        notebooks.write_notebooks(docs, Path(traces_dir), tmp, bundles=with_downloads)
+        notebook_files.write_notebooks(docs, Path(traces_dir), tmp, bundles=with_downloads)
     except (LessonError, StoreError, heads.StandInRefused, OSError, ValueError) as exc:
         print(f"error: the notebooks failed ({exc}); {final} is unchanged", file=sys.stderr)
         return 1

@@ -1,14 +1,14 @@
-"""The text of the chapters' notebooks (generator/site/notebooks.py writes them): Python a learner
+"""The text of the chapters' notebooks (build.py puts them together): Python a learner
 runs with numpy alone, cell by cell.
 
 Each function returns a :class:`Section`: its cells (Markdown or code, in order), the exercises'
 answers (for the collapsed cell at the end) and the data files it reads. Nothing here knows a
 number of a trace: every number a cell checks against is read from the trace files at run time
 (the ``expect(...)`` lines); the build fills in only where to look (a file name, a layer and head,
-a position), which it worked out from the same traces (generator/site/notebooks.py).
+a position), which it worked out from the same traces (build.py).
 
 The cells that a lesson's Code tab shows as its Python view (``[[python: scores]]``,
-generator/markdown/python_view.py) are notebook_steps.py's :data:`STEPS`, placed here: the same
+generator/markdown/python_view.py) are steps.py's :data:`STEPS`, placed here: the same
 text in the page and in the notebook, so they cannot drift apart.
 
 Every exercise cell ends with ``check(X, "name")``: ``X`` starts as ``None`` ("not done yet"), and
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .notebook_steps import STEPS, step  # noqa: F401 (python_view and the tests read them here too)
+from .steps import STEPS, step  # noqa: F401 (python_view and the tests read them here too)
 
 # The exercise cells' placeholder, which the tests replace with a wrong answer or the right one.
 TODO = "None  # your answer here"

@@ -1,10 +1,16 @@
 """The notebook cells that a lesson's Code tab shows as its Python view (a line
 `[[python: scores]]`, generator/markdown/python_view.py): one text for the page and for the
-notebook (notebook_cells.py places them), so the two cannot drift apart. A step reads the
+notebook (cells.py places them), so the two cannot drift apart. A step reads the
 variables that the notebook's cells before it set (`trace`, `layer`, `head`, `i`, ...), which
 carry the numbers of the build; the steps themselves hold none."""
 
 from __future__ import annotations
+
+import re
+
+# A lesson's line that shows steps in a Code tab (python_view expands it; build.py reads which
+# steps a page shows).
+MARK_RE = re.compile(r"^(\s*)\[\[python:([^\]]*)\]\]\s*$")
 
 STEPS = {  # a step's cell, the same in the notebook and in a Code tab's Python view
     # chapter 1

@@ -2,7 +2,7 @@
 committed safetensors weights, then each causal measurement of the chapter redone with it and
 checked against the trace: a head removed (zeros, then its average output), direct logit
 attribution, activation patching and the logit lens (the rest of the notebooks' text is
-notebook_cells.py's).
+cells.py's).
 
 The forward pass is written once (:func:`forward`), by the first causal section of a notebook;
 the later sections call its ``run``. Nothing here knows a number of a trace: the cells read them
@@ -10,7 +10,7 @@ from the files at run time, as every notebook does."""
 
 from __future__ import annotations
 
-from .notebook_cells import Section
+from .cells import Section
 
 
 FORWARD = '''
