@@ -19,7 +19,10 @@ with one line naming the first number that is off.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
+
+from .. import bpe
 
 from .steps import STEPS, step  # noqa: F401 (python_view and the tests read them here too)
 
@@ -173,18 +176,13 @@ the next build of the course writes this part of the notebook, from them.
 # ---------------------------------------------------------------- chapter 1: tokens and ids
 
 
-BYTE_LEVEL = '''
+BYTE_LEVEL = "\n" + inspect.getsource(bpe.byte_table) + '''
+
+table = byte_table()
+
+
 def byte_level(text):
-    """GPT-2's byte-level alphabet, which the tiny model's tokenizer uses too: every byte of the
-    text's UTF-8 becomes one printable character (a space becomes "Ġ")."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    table, extra = {}, 0
-    for b in range(256):
-        if b in printable:
-            table[b] = chr(b)
-        else:
-            table[b] = chr(256 + extra)
-            extra += 1
+    """The text's UTF-8 bytes, one printable character each, as the tokenizer's keys are written."""
     return "".join(table[b] for b in text.encode("utf-8"))
 
 

@@ -6,7 +6,10 @@ carry the numbers of the build; the steps themselves hold none."""
 
 from __future__ import annotations
 
+import inspect
 import re
+
+from .. import bpe
 
 # A lesson's line that shows steps in a Code tab (python_view expands it; build.py reads which
 # steps a page shows).
@@ -22,7 +25,8 @@ for position, t in enumerate(trace["tokens"]):
 print(trace["tokens"][0])  # position 0: <|endoftext|>, in front of every sentence
 print(vocab["<|endoftext|>"])  # its id in the vocabulary
 ''',
-    "merges": '''
+    "merges": "\n" + inspect.getsource(bpe.join_pair) + '''
+
 merges = load_json("tiny/tokenizer.json")["model"]["merges"]  # the merge list, the earliest first
 rank = {tuple(pair): r + 1 for r, pair in enumerate(merges)}  # a pair -> its place in the list, from 1
 pieces = list(byte_level(word))  # one piece per byte; a space is "Ġ"
@@ -31,15 +35,7 @@ while True:
     if not ranked:
         break  # no pair of the word is on the list: the pieces left are its tokens
     r, pair = min(ranked)
-    joined, j = [], 0
-    while j < len(pieces):  # join every occurrence of the pair, left to right
-        if tuple(pieces[j:j + 2]) == pair:
-            joined.append(pieces[j] + pieces[j + 1])
-            j += 2
-        else:
-            joined.append(pieces[j])
-            j += 1
-    pieces = joined
+    pieces = join_pair(pieces, pair)  # every occurrence of the pair joined, left to right
     print(r, pair, pieces)  # the merge's place in the list, its pair, the word after it
 print([vocab[p] for p in pieces])  # the tokens' ids
 ''',
