@@ -228,11 +228,11 @@ def test_a_wrong_answer_fails_its_check_with_a_clear_message(unzipped, offline_e
 
 # A plausible mistake for each of the causal chapter's exercises: the wrong head, zeros for the
 # average, the wrong sentence's output, the stream without the final layer norm.
-CAUSAL_MISTAKES = {
-    "averaged": "out = logits(ids, removed=(1, 2))\naveraged = out[pos, a_id] - out[pos, b_id]\ncheck(averaged, 'averaged')",
-    "share": "share_of_head = share(r['outs'][1, 3, pos] @ P['transformer.h.1.attn.c_proj.weight'][96:128])\ncheck(share_of_head, 'share')",
-    "patched": "out = run(ids_into, {(1, 2): run(ids_into)['outs'][1, 2]})['logits']\npatched_gap = out[pos, a_id] - out[pos, b_id]\ncheck(patched_gap, 'patched')",
-    "lens": "lens = softmax_rows(run(ids)['stages'][:, pos] @ W_U.T).max(-1)\ncheck(lens, 'lens')",
+CAUSAL_MISTAKES = {  # each section's own names (generator/notebooks/names.py): ab_, dla_, pt_, lens_
+    "averaged": "out = logits(ab_ids, removed=(1, 2))\naveraged = out[ab_pos, ab_a_id] - out[ab_pos, ab_b_id]\ncheck(averaged, 'averaged')",
+    "share": "share_of_head = share(clean_run['outs'][1, 3, dla_pos] @ P['transformer.h.1.attn.c_proj.weight'][96:128])\ncheck(share_of_head, 'share')",
+    "patched": "out = run(ids_into, {(1, 2): run(ids_into)['outs'][1, 2]})['logits']\npatched_gap = out[pt_pos, pt_a_id] - out[pt_pos, pt_b_id]\ncheck(patched_gap, 'patched')",
+    "lens": "lens = softmax_rows(run(lens_token_ids)['stages'][:, lens_pos] @ W_U.T).max(-1)\ncheck(lens, 'lens')",
 }
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .. import heads
 from ..lessons import pages
-from ..lessons.source import iter_markdown
+from ..lessons.source import iter_markdown, shown_path
 from ..registry import CONFIG_FILES
 from ..render import causal_data
 from ..render.context import Ctx, load_panel
@@ -34,6 +34,7 @@ from ..render.token_names import resolve_token
 from ..store import TraceStore, circuits_file
 from ..store.vectors_file import read as read_vectors
 from . import causal_cells, cells
+from .names import shared_names
 from .steps import MARK_RE
 
 NBFORMAT_MINOR = 5  # 4.5: cells have ids (set here, not random)
@@ -45,6 +46,8 @@ class Notebook:
     page: str  # site-relative page, "attention.html"
     text: str  # the .ipynb, as written
     files: list[str] = field(default_factory=list)  # data files it reads, "tiny/<key>.json"
+    where: list[str | None] = field(default_factory=list)  # per cell: "path:line" of the figure it is for
+    answer_where: dict[str, str | None] = field(default_factory=dict)  # exercise name -> the same
 
 
 # ---------------------------------------------------------------- sections, one per figure kind
@@ -59,6 +62,7 @@ def _tokens(d, ctx: Ctx, done: set) -> cells.Section:
     for text in d.sentences:
         name = _trace_file(ctx, "tiny", text)
         if name:
+            done.add("byte-level")  # the section defines byte_level: a later merges section needs it once
             return cells.tokens(name, text)
     return cells.pending("Tokens and their ids", "tiny")
 
@@ -66,7 +70,9 @@ def _tokens(d, ctx: Ctx, done: set) -> cells.Section:
 def _merges(d, ctx: Ctx, done: set) -> cells.Section | None:
     if d.model != "tiny":
         return None  # the notebook ships the tiny model's tokenizer only; a later tiny figure may come
-    return cells.merges(d.word, d.model, with_byte_level="tokens" not in done)
+    with_byte_level = "byte-level" not in done  # not when a tokens section wrote it (a pending one did not)
+    done.add("byte-level")
+    return cells.merges(d.word, d.model, with_byte_level=with_byte_level)
 
 
 def _sentence_index(d, ctx: Ctx) -> int | None:
@@ -271,7 +277,7 @@ def page_title(md: Path) -> str:
 
 def build_notebook(md: Path, page: str, ctx: Ctx) -> Notebook | None:
     """The notebook of one lesson (None for a page without figures)."""
-    directives = pages.parse_file(md)
+    directives = pages.parse_file(md, shown_path(md))  # a figure's where names the file as messages do
     if not directives:
         return None
     title = page_title(md)
@@ -292,11 +298,20 @@ def build_notebook(md: Path, page: str, ctx: Ctx) -> Notebook | None:
             section = SECTIONS[kind](d, ctx, done)
             if section is not None:
                 done.add(kind)
+                section.name, section.where = kind, d.where
                 sections.append(section)
     if len(sections) == 1:
         sections.append(cells.Section())
         sections[-1].md("This chapter's figures need no traces: there is nothing here to recompute.")
-    return Notebook(page, notebook_json(sections), sorted({f for s in sections for f in s.files}))
+    shared = shared_names([(s.name or "the opening", [c.source for c in s.cells if c.kind == "code"] + [a for _, a in s.answers])
+                           for s in sections])
+    if shared:  # a bug of this package, not the author's: the notebook would compute with another figure's names
+        raise AssertionError(f"{md}: notebook sections share names: {'; '.join(shared)}")
+    where = [s.where for s in sections for _ in s.cells]
+    answer_where = {name: s.where for s in sections for name, _ in s.answers}
+    if answer_where:
+        where += [None, None]  # the answers' heading and cell (each answer names its own figure)
+    return Notebook(page, notebook_json(sections), sorted({f for s in sections for f in s.files}), where, answer_where)
 
 
 def notebook_json(sections: list[cells.Section]) -> str:

@@ -270,7 +270,8 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
         print(f"error: the site was not built ({msg}); {final} is unchanged", file=sys.stderr)
         return 1
     try:  # each chapter's notebook, before the zip that holds them
-        notebook_files.write_notebooks(docs, Path(traces_dir), tmp, bundles=with_downloads)
+        written = notebook_files.write_notebooks(docs, Path(traces_dir), tmp, bundles=with_downloads)
+        notebook_files.run_written(written, docs, tmp)  # every notebook runs, or the build says where it fails
     except (LessonError, StoreError, heads.StandInRefused, OSError, ValueError) as exc:
         print(f"error: the notebooks failed ({exc}); {final} is unchanged", file=sys.stderr)
         return 1
