@@ -252,3 +252,16 @@ def test_make_site_fails_on_a_notebook_that_fails_and_says_where(tmp_path, monke
     rc, log = build_site(tmp_path, "--no-downloads")
     assert rc == 0 and (tmp_path / "site" / "notebooks" / "head.ipynb").is_file(), log
     assert len(json.loads((tmp_path / "build" / ".notebook-cache.json").read_text(encoding="utf-8"))) == 1
+
+
+def test_a_new_lessons_notebook_runs(tmp_path, monkeypatch):
+    """`make lesson`'s template, as a new author starts from it, on the committed traces."""
+    from generator.site import scaffold
+
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "mine.md").write_text(scaffold.lesson_text("mine"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    (nb,) = notebook_files.write_notebooks(tmp_path / "content", REPO / "traces", tmp_path / "site", bundles=False)
+    assert "One head, step by step" in nb.text
+    folder = tmp_path / "site" / notebook_files.NOTEBOOKS_DIR
+    assert [str(f) for f in run_notebooks([nb], folder, {nb.page: "content/mine.md"}, cache=None)] == []
