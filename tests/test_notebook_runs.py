@@ -208,17 +208,23 @@ def test_sections_that_bind_one_name_to_two_values_are_found():
     assert shared_names([tokens, loop]) == ["`trace`: tokens and scoreboard"]
 
 
+def broken_walk(root, monkeypatch) -> None:
+    """A project with one attention figure (line 3) whose walk is shown, on the committed traces,
+    and the walk's "values" step planted to fail (NameError: v_missing) until monkeypatch.undo()."""
+    lesson = "# One head\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\n" \
+             "pick: {rule: max-weight, from: her, to: Lily}\n```\n\n[[python: grid]]\n"
+    write_project(root, {"head.md": lesson})
+    shutil.rmtree(root / "traces")
+    shutil.copytree(REPO / "traces", root / "traces")
+    monkeypatch.setitem(steps.STEPS, "values", "print(arrays['weights'][i] @ v_missing)")
+
+
 def test_make_check_reports_a_notebook_that_fails_at_its_figures_line(tmp_path, monkeypatch):
     """A step of the walk that fails (planted) is one line at the attention figure's line, exit 1;
     fixed, the page passes and the notebook is cached."""
     from test_check import run_check
 
-    lesson = "# One head\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\n" \
-             "pick: {rule: max-weight, from: her, to: Lily}\n```\n\n[[python: grid]]\n"
-    write_project(tmp_path, {"head.md": lesson})
-    shutil.rmtree(tmp_path / "traces")
-    shutil.copytree(REPO / "traces", tmp_path / "traces")
-    monkeypatch.setitem(steps.STEPS, "values", "print(arrays['weights'][i] @ v_missing)")
+    broken_walk(tmp_path, monkeypatch)
     rc, log = run_check(tmp_path)
     errors = [line for line in log.splitlines() if line.startswith("error: ")]
     assert rc == 1 and len(errors) == 1, log
@@ -237,12 +243,7 @@ def test_make_site_fails_on_a_notebook_that_fails_and_says_where(tmp_path, monke
     notebook cached."""
     from catalogue import build as build_site
 
-    lesson = "# One head\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\n" \
-             "pick: {rule: max-weight, from: her, to: Lily}\n```\n\n[[python: grid]]\n"
-    write_project(tmp_path, {"head.md": lesson})
-    shutil.rmtree(tmp_path / "traces")
-    shutil.copytree(REPO / "traces", tmp_path / "traces")
-    monkeypatch.setitem(steps.STEPS, "values", "print(arrays['weights'][i] @ v_missing)")
+    broken_walk(tmp_path, monkeypatch)
     rc, log = build_site(tmp_path, "--no-downloads")
     assert rc == 1 and not (tmp_path / "site").exists(), log
     assert re.search(r"error: the notebooks failed \(content/head\.md:3: this figure's part of the lesson's notebook fails "
