@@ -4,8 +4,6 @@ the words a conclusion reference writes from the numbers, and the signed colours
 
 from __future__ import annotations
 
-import functools
-import math
 import re
 
 import numpy as np
@@ -152,7 +150,6 @@ def verdict(removed: float, whole: float) -> str:
 
 
 SOLID_FROM = 0.5  # |x| / scale from which a cell is a solid colour; below it a tint of the page
-STYLE_GRID = 64  # signed_style_steps looks for each change of style between these points of |x| / scale
 
 
 def signed_style(x: float, scale: float) -> str:
@@ -167,35 +164,6 @@ def signed_style(x: float, scale: float) -> str:
     text = (0, 0, 0) if fmt.contrast_ratio(rgb, (0, 0, 0)) >= fmt.contrast_ratio(rgb, (255, 255, 255)) else (255, 255, 255)
     hexa = "#%02x%02x%02x" % rgb
     return f"background:{hexa};color:{'#000' if text == (0, 0, 0) else '#fff'}"
-
-
-@functools.lru_cache(maxsize=None)
-def signed_style_steps() -> dict[str, list[tuple[float, str]]]:
-    """signed_style as a table, for the playground's page (play.js's SIGNED_STYLES), so the browser
-    colours a cell as this function does without a second copy of its rule. For each sign,
-    (t, style): the style of every |x| / scale from t up to the next t. A style only ever changes
-    one way as t grows (the tint thickens, then the solid colour darkens), so each t is found
-    exactly, as the first float at which the style is no longer the one before."""
-    out = {}
-    for sign, unit in (("positive", 1.0), ("negative", -1.0)):
-        def style(t: float) -> str:
-            return signed_style(unit * max(t, 5e-324), 1.0) if unit < 0 else signed_style(t, 1.0)
-
-        steps = [(0.0, style(0.0))]
-        lo = 0.0
-        for k in range(1, STYLE_GRID + 1):
-            g = k / STYLE_GRID
-            while style(g) != steps[-1][1]:
-                a, b = lo, g  # style(a) is the last step's, style(b) is not
-                while math.nextafter(a, b) < b:
-                    m = (a + b) / 2
-                    m = m if a < m < b else math.nextafter(a, b)
-                    a, b = (m, b) if style(m) == steps[-1][1] else (a, m)
-                steps.append((b, style(b)))
-                lo = b
-            lo = g
-        out[sign] = steps
-    return out
 
 
 def ranked_heads(effects: np.ndarray, by_size: bool = True) -> list[tuple[int, int, float]]:

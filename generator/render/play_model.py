@@ -122,7 +122,6 @@ def play_model_js(dtype: str = "float32") -> bytes:
 def play_js() -> str:
     """The playground's classic script: its parts in one closure; `coursePlay` is its one global."""
     from .ablation import live_template
-    from .causal_data import signed_style_steps
     from .script import without_comments_or_indents
 
     # without the parts' comment lines and indentation, as course.js (the page's script stays under a chapter's 1.8 MB)
@@ -130,10 +129,7 @@ def play_js() -> str:
     # the ablation figure's markup, from its own template (fig-2, its cells linked to the attention figure, fig-1)
     config = json.loads(CONFIG.read_text(encoding="utf-8"))
     template = live_template(2, int(config["n_layer"]), int(config["n_head"]), 1)
-    # the cells' colours, as causal_data.signed_style's table (one rule, in Python)
-    styles = {sign: [list(step) for step in steps] for sign, steps in signed_style_steps().items()}
-    body = ("  var ABLATION_TEMPLATE = " + fmt.json_for_script(template) + ";\n"
-            "  var SIGNED_STYLES = " + fmt.json_for_script(styles, separators=(",", ":")) + ";\n\n" + body)
+    body = "  var ABLATION_TEMPLATE = " + fmt.json_for_script(template) + ";\n\n" + body
     return ("/* play.js: the tiny model in the reader's page (the playground, play.html). Loaded only there.\n"
             " * Parts: generator/assets/play/ (" + ", ".join(PLAY_PARTS) + "), joined by generator/render/play_model.py. */\n"
             "(function (root) {\n  'use strict';\n\n" + body

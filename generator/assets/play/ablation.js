@@ -82,20 +82,28 @@
   // Drawn from render/templates/ablation.html itself: the build renders it with slots (⟦name⟧)
   // where this page's numbers go (ABLATION_TEMPLATE, generator/render/ablation.py's
   // live_template), and here each slot becomes text (never HTML), each cell its number and colour.
-  // The colours are causal_data.signed_style's, from its own table (SIGNED_STYLES, which the build
-  // writes with causal_data.signed_style_steps), the numbers format.diff2's as course.js writes them
-  // (signed2; test_play holds the page's figure to a frozen one cell by cell).
+  // The colours are causal_data.signed_style's, the numbers format.diff2's as course.js writes them
+  // (window.course.signed2; test_play holds the page's figure to a frozen one cell by cell).
+  var SOLID_FROM = 0.5; // as causal_data.SOLID_FROM
   var SLOT = /\u27e6([a-z.-]+)\u27e7/g;
 
-  // A cell's inline colours: the style of the last step at or below |x| / scale, for x's sign.
+  function luminance(c) {
+    var ch = c.map(function (v) { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
+  }
+  function contrastRatio(a, b) { // as format.contrast_ratio (WCAG 2)
+    var la = luminance(a), lb = luminance(b), hi = Math.max(la, lb), lo = Math.min(la, lb);
+    return (hi + 0.05) / (lo + 0.05);
+  }
+  // as causal_data.signed_style: blue for positive, orange for negative, a tint below SOLID_FROM
   function signedStyle(x, scale) {
     var t = scale <= 0 ? 0 : Math.min(1, Math.abs(x) / scale);
-    var steps = SIGNED_STYLES[x >= 0 ? 'positive' : 'negative'], lo = 0, hi = steps.length - 1;
-    while (lo < hi) {
-      var mid = (lo + hi + 1) >> 1;
-      if (steps[mid][0] <= t) lo = mid; else hi = mid - 1;
-    }
-    return steps[lo][1];
+    var end = x >= 0 ? [33, 102, 172] : [179, 88, 6];
+    if (t < SOLID_FROM) return 'background:rgba(' + end.join(',') + ',' + window.course.fmt(0.05 + 0.6 * t, 2) + ')';
+    var rgb = end.map(function (e) { return window.course.roundHalfEven(255 + (e - 255) * t); }); // Python's round()
+    var black = contrastRatio(rgb, [0, 0, 0]) >= contrastRatio(rgb, [255, 255, 255]);
+    var hex = '#' + rgb.map(function (c) { return (c < 16 ? '0' : '') + c.toString(16); }).join('');
+    return 'background:' + hex + ';color:' + (black ? '#000' : '#fff');
   }
 
   // (layer, head) effects of one mode: the measure's change, as ablation_effects reads a trace
