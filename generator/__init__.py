@@ -27,6 +27,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("lessons", ("lessons",), "the one parser of the lessons: fences, options, references"),
     Stage("model", ("model",), "loading, tracing, causal tests, training (`make traces`, `make tiny-model`)", torch="yes"),
     Stage("render", ("render",), "one module and one template per figure kind; the assets a page loads"),
+    Stage("notebooks", ("notebooks",), "each chapter's Python notebook: its cells, and which sections a lesson's figures get"),
     Stage("markdown", ("markdown",), "the Python-Markdown extensions MkDocs and Zensical run"),
     Stage("site", ("site",), "`make site`, `make serve`, the downloads", torch="only to trace on save"),
     Stage("bench", ("bench",), "`make bench`: figures, not tests", torch="through model"),

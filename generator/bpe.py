@@ -19,21 +19,39 @@ from dataclasses import dataclass
 
 from . import schema, tokens
 
-# GPT-2's table from bytes to printable characters (Radford et al.'s bytes_to_unicode): printable
-# Latin-1 bytes stand for themselves, every other byte for a character from U+0100 on.
+# The two functions below are written as a learner reads them: chapter 1's notebook ships their
+# source as it is (generator/notebooks/), so the page's replay and the notebook's are one code.
 
 
-@functools.lru_cache(maxsize=None)
-def byte_chars() -> dict[int, str]:
-    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+def byte_table() -> dict[int, str]:
+    """GPT-2's byte-level alphabet (Radford et al.'s bytes_to_unicode): every byte becomes one
+    printable character. Printable Latin-1 bytes stand for themselves; every other byte gets a
+    character from U+0100 on (a space, byte 32, becomes "Ġ")."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
     table, extra = {}, 0
     for b in range(256):
-        if b in keep:
+        if b in printable:
             table[b] = chr(b)
         else:
             table[b] = chr(256 + extra)
             extra += 1
     return table
+
+
+def join_pair(pieces: list[str], pair: tuple[str, str]) -> list[str]:
+    """One merge: every occurrence of `pair` in `pieces` joined into one piece, left to right."""
+    joined, j = [], 0
+    while j < len(pieces):
+        if tuple(pieces[j:j + 2]) == pair:
+            joined.append(pieces[j] + pieces[j + 1])
+            j += 2
+        else:
+            joined.append(pieces[j])
+            j += 1
+    return joined
+
+
+byte_chars = functools.lru_cache(maxsize=None)(byte_table)
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,15 +122,7 @@ def merge_steps(model: str, word: str) -> tuple[tuple[str, ...], list[Step]]:
             break
         rank, _ = min(ranked)
         pair = merge_list(model)[rank]
-        joined, i = [], 0
-        while i < len(pieces):  # join every occurrence of the pair, left to right, as BPE does
-            if i + 1 < len(pieces) and (pieces[i], pieces[i + 1]) == pair:
-                joined.append(pieces[i] + pieces[i + 1])
-                i += 2
-            else:
-                joined.append(pieces[i])
-                i += 1
-        pieces = joined
+        pieces = join_pair(pieces, pair)
         steps.append(Step(piece_text(pair[0]), piece_text(pair[1]), rank + 1, tuple(piece_text(p) for p in pieces)))
     expected = tokens.tokenizer(model).encode(word, add_special_tokens=False).tokens
     if pieces != list(expected):

@@ -436,7 +436,7 @@ def test_a_build_that_fails_unforeseen_leaves_no_folder_behind(tmp_path, monkeyp
     """A failure no step foresaw (here a KeyError in the notebooks' step, as a damaged heads.json
     once gave) still removes the build's temporary folders (.site.building-<pid>, .site.assets-<pid>)
     and leaves no site: they were left behind before."""
-    from generator.site import notebooks, publish
+    from generator.site import notebook_files as notebooks, publish
 
     write_project(tmp_path, {"index.md": "# Home\n\nA course.\n"})
     monkeypatch.chdir(tmp_path)

@@ -1,4 +1,4 @@
-"""Every chapter's Python notebook (generator/site/notebooks.py), run as a learner runs it: from a
+"""Every chapter's Python notebook (generator/notebooks/, written by generator/site/notebook_files.py), run as a learner runs it: from a
 copy of the offline zip's contents, with nbclient and ipykernel, reading only the files beside it.
 
 One real site build of the course (committed traces, a copy of content/) for the whole module."""
@@ -16,8 +16,8 @@ import pytest
 
 from course_builds import REPO, run
 from generator.lessons import pages
-from generator.site import downloads, notebooks
-from generator.render.notebook_cells import TODO
+from generator.site import downloads, notebook_files as notebooks
+from generator.notebooks.cells import TODO
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -228,11 +228,11 @@ def test_a_wrong_answer_fails_its_check_with_a_clear_message(unzipped, offline_e
 
 # A plausible mistake for each of the causal chapter's exercises: the wrong head, zeros for the
 # average, the wrong sentence's output, the stream without the final layer norm.
-CAUSAL_MISTAKES = {
-    "averaged": "out = logits(ids, removed=(1, 2))\naveraged = out[pos, a_id] - out[pos, b_id]\ncheck(averaged, 'averaged')",
-    "share": "share_of_head = share(r['outs'][1, 3, pos] @ P['transformer.h.1.attn.c_proj.weight'][96:128])\ncheck(share_of_head, 'share')",
-    "patched": "out = run(ids_into, {(1, 2): run(ids_into)['outs'][1, 2]})['logits']\npatched_gap = out[pos, a_id] - out[pos, b_id]\ncheck(patched_gap, 'patched')",
-    "lens": "lens = softmax_rows(run(ids)['stages'][:, pos] @ W_U.T).max(-1)\ncheck(lens, 'lens')",
+CAUSAL_MISTAKES = {  # each section's own names (generator/notebooks/names.py): ab_, dla_, pt_, lens_
+    "averaged": "out = logits(ab_ids, removed=(1, 2))\naveraged = out[ab_pos, ab_a_id] - out[ab_pos, ab_b_id]\ncheck(averaged, 'averaged')",
+    "share": "share_of_head = share(clean_run['outs'][1, 3, dla_pos] @ P['transformer.h.1.attn.c_proj.weight'][96:128])\ncheck(share_of_head, 'share')",
+    "patched": "out = run(ids_into, {(1, 2): run(ids_into)['outs'][1, 2]})['logits']\npatched_gap = out[pt_pos, pt_a_id] - out[pt_pos, pt_b_id]\ncheck(patched_gap, 'patched')",
+    "lens": "lens = softmax_rows(run(lens_token_ids)['stages'][:, lens_pos] @ W_U.T).max(-1)\ncheck(lens, 'lens')",
 }
 
 
@@ -333,13 +333,13 @@ def code_tabs(md_text: str) -> list[list[str]]:
 
 def walk_steps(model: str) -> set[str]:
     """The steps of the one-head walk that a chapter's notebook holds once its traces exist."""
-    from generator.render import notebook_cells
+    from generator.notebooks import cells as notebook_cells
 
     return {c.step for c in notebook_cells.attention("x.json", model, "x", 0, 0, 0, "x").cells if c.step}
 
 
 def test_every_code_tab_has_a_python_view_that_is_a_cell_of_its_notebook(built):
-    from generator.render.notebook_cells import step
+    from generator.notebooks.cells import step
 
     site = built / "build" / "site"
     views = pending = 0
@@ -386,7 +386,7 @@ def test_a_python_view_under_a_needs_traces_mark_is_left_out_while_its_traces_ar
     assert built.returncode == 0, built.log[-2000:]
     page = (built.site / "ch.html").read_text(encoding="utf-8")
     from generator.markdown.python_view import LINK_LINE
-    from generator.render.notebook_cells import step
+    from generator.notebooks.cells import step
 
     assert ">Python</label>" in page and page.count("course-traces-note") == 2  # one in each tab
     assert not [b for b in code_blocks(page) if "q @ k.T" in b or step("head") in b]

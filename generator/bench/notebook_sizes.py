@@ -1,6 +1,6 @@
 """`python -m generator.bench.notebook_sizes` (make bench): the size of every chapter's notebook, of
 the data it reads, and of its download (downloads/<page>-notebook.zip), built from content/ and
-traces/ into a temporary folder (generator/site/notebooks.py), and the notebooks folder's share of
+traces/ into a temporary folder (generator/site/notebook_files.py), and the notebooks folder's share of
 the offline zip."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..site import downloads, notebooks
+from ..site import downloads, notebook_files as notebooks
 
 
 def notebook_sizes(content_dir: Path, traces_dir: Path) -> list[str]:
@@ -23,7 +23,7 @@ def notebook_sizes(content_dir: Path, traces_dir: Path) -> list[str]:
         for nb in written:
             data = sum((site / notebooks.NOTEBOOKS_DIR / notebooks.DATA_DIR / f).stat().st_size for f in nb.files)
             bundle = (site / downloads.DOWNLOADS_DIR / notebooks.bundle_name(nb.page)).stat().st_size
-            lines.append(f"notebook {nb.name}: {len(nb.text.encode('utf-8')) / 1e3:.1f} kB, reads {len(nb.files)} files "
+            lines.append(f"notebook {notebooks.notebook_name(nb.page)}: {len(nb.text.encode('utf-8')) / 1e3:.1f} kB, reads {len(nb.files)} files "
                          f"({data / 1e6:.2f} MB); its download {bundle / 1e6:.2f} MB")
         folder = site / notebooks.NOTEBOOKS_DIR
         buf = io.BytesIO()

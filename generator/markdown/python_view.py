@@ -1,5 +1,5 @@
 """A Code tab's Python view: a line `[[python: head scores]]` in a lesson becomes a Python code
-block holding those cells of the chapter's notebook (generator/render/notebook_steps.py, STEPS),
+block holding those cells of the chapter's notebook (generator/notebooks/steps.py, STEPS),
 and a sentence that links to the notebook (the link under the chapter's title, overrides/main.html),
 so the page and the notebook show the same lines. The line keeps its indentation, so the block
 sits in the tab the line is in.
@@ -13,13 +13,10 @@ SourcePreprocessor), so the lines it adds move no error message's line number.""
 
 from __future__ import annotations
 
-import re
-
 from ..lessons.errors import LessonError
 from .needs_traces import MARK, MARK_LINE_RE
-from ..render.notebook_steps import STEPS, step
+from ..notebooks.steps import MARK_RE, STEPS, step
 
-MARK_RE = re.compile(r"^(\s*)\[\[python:([^\]]*)\]\]\s*$")
 NOTEBOOK_ANCHOR = "course-notebook"  # the id of the notebook link under the chapter's title
 LINK_LINE = f"These lines are cells of [this chapter's notebook](#{NOTEBOOK_ANCHOR}), which runs them on the trace files."
 

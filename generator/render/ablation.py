@@ -9,15 +9,13 @@ from markupsafe import Markup
 from ..lessons.refs import Ref
 from . import templating
 from .causal_data import (
-    ablation_effects, clean_measure, follows, head_arg, head_label, head_words, measure_name, ranked_heads,
+    ablation_effects, clean_measure, focused_panel, head_arg, head_label, head_words, measure_name, ranked_heads,
     signed_style, target_tokens, verdict,
 )
-from .context import Ctx, Figure, Missing, load_panel
+from .context import Ctx, Figure
 from .format import diff2, f2, minus2, tok
 from .grid import provenance
-from .pending import traces_pending
 from .ref_common import int_arg, ref_fail, token_arg
-from .token_names import resolve_token
 
 # clean: the measure in the clean run; effect(head[, mode]): its change when the head is removed;
 # ablated(head[, mode]): its value then; top(n[, mode]): the n heads that move it most, with their
@@ -43,13 +41,9 @@ def effect_text(value: float, targets: list[dict]) -> str:
 
 def render(d, ctx: Ctx) -> str:
     targets = target_tokens(d.model, d.targets, d.where, d.kind)
-    panel = load_panel(d, d.model, d.sentence, ctx)
-    if panel is not None and not follows(panel, [t["id"] for t in targets]):
-        ctx.note_missing(Missing(d.model, Missing.TRACE, d.sentence), d.where)
-        panel = None
+    panel, pos, pending = focused_panel(d, ctx, targets)
     if panel is None:
-        return traces_pending(d, ctx, d.model, [d.sentence])
-    pos = len(panel.tokens) - 1 if d.token is None else resolve_token(d.token, panel.tokens, d.where, f"{d.kind}: token")
+        return pending
     grid_fig = None
     if d.grid is not None:
         grid_fig = ctx.figures.get(d.grid)

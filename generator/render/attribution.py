@@ -7,13 +7,11 @@ from __future__ import annotations
 
 from ..lessons.refs import Ref
 from . import templating
-from .causal_data import clean_logit, dla_parts, follows, measure_name, signed_style, target_tokens, verdict
-from .context import Ctx, Figure, Missing, load_panel
+from .causal_data import clean_logit, dla_parts, focused_panel, measure_name, signed_style, target_tokens, verdict
+from .context import Ctx, Figure
 from .format import diff2, f2, minus2, percent, shown, tok
 from .grid import provenance
-from .pending import traces_pending
 from .ref_common import int_arg, ref_fail
-from .token_names import resolve_token
 
 # total: the logit (difference) the parts add up to; share(part): one part's direct share (part:
 # L2H3, MLP4, embedding or biases); top(n): the n largest shares, with their values;
@@ -33,13 +31,9 @@ def _words(part: str) -> str:
 
 def render(d, ctx: Ctx) -> str:
     targets = target_tokens(d.model, d.targets, d.where, d.kind)
-    panel = load_panel(d, d.model, d.sentence, ctx)
-    if panel is not None and not follows(panel, [t["id"] for t in targets]):
-        ctx.note_missing(Missing(d.model, Missing.TRACE, d.sentence), d.where)
-        panel = None
+    panel, pos, pending = focused_panel(d, ctx, targets)
     if panel is None:
-        return traces_pending(d, ctx, d.model, [d.sentence])
-    pos = len(panel.tokens) - 1 if d.token is None else resolve_token(d.token, panel.tokens, d.where, f"{d.kind}: token")
+        return pending
     n = ctx.next_number()
     ctx.register(d, Figure("attribution", n, d, panels=[panel], focus=pos, numbers={"targets": targets}))
     parts = panel.trace["causal"]["parts"]

@@ -12,8 +12,10 @@ from .. import tokens as vocab
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from . import format as fmt
-from .context import Panel
+from .context import Ctx, Missing, Panel, load_panel
+from .pending import traces_pending
 from .ref_common import ref_fail
+from .token_names import resolve_token
 
 HEAD_RE = re.compile(r"^L(\d+)H(\d+)$")
 
@@ -60,6 +62,20 @@ def follows(panel: Panel, ids: list[int]) -> bool:
     """Whether the panel's trace follows every one of these target ids."""
     have = set(panel.trace["causal"]["targets"])
     return all(i in have for i in ids)
+
+
+def focused_panel(d, ctx: Ctx, targets: list[dict]) -> tuple[Panel | None, int, str]:
+    """A one-sentence causal figure's panel, the position it reads (its `token:`, else the
+    sentence's last) and "". Where the trace is missing or does not follow the figure's targets:
+    (None, 0, the figure's pending box), the trace noted as missing so that the tracer makes it."""
+    panel = load_panel(d, d.model, d.sentence, ctx)
+    if panel is not None and not follows(panel, [t["id"] for t in targets]):
+        ctx.note_missing(Missing(d.model, Missing.TRACE, d.sentence), d.where)
+        panel = None
+    if panel is None:
+        return None, 0, traces_pending(d, ctx, d.model, [d.sentence])
+    pos = len(panel.tokens) - 1 if d.token is None else resolve_token(d.token, panel.tokens, d.where, f"{d.kind}: token")
+    return panel, pos, ""
 
 
 def column(panel: Panel, pos: int, token_id: int) -> int:

@@ -6,7 +6,9 @@ fences, references and glossary terms, against the committed tokenizers and the 
 theme, no MkDocs build and nothing written: assets a page would write go to a temporary folder
 that is removed. The glossary and every page's fences are read first (lessons.pages.parse_file).
 Every mistake is one line `path:line: problem. Fix: remedy`, one per file (a page stops at its
-first), then the pending figures as the build groups them. The exit status is 1 when anything
+first), then the pending figures as the build groups them. The notebook of each page checked again
+is run as Run all runs it (generator/notebooks/run.py, cached by content): one that fails is a
+mistake at the line of the figure whose part fails. The exit status is 1 when anything
 is wrong, so editors and pre-commit hooks can call it (.pre-commit-hooks.yaml).
 """
 
@@ -21,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import build_log, publish
+from . import build_log, notebook_files, publish
 from .config_check import ConfigError, config_error
 from ..lessons import pages
 from ..lessons.errors import LessonError
@@ -101,6 +103,7 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
     configs.setdefault("generator.markdown.course", {})["assets_dir"] = str(scratch)  # never content/
     no_html = NO_HTML.set(True)
     pending_lines: list[str] = []
+    checked: list[Path] = []  # pages checked again that passed: their notebooks run below
     try:
         for path in files:
             shown = shown_path(path)
@@ -122,6 +125,17 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
             mine = [f"{p.model}\t{p.what}\t{p.text or ''}\t{p.at}" for p in held.pending]
             passed[key] = mine
             pending_lines += mine
+            checked.append(path)
+        traces_dir = (cfg["mdx_configs"].get("generator.markdown.course") or {}).get("traces_dir", "traces")
+        try:  # every notebook runs, or its lesson fails the check (numpy only; cached by content)
+            failures = notebook_files.check_notebooks(checked, docs, Path(traces_dir), scratch)
+        except (LessonError, StoreError) as exc:
+            failures = [exc]
+        failed_pages = {getattr(exc, "page", None) for exc in failures}
+        errors += [str(exc) for exc in failures]
+        for path in checked:  # a page whose notebook fails (or any, where the run said not which) is checked again
+            if None in failed_pages or path.relative_to(docs).with_suffix(".html").as_posix() in failed_pages:
+                passed.pop(page_key(path), None)
     finally:
         NO_HTML.reset(no_html)
         shutil.rmtree(scratch, ignore_errors=True)

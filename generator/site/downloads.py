@@ -73,7 +73,7 @@ ONEFILE_LINK_RE = re.compile(r"<!-- course:onefile-link -->.*?<!-- /course:onefi
 # one-file chapter inlines them after its article instead (with the heavy parts before them).
 COURSE_SCRIPTS_RE = re.compile(r"<!-- course:scripts -->.*?<!-- /course:scripts -->", re.S)
 ZIP_LEVEL = 6
-# Each chapter's link to its notebook (overrides/main.html, generator/site/notebooks.py): the
+# Each chapter's link to its notebook (overrides/main.html, generator/site/notebook_files.py): the
 # hosted page's names downloads/<page>-notebook.zip; in the zip it names notebooks/<page>.ipynb.
 NOTEBOOKS_DIR = "notebooks"
 NOTEBOOK_BUNDLE_SUFFIX = "-notebook.zip"

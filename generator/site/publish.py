@@ -28,7 +28,7 @@ from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown, shown_path
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
-from . import build_log, downloads, notebooks
+from . import build_log, downloads, notebook_files
 from .config_check import config_error, extensions_problem, setting_errors  # noqa: F401 (check and serve ask it here too)
 
 
@@ -273,7 +273,8 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
         print(f"error: the site was not built ({msg}); {final} is unchanged", file=sys.stderr)
         return 1
     try:  # each chapter's notebook, before the zip that holds them
-        notebooks.write_notebooks(docs, Path(traces_dir), tmp, bundles=with_downloads)
+        written = notebook_files.write_notebooks(docs, Path(traces_dir), tmp, bundles=with_downloads)
+        notebook_files.run_written(written, docs, tmp)  # every notebook runs, or the build says where it fails
         pause_point("notebooks")
     except (LessonError, StoreError, heads.StandInRefused, OSError, ValueError) as exc:
         print(f"error: the notebooks failed ({exc}); {final} is unchanged", file=sys.stderr)

@@ -72,17 +72,6 @@ def _array(path: Path, name: str, value, shape: tuple[int, ...]) -> np.ndarray:
     return a
 
 
-def _read(path: Path):
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    if not path.is_file():
-        raise DamagedFile(path, "is not a regular file", FIX)
-    del st
-    return read_json(path, MAX_BYTES, FIX)
-
-
 def _head(doc, path: Path, model: str, revision: str | None) -> None:
     if not isinstance(doc, dict) or doc.get("formatVersion") != FORMAT_VERSION or doc.get("model") != model:
         raise DamagedFile(path, f"is not a format-{FORMAT_VERSION} file of model {model!r}", FIX)
@@ -90,15 +79,27 @@ def _head(doc, path: Path, model: str, revision: str | None) -> None:
         raise DamagedFile(path, f"was made from revision {str(doc.get('revision'))[:16]!r}, not the traces' {revision[:16]!r}", FIX)
 
 
+def _read(store: TraceStore, model: str, name: str) -> tuple[dict | None, Path]:
+    """The file `name` of `model` and its path: None where there is none, else a dict of this
+    format, model and the traces' revision (DamagedFile, one line, otherwise)."""
+    path = path_of(store.root, model, name)
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return None, path
+    if not path.is_file():
+        raise DamagedFile(path, "is not a regular file", FIX)
+    doc = read_json(path, MAX_BYTES, FIX)
+    _head(doc, path, model, (store.model_meta(model) or {}).get("revision"))
+    return doc, path
+
+
 def load_circuits(store: TraceStore, model: str, kinds: tuple[str, ...], n_layer: int, n_head: int) -> dict | None:
     """circuits.json of `model`, its arrays numpy and checked against the model's shape, or None
     when there is none. DamagedFile (one line) when it cannot be trusted."""
-    path = path_of(store.root, model, CIRCUITS_FILE)
-    doc = _read(path)
+    doc, path = _read(store, model, CIRCUITS_FILE)
     if doc is None:
         return None
-    meta = store.model_meta(model) or {}
-    _head(doc, path, model, meta.get("revision"))
     ablations = doc.get("ablations")
     if not isinstance(ablations, list) or not ablations or not set(ablations) <= {"zero", "mean"}:
         raise DamagedFile(path, "has no list of ablations (zero, mean)", FIX)
@@ -131,12 +132,9 @@ def pair_key(a: str, b: str, targets) -> list:
 
 
 def load_patching_doc(store: TraceStore, model: str) -> dict | None:
-    path = path_of(store.root, model, PATCHING_FILE)
-    doc = _read(path)
+    doc, path = _read(store, model, PATCHING_FILE)
     if doc is None:
         return None
-    meta = store.model_meta(model) or {}
-    _head(doc, path, model, meta.get("revision"))
     if not isinstance(doc.get("pairs"), list):
         raise DamagedFile(path, "has no list of pairs", FIX)
     return doc

@@ -10,6 +10,8 @@
       return f.setState(state, { user: true });
     },
     fmt: fmt,
+    signed2: signed2,  // as format.diff2 (the playground's ablation figure)
+    roundHalfEven: roundHalfEven,  // Python's round() of a float (its colours)
     cellColour: cellColour,
     tokDisplay: tokDisplay, tokSpoken: tokSpoken, tokSpan: tokSpan,  // a token shown and said (the playground's too)
     tableToggle: tableToggle,  // "Show as a table" (CONTRACT.md, chapter 2's embedding)

@@ -82,15 +82,11 @@
   // Drawn from render/templates/ablation.html itself: the build renders it with slots (⟦name⟧)
   // where this page's numbers go (ABLATION_TEMPLATE, generator/render/ablation.py's
   // live_template), and here each slot becomes text (never HTML), each cell its number and colour.
-  // The colours are causal_data.signed_style's, the numbers format.diff2's (test_play holds the
-  // page's figure to a frozen one cell by cell).
+  // The colours are causal_data.signed_style's, the numbers format.diff2's as course.js writes them
+  // (window.course.signed2; test_play holds the page's figure to a frozen one cell by cell).
   var SOLID_FROM = 0.5; // as causal_data.SOLID_FROM
   var SLOT = /\u27e6([a-z.-]+)\u27e7/g;
 
-  function halfEven(x) { // Python's round() of a float
-    var f = Math.floor(x), diff = x - f;
-    return diff > 0.5 ? f + 1 : diff < 0.5 ? f : f % 2 === 0 ? f : f + 1;
-  }
   function luminance(c) {
     var ch = c.map(function (v) { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
     return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2];
@@ -104,7 +100,7 @@
     var t = scale <= 0 ? 0 : Math.min(1, Math.abs(x) / scale);
     var end = x >= 0 ? [33, 102, 172] : [179, 88, 6];
     if (t < SOLID_FROM) return 'background:rgba(' + end.join(',') + ',' + window.course.fmt(0.05 + 0.6 * t, 2) + ')';
-    var rgb = end.map(function (e) { return halfEven(255 + (e - 255) * t); });
+    var rgb = end.map(function (e) { return window.course.roundHalfEven(255 + (e - 255) * t); }); // Python's round()
     var black = contrastRatio(rgb, [0, 0, 0]) >= contrastRatio(rgb, [255, 255, 255]);
     var hex = '#' + rgb.map(function (c) { return (c < 16 ? '0' : '') + c.toString(16); }).join('');
     return 'background:' + hex + ';color:' + (black ? '#000' : '#fff');
@@ -123,8 +119,7 @@
   function ablationFigure(res, cols, tokens, targets) {
     var box = document.createElement('div');
     box.innerHTML = ABLATION_TEMPLATE; // the build's own markup: no reader's text is in it
-    var fig = box.firstElementChild, fmt2 = function (x) { return window.course.fmt(x, 2); };
-    var signed2 = function (x) { var s = fmt2(x); return s === '0.00' || s === '-0.00' ? '0.00' : x > 0 ? '+' + s : s.replace('-', '\u2212'); };
+    var fig = box.firstElementChild, fmt2 = function (x) { return window.course.fmt(x, 2); }, signed2 = window.course.signed2;
     var slots = { token: label(tokens[res.pos]), 'token-spoken': spokenOf(tokens[res.pos]), pos: String(res.pos) };
     var two = cols.length === 2, clean = two ? res.cleanLogit[cols[0]] - res.cleanLogit[cols[1]] : res.cleanLogprob[cols[0]];
     slots.measure = two ? 'logit(' + targets[0].display + ') \u2212 logit(' + targets[1].display + ')' : 'log P(' + targets[0].display + ')';

@@ -1,11 +1,5 @@
-"""Each chapter's Python notebook: `python -m generator site` writes them into the built site.
-
-For every page with figures, ``notebooks/<page>.ipynb`` (``<page>`` as the one-file chapter names
-it, generator/site/downloads.py), and beside them ``notebooks/data/<model>/…``: the trace files,
-vectors, head scores and, for the causal chapter, the tiny model's weights that the notebooks read.
-The offline zip holds that folder as it is (every page in it links to its notebook); for the
-hosted site and the one-file chapters, ``downloads/<page>-notebook.zip`` holds one chapter's
-notebook with the data it reads.
+"""Each chapter's Python notebook, as text: which sections a lesson's figures get and where each
+one looks (generator/site/notebook_files.py writes them into the built site).
 
 A notebook has a section for the first figure of each kind it knows (:data:`SECTIONS`): the
 tokens and ids and the merges (chapter 1), embedding plus position, cosine similarity, the map and
@@ -15,7 +9,7 @@ head-type scores from their definitions (a scoreboard), and the tiny model in nu
 once, by the first causal section) redoing each causal figure of the tiny model with two targets:
 ablation with zeros and with the head's mean, direct logit attribution, patching, the logit lens.
 A page with causal figures and no Code tab on the walk gets no walk (:data:`WALK_STEPS`). The cells that a Code tab shows as its Python view are named steps
-(notebook_cells.STEPS), so page and notebook hold the same text. The cells are generator/render/notebook_cells.py's and notebook_causal.py's;
+(steps.py's STEPS), so page and notebook hold the same text. The cells are cells.py's and causal_cells.py's;
 this module works out where each one looks (a file, a layer and head, a position) from the same
 traces and pick rules as the figures.
 
@@ -26,27 +20,23 @@ nbformat writes it (sorted keys), so the same inputs give the same bytes. No tor
 from __future__ import annotations
 
 import hashlib
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import heads
 from ..lessons import pages
-from ..lessons.source import iter_markdown
+from ..lessons.source import iter_markdown, shown_path
 from ..registry import CONFIG_FILES
 from ..render import causal_data
 from ..render.context import Ctx, load_panel
 from ..render.pick import pick_head
 from ..render.token_names import resolve_token
-from ..markdown import python_view
 from ..store import TraceStore, circuits_file
 from ..store.vectors_file import read as read_vectors
-from . import downloads
-from ..render import notebook_causal, notebook_cells as cells
+from . import causal_cells, cells
+from .names import shared_names
+from .steps import MARK_RE
 
-NOTEBOOKS_DIR = downloads.NOTEBOOKS_DIR  # inside the site, and so inside the offline zip
-DATA_DIR = "data"  # beside the notebooks; the notebooks read data/<model>/<file>
-BUNDLE_SUFFIX = downloads.NOTEBOOK_BUNDLE_SUFFIX  # downloads/<page>-notebook.zip: one notebook and its data
 NBFORMAT_MINOR = 5  # 4.5: cells have ids (set here, not random)
 # Files of the model's own folder (generator/tiny_model/) rather than of traces/<model>/.
 MODEL_FILES = ("model.safetensors", "config.json", "tokenizer.json")
@@ -56,19 +46,8 @@ class Notebook:
     page: str  # site-relative page, "attention.html"
     text: str  # the .ipynb, as written
     files: list[str] = field(default_factory=list)  # data files it reads, "tiny/<key>.json"
-
-    @property
-    def name(self) -> str:
-        return notebook_name(self.page)
-
-
-def notebook_name(page: str) -> str:
-    """`attention.html` -> `attention.ipynb`; `part/ch.html` -> `part-ch.ipynb`."""
-    return downloads.onefile_name(page).removesuffix(".html") + ".ipynb"
-
-
-def bundle_name(page: str) -> str:
-    return downloads.onefile_name(page).removesuffix(".html") + BUNDLE_SUFFIX
+    where: list[str | None] = field(default_factory=list)  # per cell: "path:line" of the figure it is for
+    answer_where: dict[str, str | None] = field(default_factory=dict)  # exercise name -> the same
 
 
 # ---------------------------------------------------------------- sections, one per figure kind
@@ -83,6 +62,7 @@ def _tokens(d, ctx: Ctx, done: set) -> cells.Section:
     for text in d.sentences:
         name = _trace_file(ctx, "tiny", text)
         if name:
+            done.add("byte-level")  # the section defines byte_level: a later merges section needs it once
             return cells.tokens(name, text)
     return cells.pending("Tokens and their ids", "tiny")
 
@@ -90,7 +70,9 @@ def _tokens(d, ctx: Ctx, done: set) -> cells.Section:
 def _merges(d, ctx: Ctx, done: set) -> cells.Section | None:
     if d.model != "tiny":
         return None  # the notebook ships the tiny model's tokenizer only; a later tiny figure may come
-    return cells.merges(d.word, d.model, with_byte_level="tokens" not in done)
+    with_byte_level = "byte-level" not in done  # not when a tokens section wrote it (a pending one did not)
+    done.add("byte-level")
+    return cells.merges(d.word, d.model, with_byte_level=with_byte_level)
 
 
 def _sentence_index(d, ctx: Ctx) -> int | None:
@@ -178,7 +160,7 @@ def _with_forward(section: cells.Section, done: set) -> cells.Section:
     if "forward" in done:
         return section
     done.add("forward")
-    first = notebook_causal.forward()
+    first = causal_cells.forward()
     return cells.Section(first.cells + section.cells, first.answers + section.answers, first.files + section.files)
 
 
@@ -209,7 +191,7 @@ def _ablation(d, ctx: Ctx, done: set) -> cells.Section | None:
     targets = causal_data.target_tokens(d.model, d.targets, d.where, d.kind)
     effects = causal_data.ablation_effects(panel, pos, targets, "zero")  # (layer, head)
     layer, head, _ = causal_data.ranked_heads(effects)[0]
-    return _with_forward(notebook_causal.ablation(
+    return _with_forward(causal_cells.ablation(
         _trace_file(ctx, d.model, d.sentence), d.sentence, pos, pos_text, [(t["id"], t["display"]) for t in targets],
         layer, head, _mean_reference(ctx, panel) if "mean" in panel.trace["causal"]["ablations"] else None), done)
 
@@ -225,7 +207,7 @@ def _attribution(d, ctx: Ctx, done: set) -> cells.Section | None:
     shares = causal_data.dla_parts(panel, pos, targets)  # (part,)
     L, H = panel.weights.shape[:2]
     layer, head, _ = causal_data.ranked_heads(shares[1:1 + L * H].reshape(L, H))[0]  # the heads are parts 1 … L·H
-    return _with_forward(notebook_causal.attribution(
+    return _with_forward(causal_cells.attribution(
         _trace_file(ctx, d.model, d.sentence), d.sentence, pos, pos_text, [(t["id"], t["display"]) for t in targets],
         layer, head), done)
 
@@ -245,7 +227,7 @@ def _patching(d, ctx: Ctx, done: set) -> cells.Section | None:
     pos, pos_text = _focus(d, panel)
     gap = entry["patched"][:, :, pos, 0] - entry["patched"][:, :, pos, 1]  # (layer, head)
     layer, head, _ = causal_data.ranked_heads(gap - (entry["cleanA"][pos, 0] - entry["cleanA"][pos, 1]))[0]
-    return _with_forward(notebook_causal.patching(
+    return _with_forward(causal_cells.patching(
         (files[0], files[1]), (d.sentences[0], d.sentences[1]), pos, pos_text,
         [(t["id"], t["display"]) for t in targets], layer, head), done)
 
@@ -257,7 +239,7 @@ def _lens(d, ctx: Ctx, done: set) -> cells.Section | None:
     if panel is None:
         return pending
     pos, pos_text = _focus(d, panel)
-    return _with_forward(notebook_causal.lens(_trace_file(ctx, d.model, d.sentence), d.sentence, pos, pos_text), done)
+    return _with_forward(causal_cells.lens(_trace_file(ctx, d.model, d.sentence), d.sentence, pos, pos_text), done)
 
 
 # figure kind -> its section, for the first figure of the kind that gets one (a section may
@@ -280,7 +262,7 @@ SECTIONS = {
     "lens": _lens,
 }
 CAUSAL_KINDS = ("ablation", "attribution", "patching", "lens")
-# The steps of the head walked step by step (notebook_cells.attention): a page with causal figures
+# The steps of the head walked step by step (cells.attention): a page with causal figures
 # gets the walk only when one of its Code tabs shows one of them; the others start from the causal tests.
 WALK_STEPS = frozenset({"grid", "head", "scores", "softmax", "row", "values", "concat"})
 SAME_AS = {"compare": ("attention", "pair")}
@@ -295,14 +277,14 @@ def page_title(md: Path) -> str:
 
 def build_notebook(md: Path, page: str, ctx: Ctx) -> Notebook | None:
     """The notebook of one lesson (None for a page without figures)."""
-    directives = pages.parse_file(md)
+    directives = pages.parse_file(md, shown_path(md))  # a figure's where names the file as messages do
     if not directives:
         return None
     title = page_title(md)
     opening = cells.opening(title)
     sections, done = [opening], set()
     viewed = {name for line in md.read_text(encoding="utf-8").splitlines()
-              if (m := python_view.MARK_RE.match(line)) for name in m.group(2).split()}
+              if (m := MARK_RE.match(line)) for name in m.group(2).split()}
     if any(d.kind in CAUSAL_KINDS for d in directives) and not viewed & WALK_STEPS:
         done.add("attention")
         sections.append(cells.Section())
@@ -316,11 +298,20 @@ def build_notebook(md: Path, page: str, ctx: Ctx) -> Notebook | None:
             section = SECTIONS[kind](d, ctx, done)
             if section is not None:
                 done.add(kind)
+                section.name, section.where = kind, d.where
                 sections.append(section)
     if len(sections) == 1:
         sections.append(cells.Section())
         sections[-1].md("This chapter's figures need no traces: there is nothing here to recompute.")
-    return Notebook(page, notebook_json(sections), sorted({f for s in sections for f in s.files}))
+    shared = shared_names([(s.name or "the opening", [c.source for c in s.cells if c.kind == "code"] + [a for _, a in s.answers])
+                           for s in sections])
+    if shared:  # a bug of this package, not the author's: the notebook would compute with another figure's names
+        raise AssertionError(f"{md}: notebook sections share names: {'; '.join(shared)}")
+    where = [s.where for s in sections for _ in s.cells]
+    answer_where = {name: s.where for s in sections for name, _ in s.answers}
+    if answer_where:
+        where += [None, None]  # the answers' heading and cell (each answer names its own figure)
+    return Notebook(page, notebook_json(sections), sorted({f for s in sections for f in s.files}), where, answer_where)
 
 
 def notebook_json(sections: list[cells.Section]) -> str:
@@ -349,7 +340,7 @@ def notebook_json(sections: list[cells.Section]) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-# ---------------------------------------------------------------- the site's notebooks folder
+# ---------------------------------------------------------------- every page's notebook
 
 
 def data_source(name: str, traces_dir: Path) -> Path:
@@ -371,51 +362,3 @@ def build_notebooks(content_dir: Path, traces_dir: Path) -> list[Notebook]:
         if nb is not None:
             out.append(nb)
     return out
-
-
-def _zip_write(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
-    info = zipfile.ZipInfo(name, date_time=downloads.ZIP_DATE)
-    info.create_system = 3
-    info.external_attr = downloads.ZIP_FILE_MODE << 16
-    zf.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=downloads.ZIP_LEVEL)
-
-
-def write_notebooks(content_dir: Path, traces_dir: Path, site_dir: Path, bundles: bool = True) -> list[Notebook]:
-    """notebooks/ (every notebook and the data they read) into site_dir, and with `bundles` each
-    chapter's downloads/<page>-notebook.zip. Returns the notebooks written."""
-    site_dir, traces_dir = Path(site_dir), Path(traces_dir)
-    notebooks = build_notebooks(content_dir, traces_dir)
-    root = site_dir / NOTEBOOKS_DIR
-    for nb in notebooks:
-        root.mkdir(parents=True, exist_ok=True)
-        (root / nb.name).write_text(nb.text, encoding="utf-8")
-        for name in nb.files:
-            target = root / DATA_DIR / name
-            if not target.exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data_source(name, traces_dir).read_bytes())
-    if bundles:
-        dl = site_dir / downloads.DOWNLOADS_DIR
-        for nb in notebooks:
-            dl.mkdir(parents=True, exist_ok=True)
-            folder = nb.name.removesuffix(".ipynb")
-            tmp = dl / f".{bundle_name(nb.page)}.tmp"
-            with zipfile.ZipFile(tmp, "w") as zf:
-                _zip_write(zf, f"{folder}/{nb.name}", nb.text.encode("utf-8"))
-                for name in nb.files:
-                    _zip_write(zf, f"{folder}/{DATA_DIR}/{name}", (root / DATA_DIR / name).read_bytes())
-            tmp.replace(dl / bundle_name(nb.page))
-    return notebooks
-
-
-def sizes(site_dir: Path) -> list[str]:
-    """One line per notebook for `make bench`: its bytes, its data's, its bundle's."""
-    site_dir = Path(site_dir)
-    out = []
-    for p in sorted((site_dir / NOTEBOOKS_DIR).glob("*.ipynb")):
-        bundle = site_dir / downloads.DOWNLOADS_DIR / (p.stem + BUNDLE_SUFFIX)
-        size = f"{bundle.stat().st_size / 1e6:.2f} MB zipped with its data" if bundle.is_file() else "no bundle (--no-downloads)"
-        out.append(f"notebook {p.name}: {p.stat().st_size / 1e3:.1f} kB, {size}")
-    return out
-
-

@@ -1,14 +1,14 @@
-"""The text of the chapters' notebooks (generator/site/notebooks.py writes them): Python a learner
+"""The text of the chapters' notebooks (build.py puts them together): Python a learner
 runs with numpy alone, cell by cell.
 
 Each function returns a :class:`Section`: its cells (Markdown or code, in order), the exercises'
 answers (for the collapsed cell at the end) and the data files it reads. Nothing here knows a
 number of a trace: every number a cell checks against is read from the trace files at run time
 (the ``expect(...)`` lines); the build fills in only where to look (a file name, a layer and head,
-a position), which it worked out from the same traces (generator/site/notebooks.py).
+a position), which it worked out from the same traces (build.py).
 
 The cells that a lesson's Code tab shows as its Python view (``[[python: scores]]``,
-generator/markdown/python_view.py) are notebook_steps.py's :data:`STEPS`, placed here: the same
+generator/markdown/python_view.py) are steps.py's :data:`STEPS`, placed here: the same
 text in the page and in the notebook, so they cannot drift apart.
 
 Every exercise cell ends with ``check(X, "name")``: ``X`` starts as ``None`` ("not done yet"), and
@@ -19,9 +19,12 @@ with one line naming the first number that is off.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 
-from .notebook_steps import STEPS, step  # noqa: F401 (python_view and the tests read them here too)
+from .. import bpe
+
+from .steps import STEPS, step  # noqa: F401 (python_view and the tests read them here too)
 
 # The exercise cells' placeholder, which the tests replace with a wrong answer or the right one.
 TODO = "None  # your answer here"
@@ -40,6 +43,8 @@ class Section:
     cells: list[Cell] = field(default_factory=list)
     answers: list[tuple[str, str]] = field(default_factory=list)  # (exercise name, answer code)
     files: list[str] = field(default_factory=list)  # paths under data/, as "tiny/150b0f363c38.json"
+    name: str = ""  # the figure kind it is for ("" for the opening), in notebooks/names.py's lines
+    where: str | None = None  # "path:line" of the figure it is for, for an error that names it
 
     def md(self, text: str) -> None:
         self.cells.append(Cell("markdown", text.strip("\n")))
@@ -173,18 +178,13 @@ has this part of the notebook, worked out from them.
 # ---------------------------------------------------------------- chapter 1: tokens and ids
 
 
-BYTE_LEVEL = '''
+BYTE_LEVEL = "\n" + inspect.getsource(bpe.byte_table) + '''
+
+table = byte_table()
+
+
 def byte_level(text):
-    """GPT-2's byte-level alphabet, which the tiny model's tokenizer uses too: every byte of the
-    text's UTF-8 becomes one printable character (a space becomes "Ġ")."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    table, extra = {}, 0
-    for b in range(256):
-        if b in printable:
-            table[b] = chr(b)
-        else:
-            table[b] = chr(256 + extra)
-            extra += 1
+    """The text's UTF-8 bytes, one printable character each, as the tokenizer's keys are written."""
     return "".join(table[b] for b in text.encode("utf-8"))
 
 
@@ -203,9 +203,9 @@ tokenizer has it (a leading space is part of the token). Position 0 is `<|endoft
 every sentence in this course starts with.
 """)
     s.code(f'''
-trace = load_json({trace_file!r})
-expect("ids", [t["id"] for t in trace["tokens"]])
-expect("spaced", sum(t["text"].startswith(" ") for t in trace["tokens"]))
+tokenized = load_json({trace_file!r})
+expect("ids", [t["id"] for t in tokenized["tokens"]])
+expect("spaced", sum(t["text"].startswith(" ") for t in tokenized["tokens"]))
 ''')
     s.step("tokens")
     s.md("""
@@ -216,9 +216,9 @@ keys are written in a byte-level alphabet, in which a space is `Ġ`:
     s.md("The token at position 0 is not text: `<|endoftext|>`, which marks where one text ends and the next begins.")
     s.step("endoftext")
     s.exercise("ids", "Look every token's text up in `vocab` (through `byte_level`), in order: the list of ids.",
-               "ids", 'ids = [vocab[byte_level(t["text"])] for t in trace["tokens"]]')
+               "token_ids", 'token_ids = [vocab[byte_level(t["text"])] for t in tokenized["tokens"]]')
     s.exercise("spaced", "How many of the sentence's tokens start with a space?",
-               "spaced", 'spaced = sum(t["text"].startswith(" ") for t in trace["tokens"])')
+               "spaced", 'spaced = sum(t["text"].startswith(" ") for t in tokenized["tokens"])')
     return s
 
 
@@ -255,7 +255,7 @@ vectors = load_json("tiny/vectors.json")
 sentence = vectors["sentences"][{sentence_index}]
 token_rows, position_rows = np.array(sentence["token"]), np.array(sentence["position"])  # (token, width)
 print([t["text"] for t in sentence["tokens"]], token_rows.shape)
-i = {focus}  # {focus_text}, the token the chapter follows (positions count from 0)
+focus = {focus}  # {focus_text}, the token the chapter follows (positions count from 0)
 digits5 = lambda a: 5e-5 * np.abs(np.asarray(a))  # half of the 5th significant digit, about
 expect("sum", sentence["sum"], digits5(sentence["sum"]))
 ''')
@@ -300,12 +300,15 @@ standard deviation (with `eps` inside the square root), then multiply by the lay
 and add its `bias`, number by number. The file keeps both steps: `normalised` and `ln1`.
 """)
     s.code(f'''
+vectors = load_json("tiny/vectors.json")
+digits5 = lambda a: 5e-5 * np.abs(np.asarray(a))  # half of the 5th significant digit, about
 ln = vectors["layerNorm"]
-x = np.array(vectors["sentences"][{sentence_index}]["sum"])  # (token, width)
-i = {focus}  # {focus_text}, the figure's token
+ln_sentence = vectors["sentences"][{sentence_index}]
+x = np.array(ln_sentence["sum"])  # (token, width)
+ln_focus = {focus}  # {focus_text}, the figure's token
 print("layer", ln["layer"], "eps", ln["eps"], "width", len(ln["weight"]))
-expect("normalised", sentence["normalised"], digits5(sentence["normalised"]))
-expect("ln1", sentence["ln1"], digits5(sentence["ln1"]))
+expect("normalised", ln_sentence["normalised"], digits5(ln_sentence["normalised"]))
+expect("ln1", ln_sentence["ln1"], digits5(ln_sentence["ln1"]))
 ''')
     s.md("The first step for one token, as the page's figure shows it (without `eps`, which is tiny):")
     s.step("layernorm")
@@ -390,7 +393,7 @@ and “{texts[1]}”, row {focus} ({focus_text}).
     s.code(f'''
 first, second = load_json({files[0]!r}), load_json({files[1]!r})
 L, H = {layer}, {head}  # layer {layer + 1}, head {head + 1} on the page
-i = {focus}  # {focus_text}
+pair_focus = {focus}  # {focus_text}
 ''')
     s.step("pair")
     return s
@@ -431,26 +434,26 @@ averaged over every row of every natural sentence. Row 1 is left out of this sco
 score: its previous token *is* `<|endoftext|>`, so that row cannot tell the two patterns apart.
 """)
     s.code('''
-total, rows = 0.0, 0
-for trace in natural:
-    w = all_weights(trace)  # (layer, head, query, key)
-    for i in range(2, w.shape[-1]):
-        total = total + w[:, :, i, i - 1]
+on_previous, rows = 0.0, 0
+for one in natural:
+    every = all_weights(one)  # (layer, head, query, key)
+    for query in range(2, every.shape[-1]):
+        on_previous = on_previous + every[:, :, query, query - 1]
         rows += 1
-previous = total / rows
+previous = on_previous / rows
 check(previous, "previous-token")
 ''')
     s.exercise("induction", "The induction score of every head, on the repeated random tokens: for "
-               "each row i whose token appeared before (at j < i, same id), the weight on the token "
-               "right after each earlier copy (j + 1), summed; then averaged over those rows.",
+               "each row `query` whose token appeared before (at k < query, same id), the weight on the token "
+               "right after each earlier copy (k + 1), summed; then averaged over those rows.",
                "induction", '''
-total, rows = 0.0, 0
-for trace in repeated:
-    w, ids = all_weights(trace), [t["id"] for t in trace["tokens"]]
-    for i in range(len(ids)):
-        after = sorted({j + 1 for j in range(i) if ids[j] == ids[i]})
+on_after, copies = 0.0, 0
+for one in repeated:
+    every, one_ids = all_weights(one), [t["id"] for t in one["tokens"]]
+    for query in range(len(one_ids)):
+        after = sorted({k + 1 for k in range(query) if one_ids[k] == one_ids[query]})
         if after:
-            total = total + w[:, :, i, after].sum(axis=-1)
-            rows += 1
-induction = total / rows''')
+            on_after = on_after + every[:, :, query, after].sum(axis=-1)
+            copies += 1
+induction = on_after / copies''')
     return s

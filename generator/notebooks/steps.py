@@ -1,22 +1,33 @@
 """The notebook cells that a lesson's Code tab shows as its Python view (a line
 `[[python: scores]]`, generator/markdown/python_view.py): one text for the page and for the
-notebook (notebook_cells.py places them), so the two cannot drift apart. A step reads the
-variables that the notebook's cells before it set (`trace`, `layer`, `head`, `i`, ...), which
+notebook (cells.py places them), so the two cannot drift apart. A step reads the
+variables that the notebook's cells before it set (`trace`, `layer`, `head`, `i`, ...; each section's
+own names, notebooks/names.py), which
 carry the numbers of the build; the steps themselves hold none."""
 
 from __future__ import annotations
 
+import inspect
+import re
+
+from .. import bpe
+
+# A lesson's line that shows steps in a Code tab (python_view expands it; build.py reads which
+# steps a page shows).
+MARK_RE = re.compile(r"^(\s*)\[\[python:([^\]]*)\]\]\s*$")
+
 STEPS = {  # a step's cell, the same in the notebook and in a Code tab's Python view
     # chapter 1
     "tokens": '''
-for position, t in enumerate(trace["tokens"]):
+for position, t in enumerate(tokenized["tokens"]):
     print(position, t["id"], repr(t["text"]))  # a leading space is part of the token
 ''',
     "endoftext": '''
-print(trace["tokens"][0])  # position 0: <|endoftext|>, in front of every sentence
+print(tokenized["tokens"][0])  # position 0: <|endoftext|>, in front of every sentence
 print(vocab["<|endoftext|>"])  # its id in the vocabulary
 ''',
-    "merges": '''
+    "merges": "\n" + inspect.getsource(bpe.join_pair) + '''
+
 merges = load_json("tiny/tokenizer.json")["model"]["merges"]  # the merge list, the earliest first
 rank = {tuple(pair): r + 1 for r, pair in enumerate(merges)}  # a pair -> its place in the list, from 1
 pieces = list(byte_level(word))  # one piece per byte; a space is "Ġ"
@@ -25,30 +36,22 @@ while True:
     if not ranked:
         break  # no pair of the word is on the list: the pieces left are its tokens
     r, pair = min(ranked)
-    joined, j = [], 0
-    while j < len(pieces):  # join every occurrence of the pair, left to right
-        if tuple(pieces[j:j + 2]) == pair:
-            joined.append(pieces[j] + pieces[j + 1])
-            j += 2
-        else:
-            joined.append(pieces[j])
-            j += 1
-    pieces = joined
+    pieces = join_pair(pieces, pair)  # every occurrence of the pair joined, left to right
     print(r, pair, pieces)  # the merge's place in the list, its pair, the word after it
 print([vocab[p] for p in pieces])  # the tokens' ids
 ''',
     # chapter 2
     "embedding": '''
 print([t["display"] for t in sentence["tokens"]])  # the rows of the figure
-print(token_rows[i])  # token i's row of the embedding matrix
-print(position_rows[i])  # the row of its position
-print(token_rows[i] + position_rows[i])  # their sum: what layer 1 receives
+print(token_rows[focus])  # the focus token's row of the embedding matrix
+print(position_rows[focus])  # the row of its position
+print(token_rows[focus] + position_rows[focus])  # their sum: what layer 1 receives
 ''',
     "cosine": '''
 cos = lambda a, b: a @ b / (np.linalg.norm(a) * np.linalg.norm(b))
-print(cos(token_rows[i], token_rows[i]))  # 1: a vector points its own way
-for t, row in zip(sentence["tokens"], token_rows):  # token i and each token of the sentence: how alike?
-    print(t["display"], round(float(cos(token_rows[i], row)), 3))
+print(cos(token_rows[focus], token_rows[focus]))  # 1: a vector points its own way
+for t, other in zip(sentence["tokens"], token_rows):  # the focus token and each token of the sentence: how alike?
+    print(t["display"], round(float(cos(token_rows[focus], other)), 3))
 ''',
     "map": '''
 points = load_json("tiny/vectors.json")["map"]
@@ -58,9 +61,9 @@ for t in points["marks"]:
 print(points["explained"])  # the share of the spread on each of the two directions
 ''',
     "layernorm": '''
-row = x[i]  # token i's vector, as layer 1 receives it
-print(row.mean(), row.std())
-z = (row - row.mean()) / row.std()  # numpy's std divides by the count, as layer norm does
+vec = x[ln_focus]  # the figure's token's vector, as layer 1 receives it
+print(vec.mean(), vec.std())
+z = (vec - vec.mean()) / vec.std()  # numpy's std divides by the count, as layer norm does
 print(z.mean(), z.std())  # mean 0, standard deviation 1
 ''',
     # chapter 3 (and every chapter's first head)
@@ -109,11 +112,10 @@ print(concat[i, head * head_dim:(head + 1) * head_dim])  # this head's part of r
 ''',
     "pair": '''
 for t in (first, second):
-    print(t["text"], decode(t["layers"][L]["heads"][H]["weights"])[i].round(3))  # token i's row, in each sentence
-h = first["layers"][L]["heads"][H]
-w = decode(h["weights"])[i, 0]  # the weight token i puts on the first token
+    print(t["text"], decode(t["layers"][L]["heads"][H]["weights"])[pair_focus].round(3))  # the focus token's row, in each sentence
+on_first = decode(first["layers"][L]["heads"][H]["weights"])[pair_focus, 0]  # the weight the focus token puts on the first token
 sizes = decode(first["causal"]["valueNorms"]).reshape(len(first["layers"]), -1, len(first["tokens"]))  # (layer, head, token): ‖v_j W_O‖
-print(w * sizes[L, H, 0])  # weight times the size of v W_O: how much the first token hands over
+print(on_first * sizes[L, H, 0])  # weight times the size of v W_O: how much the first token hands over
 ''',
 }
 
