@@ -238,7 +238,7 @@ _IgnoreTags.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, su
 def test_the_notebooks_own_words_name_no_build_step_or_file():
     """The opening of every notebook and the note of a part whose traces are pending (the GPT-2
     notebook in a copy built without its weights) cited the README and the chapter's .md file."""
-    from generator.render import notebook_cells as cells
+    from generator.notebooks import cells
 
     texts = [c.source for section in (cells.opening("Attention in GPT-2"), cells.pending("Queries and keys", "gpt2"))
              for c in section.cells if c.kind == "markdown"]
