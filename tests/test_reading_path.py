@@ -258,8 +258,11 @@ def test_the_zensical_build_stops_on_the_same_lines(tmp_path, monkeypatch, capsy
 
     course(tmp_path, {"one.md": ONE + "\nThe logit comes later.\n", "two.md": TWO, "index.md": "# Home\n\nRun `make site`.\n"})
     nav = "nav:\n  - Home: index.md\n  - One: one.md\n  - Chapter 5 · Scores: two.md\n  - Glossary: glossary.md\n"
-    lesson_ext = "  - generator.markdown.lesson:\n      glossary: content/glossary.yml\n"
-    (tmp_path / "mkdocs.yml").write_text(f"site_name: t\ndocs_dir: content\n{nav}markdown_extensions:\n{lesson_ext}", encoding="utf-8")
+    # the repository's extensions (mkdocs.yml is checked for them first), with this folder's nav
+    from conftest import test_mkdocs_yml
+
+    base = test_mkdocs_yml().replace("markdown_extensions:\n", "markdown_extensions:\n  - generator.markdown.lesson:\n      glossary: content/glossary.yml\n", 1)
+    (tmp_path / "mkdocs.yml").write_text(f"{base}\n{nav}", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert zensical_build.build_zensical(str(tmp_path / "mkdocs.yml"), site_dir="zsite") == 1
     lines = capsys.readouterr().err.splitlines()
