@@ -23,6 +23,12 @@ REFS: dict[str, tuple[int, int]] = {
     "sentence": (0, 0), "compare": (3, 3), "valuenorm": (1, 1), "moved": (2, 2), "othernorms": (1, 1), "selfmean": (0, 0),
     "headsfirst": (2, 2), "allheads": (2, 2),
 }
+# the arguments' names, as the reference for authors writes them: {{ id.weight(from, to) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "weight": ("from", "to"), "score": ("from", "to"), "scaled": ("from", "to"), "top": ("from", "n"),
+    "argmax": ("from",), "token": ("position",), "compare": ("from", "to", "than"), "valuenorm": ("token",),
+    "moved": ("from", "to"), "othernorms": ("token",), "headsfirst": ("from", "to"), "allheads": ("from", "to"),
+}
 # valuenorm(token): ‖v_j W_O‖, the size of what this head hands on from that token (Kobayashi et
 # al. 2020); moved(from, to): the weight times that size, what `to` really hands `from`;
 # othernorms(token): the median valuenorm of every other token; selfmean: the head's average weight

@@ -26,6 +26,7 @@ from .ref_common import int_arg
 from .token_names import token_hits
 
 REFS = {k: (lo, hi + 1) for k, (lo, hi) in attention.REFS.items() if k != "sentence"} | {"sentence": (0, 1)}
+ARGS = {k: attention.ARGS.get(k, ()) + ("sentence",) for k in REFS}  # the sentence, 1 or 2, last
 
 
 @dataclass(frozen=True)

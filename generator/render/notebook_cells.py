@@ -163,7 +163,7 @@ def pending(what: str, model: str) -> Section:
     s.md(f"""
 ## {what}: traces pending
 
-The traces of model `{model}` that this part needs are not in this build yet (README, "GPT-2
+The traces of model `{model}` that this part needs are not in this build yet (docs/hosting.md, "GPT-2
 traces": its weights cannot be downloaded where the course was built). When they are committed,
 the next build of the course writes this part of the notebook, from them.
 """)

@@ -27,6 +27,11 @@ from .format import f2
 from .ref_common import int_arg, ref_fail
 
 REFS = {"top": (1, 2), "score": (3, 3), "rank": (3, 3), "chance": (1, 1)}
+# the arguments' names, as the reference for authors writes them: {{ id.top(kind, n) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "top": ("kind", "n"), "score": ("kind", "layer", "head"), "rank": ("kind", "layer", "head"),
+    "chance": ("kind",),
+}
 SCROLL_STYLE = "max-height:24em;overflow-y:auto"  # the full list of a big model's heads scrolls
 
 
