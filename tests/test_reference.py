@@ -96,8 +96,10 @@ def test_every_example_in_the_reference_parses(kind):
     parse_directive(kind, "\n".join(base_lines(kind)) + "\n", "lesson.md:1")
     for name in sorted(allowed - required):
         example = option_docs.option(kind, name).example
-        clash = {"pick": ("layer", "head"), "layer": ("layer",), "head": ("head",)}.get(name, (name,))
+        clash = {"pick": ("layer", "head"), "layer": ("layer",), "head": ("head",), "pattern-only": ("layer", "head")}.get(name, (name,))
         lines = [ln for ln in base_lines(kind) if ln.split(":")[0] not in clash] + [example]
+        if name == "pattern-only" and "pick" in allowed:  # it marks a head picked for a job
+            lines.append("pick: {best: previous-token}")
         try:
             parse_directive(kind, "\n".join(lines) + "\n", "lesson.md:1")
         except LessonError as e:

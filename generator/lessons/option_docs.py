@@ -58,7 +58,8 @@ OPTIONS: dict[str, Option] = {
     "targets": Option("a list of one or two token names", "required", "targets: [her, his]"),
     "ablation": Option("`zero` or `mean`", "zero", "ablation: mean"),
     "guesses": Option("a whole number from 1 to 5", "5", "guesses: 3"),
-    "pattern-only": Option("`true`", "false: a head named for a job needs a causal number about it on the page",
+    "pattern-only": Option("`true` or `false`; on an attention or compare figure, only with `pick: {best: …}`",
+                           "false: a head the figure names for a job needs a causal number about it on the page",
                            "pattern-only: true"),
 }
 

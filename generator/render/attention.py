@@ -8,6 +8,7 @@ import numpy as np
 
 from ..lessons.directives import Attention
 from ..lessons.refs import Ref
+from ..registry import NAMES
 from . import templating
 from .context import Ctx, Figure, load_panel
 from .format import esc, f2, shown, tok
@@ -71,6 +72,19 @@ def chosen(d, panel, ctx: Ctx, kind: str) -> tuple[int, int, int]:
     return layer, head, focus
 
 
+def pattern_words(d, ctx: Ctx) -> str | None:
+    """What a figure marked `pattern-only: true` says of its head (its template adds why that is
+    only a pattern), and the mark that lets its job go untested on the page; None unmarked."""
+    if not getattr(d, "pattern_only", False):
+        return None
+    ctx.pattern_only.add(d.where)
+    return f"This head was picked as the {pick_name(d.pick)} by its score on the scoring texts."
+
+
+def pick_name(pick) -> str:
+    return f"strongest {NAMES[pick.kind]}" if pick.rank == 1 else f"{NAMES[pick.kind]} ranked {pick.rank}"
+
+
 def play_link(play_url: str, text: str, layer: int, head: int, focus: int) -> str:
     """The playground on this sentence and head (generator/assets/play/page.js reads the hash:
     the sentence as base64url UTF-8, then layer and head counting from 1 and the token from 0, as
@@ -99,7 +113,7 @@ def render(d: Attention, ctx: Ctx, ids=None) -> str:
         prov["play"] = play_link(ctx.play_url, panel.trace["text"], layer, head, focus)
     out = templating.render(
         "attention.html", n=n, fid=f"fig-{n}", attrs=attrs, g=Grid(panel, layer, head, focus),
-        prov=prov, payload=light_data(panel, layer, head),
+        prov=prov, payload=light_data(panel, layer, head), pattern_only=pattern_words(d, ctx),
     )
     ctx.register(d, Figure("attention", n, d, panels=[panel], layer=layer, head=head, focus=focus))
     return out

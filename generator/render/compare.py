@@ -147,6 +147,7 @@ def render(d: Compare, ctx: Ctx) -> str:
         prov=provenance(ctx, panels, d.caption),
         payload={"panels": [light_data(p, layer, head) for p in panels],
                  "align": al.payload()},
+        pattern_only=attention.pattern_words(d, ctx),
     )
     ctx.register(d, Figure("compare", n, d, panels=list(panels), layer=layer, head=head, focus=focus))
     return out
