@@ -332,6 +332,20 @@ def test_pattern_only_prints_a_fixed_sentence_in_the_figure_and_passes(tmp_path)
                                                f'sentence: "{LILY}"\nid: ab\n```\n\n{{{{ ab.effect(L1H4) }}}}\n').html("jobs.md")
 
 
+def test_make_check_finds_an_untested_job_as_the_build_does(tmp_path):
+    """`make check` draws no figure; it must still refuse what the build refuses."""
+    import subprocess
+    import sys
+
+    _build(tmp_path, JOB_PAGE)
+    out = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 1, out.stderr
+    assert "content/jobs.md:3: this figure names L1H4 for a job" in out.stderr
+    (tmp_path / "content" / "jobs.md").write_text(JOB_PAGE.replace("id: prev\n", "pattern-only: true\nid: prev\n"), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
 @pytest.mark.parametrize("body, problem", [
     ("layer: 1\nhead: 4\npattern-only: true",
      "attention: 'pattern-only' says the head a figure picked for a job is only a pattern, and this figure picks no head for a job"),

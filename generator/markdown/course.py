@@ -64,7 +64,7 @@ from markdown.preprocessors import Preprocessor
 
 from .. import render
 from ..tokens import NoTokenizer
-from ..render import assets
+from ..render import assets, templating
 from ..lessons.directives import PATTERN_ONLY, SPECS, at_option, check_code_fence, parse_directive
 from ..lessons import refs
 from ..lessons.errors import LessonError
@@ -484,8 +484,11 @@ class WarnPostprocessor(Postprocessor):
 
     def run(self, text: str) -> str:
         ctx = self.ext.state.ctx
-        # toc runs the postprocessors on each heading first: only the whole page holds its figures
-        untested = render.untested_jobs(ctx) if 'class="course-fig' in text else []
+        # toc runs the postprocessors on each heading first: only the whole page holds its figures.
+        # `make check` draws no figure, but by the time toc runs, every figure and reference of the
+        # page has been rendered, so the answer is the whole page's there too
+        whole_page = 'class="course-fig' in text or templating.NO_HTML.get()
+        untested = render.untested_jobs(ctx) if whole_page else []
         if untested:
             where, kind, label = untested[0]
             raise CourseBuildError(
