@@ -484,11 +484,8 @@ class WarnPostprocessor(Postprocessor):
 
     def run(self, text: str) -> str:
         ctx = self.ext.state.ctx
-        # toc runs the postprocessors on each heading first: only the whole page holds its figures.
-        # `make check` draws no figure, but by the time toc runs, every figure and reference of the
-        # page has been rendered, so the answer is the whole page's there too
-        whole_page = 'class="course-fig' in text or templating.NO_HTML.get()
-        untested = render.untested_jobs(ctx) if whole_page else []
+        # toc runs this on each heading first; only the whole page holds its figures (`make check` draws none, and has them all rendered by then)
+        untested = render.untested_jobs(ctx) if 'class="course-fig' in text or templating.NO_HTML.get() else []
         if untested:
             where, kind, label = untested[0]
             raise CourseBuildError(
