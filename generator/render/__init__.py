@@ -140,7 +140,7 @@ def render_ref(ref: Ref, ctx: Ctx) -> str:
         known = ", ".join(sorted(ctx.figures)) or "none"
         ref_fail(ref, f"no figure with id '{ref.target}' on this page (ids here: {known})", "give the figure `id: " + ref.target + "` or use one of the ids above")
     module = KINDS[fig.kind]
-    check_arity(ref, fig.kind, module.REFS)
+    check_arity(ref, fig.kind, module.REFS, module.ARGS)
     if fig.pending:  # its arguments checked against the tokens known without the trace
         return pending.check_ref(ref, fig, module.REFS)
     out = module.ref(ref, fig)

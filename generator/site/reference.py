@@ -104,7 +104,25 @@ def kind_section(kind: str) -> list[str]:
         out.append(f"| `{name}` | {md_cell(o.takes)} | {default} | `{o.example}` |")
     refs = kind_refs(kind)
     out += ["", "References (`id` is the figure's id): " + (" ".join(refs) if refs else "none.")]
+    said = described(kind) if refs else ""  # the training figure's block is the log's, below
+    if said:
+        out += ["", "What they write, by example: " + said]
     return out + [""]
+
+
+def described(kind: str) -> str:
+    """The kind's block of the render stage's list of references (its docstring, which a test holds
+    to every reference), as one paragraph: examples, and what they write in brackets."""
+    doc = render.__doc__ or ""
+    block: list[str] = []
+    for line in doc.splitlines():
+        if block and (not line.startswith("    ") or re.match(r"    \S", line)):
+            break  # the next kind's block, or the end of the list
+        if block or re.match(rf"    {re.escape(kind)}\s", line):
+            block.append(line[4 + len(kind):] if not block else line)
+    text = " ".join(" ".join(block).split())
+    text = re.sub(r" ?\((?:render\.[\w.]+|generator/[^)]*)\)", "", text)  # where the code keeps it: not for authors
+    return re.sub(r"\{\{ [^}]* \}\}", lambda m: f"`{m.group(0)}`", text)
 
 
 def authors_reference() -> str:
@@ -125,6 +143,7 @@ def authors_reference() -> str:
     out.append("- the training log, with arguments: " + " ".join(
         f"`{{{{ model.tiny.training.{f}({', '.join(names)}) }}}}`" for f, names in training_figure.ARG_FIELDS.items()))
     out.append("- the page: `{{ page.minutes }}` `{{ page.words }}`")
+    out += ["", "What they write, by example: " + described("models"), "", described("training")]
     out += ["", "## What a number in prose points at", "",
             "Hovered or focused, a number outlines where it came from and sets the figure's pickers to",
             "match; a click, Enter or Space scrolls the figure into view; a screen reader hears \"from",
