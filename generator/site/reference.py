@@ -38,6 +38,7 @@ ERROR_SOURCES = (
     ("markdown", "While a page is built"),
     ("render", "Against the traces: tokens, heads, references"),
     ("store", "Trace files"),
+    ("model", "When `make traces` runs"),
     ("site", "`mkdocs.yml`, the site and the commands"),
 )
 # name -> (index of the problem argument, the fix when the call gives none)
