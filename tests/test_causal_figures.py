@@ -325,9 +325,9 @@ def test_pattern_only_prints_a_fixed_sentence_in_the_figure_and_passes(tmp_path)
     assert built.ok, built.log
     html = built.html("jobs.md")
     figure = html[html.index('data-kind="attention"'):html.index("</figure>")]
-    note = re.findall(r'<p class="course-pattern-only">(.*?)</p>', figure)
-    assert len(note) == 1 and "Only a pattern." in note[0]
-    assert "strongest previous-token head by its score" in note[0]
+    caption = figure[figure.index("<figcaption"):figure.index("</figcaption>")]
+    note = re.findall(r'<span class="course-pattern-only">(.*?)</span>', caption)
+    assert note == ["<strong>Only a pattern:</strong> this head was picked by its score, and a score shows where a head looks, not what it does."]
     assert "course-pattern-only" not in _build(tmp_path, JOB_PAGE + "\n```ablation\nmodel: tiny\n"
                                                f'sentence: "{LILY}"\nid: ab\n```\n\n{{{{ ab.effect(L1H4) }}}}\n').html("jobs.md")
 

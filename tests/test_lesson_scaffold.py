@@ -62,7 +62,7 @@ def test_make_lesson_writes_a_page_that_builds_with_real_figures_and_keeps_the_t
     html = (root / "site" / "my-lesson.html").read_text(encoding="utf-8")
     kinds = set(re.findall(r'<figure class="course-fig"[^>]*\sdata-kind="([\w-]+)"', html))
     assert {"attention", "compare", "predictions", "scoreboard"} <= kinds, kinds
-    assert 'class="course-pattern-only"' in html, "the scoreboard says its example grids are only patterns"
+    assert '<span class="course-pattern-only">' in html, "the scoreboard says its example grids are only patterns"
     assert "data-pending" not in html and "{{" not in html
     assert re.search(r"·her gives <[^>]+>0\.\d\d<", html) or re.search(r"·her gives [^ ]*0\.\d\d", html), "the reference's number is filled in"
 

@@ -50,8 +50,9 @@ def test_a_scoreboard_names_its_examples_heads_for_jobs_unless_it_says_they_are_
     assert built.ok, built.log
     html = built.html("heads.md")
     board = html[html.index('id="fig-1"'):html.index('id="fig-2"')]
-    assert board.count('<p class="course-pattern-only">') == 1 and html.count('class="course-pattern-only"') == 1
-    assert "Each example grid after this scoreboard opens the highest-scoring head of its kind." in board
+    assert board.count('<span class="course-pattern-only">') == 1 and html.count('class="course-pattern-only"') == 1
+    assert board.index("course-pattern-only") > board.index("<figcaption")
+    assert "each example grid below opens the highest-scoring head of its kind, and a score shows where a head looks" in board
 
 
 def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_path):

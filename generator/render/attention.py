@@ -8,7 +8,6 @@ import numpy as np
 
 from ..lessons.directives import Attention
 from ..lessons.refs import Ref
-from ..registry import NAMES
 from . import templating
 from .context import Ctx, Figure, load_panel
 from .format import esc, f2, shown, tok
@@ -72,17 +71,13 @@ def chosen(d, panel, ctx: Ctx, kind: str) -> tuple[int, int, int]:
     return layer, head, focus
 
 
-def pattern_words(d, ctx: Ctx) -> str | None:
-    """What a figure marked `pattern-only: true` says of its head (its template adds why that is
-    only a pattern), and the mark that lets its job go untested on the page; None unmarked."""
-    if not getattr(d, "pattern_only", False):
-        return None
-    ctx.pattern_only.add(d.where)
-    return f"This head was picked as the {pick_name(d.pick)} by its score on the scoring texts."
-
-
-def pick_name(pick) -> str:
-    return f"strongest {NAMES[pick.kind]}" if pick.rank == 1 else f"{NAMES[pick.kind]} ranked {pick.rank}"
+def with_pattern_note(prov: dict, d, ctx: Ctx) -> dict:
+    """A figure marked `pattern-only: true` says in its caption line that its head, picked by its
+    score, is only a pattern (_pattern_only.html), and its job may go untested on the page."""
+    if getattr(d, "pattern_only", False):  # the scoreboard's example grids are not marked: the board says it
+        ctx.pattern_only.add(d.where)
+        prov["pattern_only"] = "this head was picked by its score"
+    return prov
 
 
 def play_link(play_url: str, text: str, layer: int, head: int, focus: int) -> str:
@@ -113,7 +108,7 @@ def render(d: Attention, ctx: Ctx, ids=None) -> str:
         prov["play"] = play_link(ctx.play_url, panel.trace["text"], layer, head, focus)
     out = templating.render(
         "attention.html", n=n, fid=f"fig-{n}", attrs=attrs, g=Grid(panel, layer, head, focus),
-        prov=prov, payload=light_data(panel, layer, head), pattern_only=pattern_words(d, ctx),
+        prov=with_pattern_note(prov, d, ctx), payload=light_data(panel, layer, head),
     )
     ctx.register(d, Figure("attention", n, d, panels=[panel], layer=layer, head=head, focus=focus))
     return out

@@ -144,10 +144,9 @@ def render(d: Compare, ctx: Ctx) -> str:
         in_step=al.in_step,
         parts=[parts_url(ctx, p) for p in panels],
         diff=diff_rows(a, b, al, layer, head, focus),
-        prov=provenance(ctx, panels, d.caption),
+        prov=attention.with_pattern_note(provenance(ctx, panels, d.caption), d, ctx),
         payload={"panels": [light_data(p, layer, head) for p in panels],
                  "align": al.payload()},
-        pattern_only=attention.pattern_words(d, ctx),
     )
     ctx.register(d, Figure("compare", n, d, panels=list(panels), layer=layer, head=head, focus=focus))
     return out

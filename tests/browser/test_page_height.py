@@ -15,8 +15,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # The page's height budget. Measured 7,941 px at 1280 px: "Show as a table" on the note's line under each
 # heatmap, a step's table beside its text, two columns of sources, "All heads" closed until
 # pressed and tighter prose (8,667 px before, 11,389 px before the wide column, 14,365 px before
-# the compact layout).
-HEIGHT_BOUND = 8_000
+# the compact layout). 7,997 px before the two `pattern-only` figures' sentence ("Only a pattern: …")
+# in their caption lines, which the causal-claim rule asks for: one caption line more, 8,016 px.
+HEIGHT_BOUND = 8_050
 
 # Every block rendered for its real height (course.css skips off-screen ones and counts 600 px),
 # then the page's height and, per figure, its height; per side-by-side view, where its heatmap
