@@ -10,7 +10,7 @@ ENGINE ?= mkdocs
 PORT   ?= 8000
 # Material prints an end-of-life banner (May 2027) when the `mkdocs` executable runs; the course's
 # commands run MkDocs as a library and never print it; this keeps a direct `mkdocs` call quiet too.
-# README.md, "Zensical", says it once and how to build with the successor.
+# docs/hosting.md, "Zensical", says it once and how to build with the successor.
 export NO_MKDOCS_2_WARNING := 1
 # Dates in the built site (sitemap.xml) come from the last commit, so the same checkout always
 # builds byte-identical pages.
@@ -98,7 +98,7 @@ test: $(TEST_STAMP) $(AXE_STAMP)
 vendor: $(SITE_STAMP)
 	$(PY) tools/vendor_plotly.py
 
-## README.md's module table and authors' reference, generated from the code (the tests check them).
+## docs/reference.md and docs/architecture.md's module table, generated from the code (the tests check them).
 reference: $(SITE_STAMP)
 	$(PY) -m generator reference
 

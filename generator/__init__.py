@@ -2,7 +2,7 @@
 
 :data:`STAGES` lists the package's stages once, in the order their imports may point: a module
 imports only from its own stage and the stages before it (tests/test_layout.py checks every
-import, lazy ones included, and `python -m generator reference` writes the README's module table
+import, lazy ones included, and `python -m generator reference` writes docs/architecture.md's module table
 from this list).
 """
 
@@ -15,8 +15,8 @@ __version__ = "0.1.0"
 class Stage:
     name: str
     modules: tuple[str, ...]  # dotted names under generator; a package stands for all its modules
-    does: str  # what the stage is for, in the README's table
-    torch: str = "no"  # whether it imports torch, in the README's table
+    does: str  # what the stage is for, in the docs' module table
+    torch: str = "no"  # whether it imports torch, in the docs' module table
 
 
 STAGES: tuple[Stage, ...] = (

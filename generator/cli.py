@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .site import reference
 
-    reference.add_parser(sub)  # reference: README.md's generated sections
+    reference.add_parser(sub)  # reference: docs/reference.md and docs/architecture.md's module table
 
     from .site import check
 

@@ -1,7 +1,7 @@
 """Every fact about a model or a score kind, once. Torch-free, imports nothing of the package.
 
 Parsing (lessons/), loading (model/load.py), scoring (heads.py) and rendering (render/) all read
-these tables, so a new model or a new score kind is one entry here (README, "Where to change
+these tables, so a new model or a new score kind is one entry here (docs/architecture.md, "Where to change
 what").
 """
 

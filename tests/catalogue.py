@@ -201,7 +201,7 @@ CASES = [
          "attention: malformed YAML (body line 5, column 10): expected ',' or ']', but got '<stream end>'. Fix: write the options as `key: value` lines; quote sentences that contain ':' or '#'",
          at="```attention"),
     Case("unknown-option", bad("id: lily\n", "id: lily\ncolour: red\n"),
-         "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token", at="```attention", option="colour"),
+         "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pattern-only, pick, sentence, show_heads, token", at="```attention", option="colour"),
     Case("missing-sentence", bad('sentence: "Lily wanted to play with her"\n', ""),
          "attention: missing option 'sentence'. Fix: add `sentence: ...` to the block", at="```attention"),
     Case("no-head-chosen", bad("layer: 3\nhead: 3\n", ""),

@@ -312,9 +312,55 @@ def test_a_head_named_for_a_job_needs_a_causal_number_on_its_page(tmp_path):
     assert line and "content/jobs.md:3:" in line[0] and "Traceback" not in built.log
 
 
-def test_saying_it_is_only_a_pattern_is_enough(tmp_path):
+def test_saying_it_is_only_a_pattern_in_words_is_no_longer_enough(tmp_path):
+    """The magic phrase is gone: the page must mark the figure, and the fix says how."""
     built = _build(tmp_path, JOB_PAGE + "\nThis grid is only a pattern.\n")
+    assert not built.ok
+    line = next(ln for ln in built.log.splitlines() if "names L1H4 for a job" in ln)
+    assert "Fix: add `pattern-only: true` to the figure" in line and "only a pattern" not in line.split("Fix:")[0]
+
+
+def test_pattern_only_prints_a_fixed_sentence_in_the_figure_and_passes(tmp_path):
+    built = _build(tmp_path, JOB_PAGE.replace("id: prev\n", "pattern-only: true\nid: prev\n"))
     assert built.ok, built.log
+    html = built.html("jobs.md")
+    figure = html[html.index('data-kind="attention"'):html.index("</figure>")]
+    caption = figure[figure.index("<figcaption"):figure.index("</figcaption>")]
+    note = re.findall(r'<span class="course-pattern-only">(.*?)</span>', caption)
+    assert note == ["<strong>Only a pattern:</strong> this head was picked by its score, and a score shows where a head looks, not what it does."]
+    assert "course-pattern-only" not in _build(tmp_path, JOB_PAGE + "\n```ablation\nmodel: tiny\n"
+                                               f'sentence: "{LILY}"\nid: ab\n```\n\n{{{{ ab.effect(L1H4) }}}}\n').html("jobs.md")
+
+
+def test_make_check_finds_an_untested_job_as_the_build_does(tmp_path):
+    """`make check` draws no figure; it must still refuse what the build refuses."""
+    import subprocess
+    import sys
+
+    _build(tmp_path, JOB_PAGE)
+    out = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 1, out.stderr
+    assert "content/jobs.md:3: this figure names L1H4 for a job" in out.stderr
+    (tmp_path / "content" / "jobs.md").write_text(JOB_PAGE.replace("id: prev\n", "pattern-only: true\nid: prev\n"), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("layer: 1\nhead: 4\npattern-only: true",
+     "attention: 'pattern-only' says the head a figure picked for a job is only a pattern, and this figure picks no head for a job"),
+    ("pick: {best: previous-token}\npattern-only: yes please", "attention: 'pattern-only' must be true or false, not 'yes please'"),
+])
+def test_pattern_only_is_refused_where_it_says_nothing_true(body, problem):
+    """At its own line (the fence is line 3; the option is the body's last line)."""
+    from generator.lessons.directives import parse_directive
+    from generator.lessons.errors import LessonError
+
+    text = f'model: tiny\nsentence: "{LILY}"\n{body}\n'
+    with pytest.raises(LessonError) as e:
+        parse_directive("attention", text, "content/jobs.md:3")
+    assert e.value.problem == problem
+    assert e.value.where == f"content/jobs.md:{3 + len(text.splitlines())}"
 
 
 def test_a_causal_number_about_that_head_is_enough(tmp_path):

@@ -110,7 +110,7 @@ CATALOGUE = [
     ("attention", "42",
      "attention: the body must be a mapping of options, not a number. Fix: write the options as `key: value` lines", 0),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ncolour: red",
-     "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token", 5),
+     "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pattern-only, pick, sentence, show_heads, token", 5),
     ("attention", "sentence: hi\nlayer: 1\nhead: 1",
      "attention: missing option 'model'. Fix: add `model: ...` to the block", 0),
     ("attention", "model: tiny\nsentence: hi",

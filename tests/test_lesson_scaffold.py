@@ -15,7 +15,7 @@ from course_builds import REPO, run, tree_digest
 from generator.lessons import pages
 from generator.site import scaffold
 
-COMMON_KINDS = {"tokens", "attention", "compare", "predictions", "softmax", "stepper"}
+COMMON_KINDS = {"tokens", "attention", "compare", "predictions", "softmax", "stepper", "scoreboard"}
 NAV = "nav:\n  - Home: index.md  # the first page\n  - Glossary: glossary.md\n"
 
 
@@ -61,7 +61,8 @@ def test_make_lesson_writes_a_page_that_builds_with_real_figures_and_keeps_the_t
     assert rc == 0, log
     html = (root / "site" / "my-lesson.html").read_text(encoding="utf-8")
     kinds = set(re.findall(r'<figure class="course-fig"[^>]*\sdata-kind="([\w-]+)"', html))
-    assert {"attention", "compare", "predictions"} <= kinds, kinds
+    assert {"attention", "compare", "predictions", "scoreboard"} <= kinds, kinds
+    assert '<span class="course-pattern-only">' in html, "the scoreboard says its example grids are only patterns"
     assert "data-pending" not in html and "{{" not in html
     assert re.search(r"·her gives <[^>]+>0\.\d\d<", html) or re.search(r"·her gives [^ ]*0\.\d\d", html), "the reference's number is filled in"
 

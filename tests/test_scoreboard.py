@@ -30,13 +30,29 @@ PAGE = """# Heads
 ```scoreboard
 model: tiny
 scores: [previous-token, induction, sink]
+pattern-only: true
 id: sb
 ```
 
 Top previous-token head: {{ sb.top(previous-token, 1) }}. Induction 1.1 scores
 {{ sb.score(induction, 1, 1) }}, rank {{ sb.rank(induction, 1, 1) }}; chance is {{ sb.chance(induction) }}.
-A score is only a pattern.
 """
+
+
+def test_a_scoreboard_names_its_examples_heads_for_jobs_unless_it_says_they_are_only_patterns(tmp_path):
+    store_with_scores(tmp_path / "traces")
+    write_project(tmp_path, {"heads.md": PAGE.replace("pattern-only: true\n", "") + "\nA score is only a pattern.\n"})
+    refused = run_build(tmp_path)
+    assert not refused.ok and "content/heads.md:3: this figure names" in refused.log, refused.log
+    assert "Fix: add `pattern-only: true`" in refused.log
+    write_project(tmp_path, {"heads.md": PAGE})
+    built = run_build(tmp_path)
+    assert built.ok, built.log
+    html = built.html("heads.md")
+    board = html[html.index('id="fig-1"'):html.index('id="fig-2"')]
+    assert board.count('<span class="course-pattern-only">') == 1 and html.count('class="course-pattern-only"') == 1
+    assert board.index("course-pattern-only") > board.index("<figcaption")
+    assert "each example grid below opens the highest-scoring head of its kind, and a score shows where a head looks" in board
 
 
 def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_path):
@@ -134,9 +150,8 @@ head: 1
 
 ```scoreboard
 model: gpt2
+pattern-only: true
 ```
-
-A score is only a pattern.
 """
 
 

@@ -34,7 +34,7 @@ from .values import (
 __all__ = [  # what other modules read from here, the shared names included
     "MAX_BODY_CHARS", "MAX_DEPTH", "MAX_SENTENCE_CHARS", "ID_RE", "RESERVED_IDS", "PICK_RULES",
     "SCIENTIFIC_RE", "Directive", "Pick", "TokenRef", "load_body", "parse_token_ref",
-    "SPECS", "DIRECTIVE_KINDS", "parse_directive", "check_code_fence",
+    "SPECS", "DIRECTIVE_KINDS", "PATTERN_ONLY", "parse_directive", "check_code_fence",
 ]
 
 
@@ -46,6 +46,7 @@ class Attention(Directive):
     token: TokenRef | None = None  # focus token; default: the last
     show_heads: bool = False
     caption: str | None = None
+    pattern_only: bool = False  # `pattern-only: true`: the figure tells the reader its head is only a pattern
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Compare(Directive):
     pick: Pick = Pick("fixed", 1, 1)
     token: TokenRef | None = None
     caption: str | None = None
+    pattern_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class Softmax(Directive):
 class Scoreboard(Directive):
     model: str = ""
     scores: tuple[str, ...] = ()
+    pattern_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,11 +95,11 @@ class Predictions(Directive):
 
 # kind -> (allowed keys, required keys)
 SPECS: dict[str, tuple[set[str], set[str]]] = {
-    "attention": ({"model", "sentence", "layer", "head", "pick", "token", "id", "show_heads", "caption"}, {"model", "sentence"}),
-    "compare": ({"model", "sentences", "layer", "head", "pick", "token", "id", "caption"}, {"model", "sentences"}),
+    "attention": ({"model", "sentence", "layer", "head", "pick", "token", "id", "show_heads", "caption", "pattern-only"}, {"model", "sentence"}),
+    "compare": ({"model", "sentences", "layer", "head", "pick", "token", "id", "caption", "pattern-only"}, {"model", "sentences"}),
     "stepper": ({"tokens", "query", "key", "value", "focus", "id"}, {"tokens", "query", "key", "value"}),
     "softmax": ({"scores", "labels", "id"}, {"scores"}),
-    "scoreboard": ({"model", "scores", "id"}, {"model"}),
+    "scoreboard": ({"model", "scores", "id", "pattern-only"}, {"model"}),
     "training": ({"model", "id"}, set()),
     "predictions": ({"model", "sentences", "guesses", "id"}, {"model", "sentences"}),
 }
@@ -175,27 +178,31 @@ def _parse(kind: str, data, where: str, option_where: dict[str, str]) -> Directi
 
     if kind == "attention":
         model = model_option(data["model"], where, kind)
+        pick = pick_option(data, model, where, kind)
         return Attention(
             **common,
             model=model,
             sentence=sentence_option(data["sentence"], where, kind),
-            pick=pick_option(data, model, where, kind),
+            pick=pick,
             token=token_option(data.get("token"), where, kind, "token") if "token" in data else None,
             show_heads=bool_option(data.get("show_heads", False), where, kind, "show_heads"),
             caption=text_option(data.get("caption"), where, kind, "caption"),
+            pattern_only=_pattern_only(data, where, kind, pick),
         )
     if kind == "compare":
         model = model_option(data["model"], where, kind)
         sentences = data["sentences"]
         if not isinstance(sentences, list) or len(sentences) != 2:
             _fail(where, "compare: 'sentences' must be a list of exactly two sentences", 'write `sentences: ["first sentence", "second sentence"]`')
+        pick = pick_option(data, model, where, kind)
         return Compare(
             **common,
             model=model,
             sentences=tuple(sentence_option(s, where, kind) for s in sentences),
-            pick=pick_option(data, model, where, kind),
+            pick=pick,
             token=token_option(data.get("token"), where, kind, "token") if "token" in data else None,
             caption=text_option(data.get("caption"), where, kind, "caption"),
+            pattern_only=_pattern_only(data, where, kind, pick),
         )
     if kind == "stepper":
         return _stepper(data, common, where)
@@ -214,7 +221,8 @@ def _parse(kind: str, data, where: str, option_where: dict[str, str]) -> Directi
         for s in scores:
             if s not in SCORE_KINDS:
                 _fail(where, f"scoreboard: unknown score '{s}'", f"choose from: {', '.join(SCORE_KINDS)}")
-        return Scoreboard(**common, model=model_option(data["model"], where, kind), scores=tuple(scores))
+        return Scoreboard(**common, model=model_option(data["model"], where, kind), scores=tuple(scores),
+                          pattern_only=_pattern_only(data, where, kind))
     if kind == "training":
         model = model_option(data.get("model", "tiny"), where, kind)
         if model != "tiny":
@@ -237,6 +245,21 @@ def _parse(kind: str, data, where: str, option_where: dict[str, str]) -> Directi
             guesses=guesses,
         )
     raise AssertionError(kind)  # SPECS, BUILDERS and the branches above cover every kind
+
+
+PATTERN_ONLY = "pattern-only"
+
+
+def _pattern_only(data: dict, where: str, kind: str, pick: Pick | None = None) -> bool:
+    """`pattern-only: true`: a figure that names a head for a job (a scoreboard's example grids,
+    `pick: {best: kind}`) tells the reader, in a fixed sentence, that its grid is only a pattern,
+    instead of the page testing the head with a causal number. On a figure that names no head for
+    a job it would say nothing true, so it is refused."""
+    value = bool_option(data.get(PATTERN_ONLY, False), where, kind, PATTERN_ONLY)
+    if value and pick is not None and pick.rule != "best":
+        _fail(where, f"{kind}: '{PATTERN_ONLY}' says the head a figure picked for a job is only a pattern, and this figure picks no head for a job",
+              f"remove `{PATTERN_ONLY}: true`; it belongs on a scoreboard or on a figure with `pick: {{best: induction}}`")
+    return value
 
 
 def _stepper(data: dict, common: dict, where: str) -> Stepper:

@@ -64,8 +64,8 @@ from markdown.preprocessors import Preprocessor
 
 from .. import render
 from ..tokens import NoTokenizer
-from ..render import assets
-from ..lessons.directives import SPECS, at_option, check_code_fence, parse_directive
+from ..render import assets, templating
+from ..lessons.directives import PATTERN_ONLY, SPECS, at_option, check_code_fence, parse_directive
 from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
@@ -484,14 +484,14 @@ class WarnPostprocessor(Postprocessor):
 
     def run(self, text: str) -> str:
         ctx = self.ext.state.ctx
-        # toc runs the postprocessors on each heading first: only the whole page holds its figures
-        untested = render.untested_jobs(ctx, TAG_RE.sub(" ", text)) if 'class="course-fig' in text else []
+        # toc runs this on each heading first; only the whole page holds its figures (`make check` draws none, and has them all rendered by then)
+        untested = render.untested_jobs(ctx) if 'class="course-fig' in text or templating.NO_HTML.get() else []
         if untested:
             where, kind, label = untested[0]
             raise CourseBuildError(
                 where, f"this figure names {label} for a job ({kind}), and no number on the page tests that job",
-                f"refer to an ablation, attribution, patching or circuit figure's number about {label} on this page, "
-                f"or say in so many words that the grid is {render.ONLY_A_PATTERN}")
+                f"add `{PATTERN_ONLY}: true` to the figure (it tells the reader the grid is only a pattern), or refer "
+                f"to an ablation, attribution, patching or circuit figure's number about {label} on this page")
         # traces and head scores first, then model references, as the build has always listed them
         ordered = sorted(ctx.missing.items(), key=lambda kv: kv[0].what == kv[0].MODEL)
         for missing, wheres in ordered:

@@ -3,7 +3,7 @@
 `python -m generator train-tiny` (or `make tiny-model`) runs it. The model is a plain
 `transformers.GPT2LMHeadModel`, so the one tracer serves it and GPT-2 small alike.
 
-Three choices shape the heads the course shows (README, "The tiny model", has the measurements):
+Three choices shape the heads the course shows (docs/architecture.md, "The tiny model", has the measurements):
 
 * **Position 0 is `<|endoftext|>`.** Every training window starts at a story's `<|endoftext|>`,
   and every trace starts with it too (:mod:`generator.model.tracing`), so the model sees in the course
@@ -26,7 +26,7 @@ calls it too): over every held-back story, and over only those that share no run
 :data:`DEDUP_NGRAM` words with any training story. TinyStories repeats itself, so a held-back pool
 drawn from the same files holds stories that reuse whole phrases of training stories (and the odd
 near-copy), which flatter the first figure; the few that pass the test are atypical, which makes
-the second one harsh (README, "The tiny model", has both).
+the second one harsh (docs/architecture.md, "The tiny model", has both).
 """
 
 from __future__ import annotations

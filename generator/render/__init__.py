@@ -143,7 +143,7 @@ def render_ref(ref: Ref, ctx: Ctx) -> str:
         known = ", ".join(sorted(ctx.figures)) or "none"
         ref_fail(ref, f"no figure with id '{ref.target}' on this page (ids here: {known})", "give the figure `id: " + ref.target + "` or use one of the ids above")
     module = KINDS[fig.kind]
-    check_arity(ref, fig.kind, module.REFS)
+    check_arity(ref, fig.kind, module.REFS, module.ARGS)
     if fig.pending:  # its arguments checked against the tokens known without the trace
         return pending.check_ref(ref, fig, module.REFS)
     out = module.ref(ref, fig)
@@ -156,7 +156,6 @@ def render_ref(ref: Ref, ctx: Ctx) -> str:
 
 CAUSAL_KINDS = ("ablation", "attribution", "patching", "circuit")
 _HEAD_NAME = re.compile(r"\bL(\d+)H(\d+)\b|\blayer (\d+), head (\d+)")
-ONLY_A_PATTERN = "only a pattern"
 
 
 def heads_named(text: str) -> set[str]:
@@ -164,10 +163,8 @@ def heads_named(text: str) -> set[str]:
     return {f"L{m[1] or m[3]}H{m[2] or m[4]}" for m in _HEAD_NAME.finditer(text)}
 
 
-def untested_jobs(ctx: Ctx, page_html: str) -> list[tuple[str, str, str]]:
+def untested_jobs(ctx: Ctx) -> list[tuple[str, str, str]]:
     """The heads that figures on the page name for a job (`pick: {best: kind}`, a scoreboard's
-    examples) with no causal number about them on the page, unless the page says in so many words
-    that a grid is only a pattern."""
-    if ONLY_A_PATTERN in " ".join(page_html.lower().split()):
-        return []
-    return [j for j in ctx.job_heads if j[2] not in ctx.causal_heads]
+    examples) with no causal number about them on the page, but for figures marked
+    `pattern-only: true`, which tell the reader so."""
+    return [j for j in ctx.job_heads if j[2] not in ctx.causal_heads and j[0] not in ctx.pattern_only]

@@ -24,6 +24,11 @@ from .ref_common import int_arg, ref_fail, token_arg
 # share of the clean value that goes with the head; head(n[, mode]): the n-th of them, in words.
 REFS = {"clean": (0, 0), "effect": (1, 2), "ablated": (1, 2), "top": (1, 2), "others": (1, 2),
         "verdict": (1, 2), "head": (1, 2), "measure": (0, 0), "token": (0, 0)}
+# the arguments' names, as the reference for authors writes them: {{ id.effect(head, ablation) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "effect": ("head", "ablation"), "ablated": ("head", "ablation"), "top": ("n", "ablation"),
+    "others": ("head", "ablation"), "verdict": ("head", "ablation"), "head": ("rank", "ablation"),
+}
 ABLATION_WORDS = {"zero": "replaced by zeros", "mean": "replaced by its average output over the natural scoring sentences"}
 
 

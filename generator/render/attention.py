@@ -23,6 +23,12 @@ REFS: dict[str, tuple[int, int]] = {
     "sentence": (0, 0), "compare": (3, 3), "valuenorm": (1, 1), "moved": (2, 2), "othernorms": (1, 1), "selfmean": (0, 0),
     "headsfirst": (2, 2), "allheads": (2, 2),
 }
+# the arguments' names, as the reference for authors writes them: {{ id.weight(from, to) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "weight": ("from", "to"), "score": ("from", "to"), "scaled": ("from", "to"), "top": ("from", "n"),
+    "argmax": ("from",), "token": ("position",), "compare": ("from", "to", "than"), "valuenorm": ("token",),
+    "moved": ("from", "to"), "othernorms": ("token",), "headsfirst": ("from", "to"), "allheads": ("from", "to"),
+}
 # valuenorm(token): ‖v_j W_O‖, the size of what this head hands on from that token (Kobayashi et
 # al. 2020); moved(from, to): the weight times that size, what `to` really hands `from`;
 # othernorms(token): the median valuenorm of every other token; selfmean: the head's average weight
@@ -65,6 +71,15 @@ def chosen(d, panel, ctx: Ctx, kind: str) -> tuple[int, int, int]:
     return layer, head, focus
 
 
+def with_pattern_note(prov: dict, d, ctx: Ctx) -> dict:
+    """A figure marked `pattern-only: true` says in its caption line that its head, picked by its
+    score, is only a pattern (_pattern_only.html), and its job may go untested on the page."""
+    if getattr(d, "pattern_only", False):  # the scoreboard's example grids are not marked: the board says it
+        ctx.pattern_only.add(d.where)
+        prov["pattern_only"] = "this head was picked by its score"
+    return prov
+
+
 def play_link(play_url: str, text: str, layer: int, head: int, focus: int) -> str:
     """The playground on this sentence and head (generator/assets/play/page.js reads the hash:
     the sentence as base64url UTF-8, then layer and head counting from 1 and the token from 0, as
@@ -93,7 +108,7 @@ def render(d: Attention, ctx: Ctx, ids=None) -> str:
         prov["play"] = play_link(ctx.play_url, panel.trace["text"], layer, head, focus)
     out = templating.render(
         "attention.html", n=n, fid=f"fig-{n}", attrs=attrs, g=Grid(panel, layer, head, focus),
-        prov=prov, payload=light_data(panel, layer, head),
+        prov=with_pattern_note(prov, d, ctx), payload=light_data(panel, layer, head),
     )
     ctx.register(d, Figure("attention", n, d, panels=[panel], layer=layer, head=head, focus=focus))
     return out

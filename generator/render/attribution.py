@@ -18,6 +18,8 @@ from .ref_common import int_arg, ref_fail
 # percent(part): the part's share of the total, as a whole percent; verdict(part): "carries most
 # of" ... from that share.
 REFS = {"total": (0, 0), "share": (1, 1), "top": (1, 1), "percent": (1, 1), "verdict": (1, 1), "measure": (0, 0)}
+# the arguments' names, as the reference for authors writes them: {{ id.share(part) }}
+ARGS: dict[str, tuple[str, ...]] = {"share": ("part",), "top": ("n",), "percent": ("part",), "verdict": ("part",)}
 
 
 def _words(part: str) -> str:

@@ -30,6 +30,12 @@ from .ref_common import int_arg, ref_fail
 REFS = {"score": (0, 0), "without": (1, 2), "drop": (1, 2), "comp": (2, 2), "baseline": (0, 0), "uniform": (0, 0), "loss": (1, 1),
         "losswithout": (1, 2), "lossrise": (1, 2), "head": (0, 0), "kindscore": (1, 2), "kindtop": (1, 2),
         "topcomp": (2, 2)}
+# the arguments' names, as the reference for authors writes them: {{ id.without(head, ablation) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "without": ("head", "ablation"), "drop": ("n", "ablation"), "comp": ("qkv", "head"), "loss": ("copy",),
+    "losswithout": ("head", "ablation"), "lossrise": ("n", "ablation"), "kindscore": ("head", "kind"),
+    "kindtop": ("n", "kind"), "topcomp": ("qkv", "n"),
+}
 COMP_NAMES = {"q": "Q", "k": "K", "v": "V"}
 
 

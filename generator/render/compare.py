@@ -26,6 +26,7 @@ from .ref_common import int_arg
 from .token_names import token_hits
 
 REFS = {k: (lo, hi + 1) for k, (lo, hi) in attention.REFS.items() if k != "sentence"} | {"sentence": (0, 1)}
+ARGS = {k: attention.ARGS.get(k, ()) + ("sentence",) for k in REFS}  # the sentence, 1 or 2, last
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def render(d: Compare, ctx: Ctx) -> str:
         in_step=al.in_step,
         parts=[parts_url(ctx, p) for p in panels],
         diff=diff_rows(a, b, al, layer, head, focus),
-        prov=provenance(ctx, panels, d.caption),
+        prov=attention.with_pattern_note(provenance(ctx, panels, d.caption), d, ctx),
         payload={"panels": [light_data(p, layer, head) for p in panels],
                  "align": al.payload()},
     )

@@ -15,6 +15,10 @@ from .ref_common import ref_fail
 from .vector_data import num
 
 REFS = {"width": (0, 0), "tokens": (0, 0), "value": (2, 3), "norm": (1, 2), "id": (1, 1), "position": (1, 1)}
+# the arguments' names, as the reference for authors writes them: {{ id.value(token, dimension, row) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "value": ("token", "dimension", "row"), "norm": ("token", "row"), "id": ("token",), "position": ("token",),
+}
 PARTS = ("token", "position", "sum")
 PART_NAMES = {"token": "token row", "position": "position row", "sum": "sum"}
 FIRST_DIMS = 8  # columns of the no-JS table; the heatmap shows every dimension

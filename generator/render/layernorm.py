@@ -17,6 +17,10 @@ from .token_names import resolve_token
 from .vector_data import num
 
 REFS = {"mean": (1, 1), "std": (1, 1), "min": (1, 1), "max": (1, 1), "value": (2, 2), "token": (0, 0), "width": (0, 0), "position": (0, 0)}
+# the arguments' names, as the reference for authors writes them: {{ id.mean(stage) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "mean": ("stage",), "std": ("stage",), "min": ("stage",), "max": ("stage",), "value": ("stage", "dimension"),
+}
 PARTS = ("before", "normalised", "after")
 STORED = {"before": "sum", "normalised": "normalised", "after": "ln1"}
 NAMES = {"before": "Before: token row + position row", "normalised": "Mean 0, standard deviation 1", "after": "After the learned scale and shift"}

@@ -16,6 +16,8 @@ from .ref_common import int_arg, ref_fail, token_arg
 # after that layer) at that token, with its probability; first(token, guess): the first stage
 # whose top guess there is that token, in words ("after layer 2").
 REFS = {"guess": (2, 2), "first": (2, 2)}
+# the arguments' names, as the reference for authors writes them: {{ id.guess(layer, token) }}
+ARGS: dict[str, tuple[str, ...]] = {"guess": ("layer", "token"), "first": ("token", "guess")}
 
 
 def stage_name(s: int, n_layer: int) -> str:

@@ -13,6 +13,8 @@ from .format import tok, whole
 from .ref_common import int_arg
 
 REFS = {"steps": (0, 0), "start": (0, 0), "rank": (1, 1), "pair": (1, 1), "result": (0, 0), "merges": (0, 0), "word": (0, 0), "bytes": (0, 0)}
+# the arguments' names, as the reference for authors writes them: {{ id.rank(step) }}
+ARGS: dict[str, tuple[str, ...]] = {"rank": ("step",), "pair": ("step",)}
 
 
 def piece(text: str) -> dict:

@@ -15,6 +15,11 @@ from .ref_common import int_arg
 from .vector_data import num
 
 REFS = {"nearest": (1, 2), "top": (1, 1), "cosine": (2, 2), "dot": (2, 2), "norm": (1, 1), "k": (0, 0), "token": (1, 1)}
+# the arguments' names, as the reference for authors writes them: {{ id.nearest(word, n) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "nearest": ("word", "n"), "top": ("word",), "cosine": ("word", "other"), "dot": ("word", "other"),
+    "norm": ("word",), "token": ("word",),
+}
 SHOWN = 5  # neighbours per word in the figure (the file keeps vectors_file.NEAREST)
 
 

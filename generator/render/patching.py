@@ -25,6 +25,11 @@ from .token_names import resolve_token
 # closes; verdict(head): "carries most of" ... the gap, from that share.
 REFS = {"clean": (1, 1), "effect": (1, 1), "patched": (1, 1), "top": (1, 1), "percent": (1, 1), "verdict": (1, 1),
         "measure": (0, 0)}
+# the arguments' names, as the reference for authors writes them: {{ id.clean(sentence) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "clean": ("sentence",), "effect": ("head",), "patched": ("head",), "top": ("n",), "percent": ("head",),
+    "verdict": ("head",),
+}
 
 
 def render(d, ctx: Ctx) -> str:

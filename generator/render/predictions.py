@@ -14,6 +14,8 @@ from .ref_common import int_arg, ref_fail, token_arg
 # tokens: the first sentence's token count; guess(token, sentence): the model's first guess after
 # that token of that sentence (1, 2, ...), with its probability: "·her 0.83".
 REFS = {"tokens": (0, 0), "guess": (2, 2)}
+# the arguments' names, as the reference for authors writes them: {{ id.guess(token, sentence) }}
+ARGS: dict[str, tuple[str, ...]] = {"guess": ("token", "sentence")}
 
 
 def render(d: Predictions, ctx: Ctx) -> str:

@@ -30,15 +30,24 @@ def int_arg(ref: Ref, value: str, what: str, lo: int, hi: int) -> int:
     return int(value)
 
 
-def check_arity(ref: Ref, kind: str, names: dict[str, tuple[int, int]]) -> None:
-    """The reference's name is one `kind` answers, with an allowed number of arguments."""
+def check_arity(ref: Ref, kind: str, names: dict[str, tuple[int, int]], args: dict[str, tuple[str, ...]] | None = None) -> None:
+    """The reference's name is one `kind` answers, with an allowed number of arguments; the fix
+    writes the reference with its arguments named (the kind's ARGS), as the reference for authors does."""
     if ref.name not in names:
         allowed = ", ".join(sorted(names)) or "none"
         ref_fail(ref, f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind} figure has no '{ref.name}'", f"use one of: {allowed}")
     lo, hi = names[ref.name]
     if not lo <= len(ref.args) <= hi:
         want = f"{lo}" if lo == hi else f"{lo} to {hi}"
-        ref_fail(ref, f"'{ref.name}' takes {want} argument{'s' if hi != 1 else ''}, not {len(ref.args)}", "see the list of references in CONTRACT.md")
+        named = (args or {}).get(ref.name, ())
+        if hi == 0:
+            fix = "write it without arguments"
+        elif named:
+            shown = ", ".join(n if i < lo else f"[{n}]" for i, n in enumerate(named))
+            fix = f"write `{{{{ {ref.target}.{ref.name}({shown}) }}}}`" + (" ([x]: optional)" if hi > lo else "")
+        else:
+            fix = "see the figure's references in docs/reference.md"
+        ref_fail(ref, f"'{ref.name}' takes {want} argument{'s' if hi != 1 else ''}, not {len(ref.args)}", fix)
 
 
 def token_arg(ref: Ref, panel: Panel, arg: str, what: str) -> int:

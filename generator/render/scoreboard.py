@@ -27,6 +27,11 @@ from .format import f2
 from .ref_common import int_arg, ref_fail
 
 REFS = {"top": (1, 2), "score": (3, 3), "rank": (3, 3), "chance": (1, 1)}
+# the arguments' names, as the reference for authors writes them: {{ id.top(kind, n) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "top": ("kind", "n"), "score": ("kind", "layer", "head"), "rank": ("kind", "layer", "head"),
+    "chance": ("kind",),
+}
 SCROLL_STYLE = "max-height:24em;overflow-y:auto"  # the full list of a big model's heads scrolls
 
 
@@ -83,6 +88,8 @@ def render(d: Scoreboard, ctx: Ctx) -> str:
         if kind not in scores.doc["scores"]:
             raise LessonError(d.where, f"scoreboard: {scores.path} has no '{kind}' scores", "run `make traces` to recompute the head scores")
     n = ctx.next_number()
+    if d.pattern_only:  # the examples' heads are named for their jobs; the board says they are only patterns
+        ctx.pattern_only.add(d.where)
     numbers, examples = example_figures(d, scores, ctx)
     payload = {
         "model": d.model,
@@ -95,7 +102,7 @@ def render(d: Scoreboard, ctx: Ctx) -> str:
     board = templating.render(
         "scoreboard.html", n=n, model=d.model, reader_name=pending_box.reader_name(d.model), n_layer=scores.n_layer, n_head=scores.n_head,
         sections=[section(k, scores, numbers[k]) for k in d.scores], scroll_style=SCROLL_STYLE,
-        revision=schema.short_revision(scores.revision), payload=payload,
+        revision=schema.short_revision(scores.revision), payload=payload, pattern_only=d.pattern_only,
     )
     return board + "".join(examples)
 

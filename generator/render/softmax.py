@@ -15,6 +15,8 @@ from .format import f2, f3
 from .ref_common import int_arg, ref_fail
 
 REFS = {"weight": (1, 1), "exp": (1, 1), "total": (0, 0)}
+# the arguments' names, as the reference for authors writes them: {{ id.weight(label) }}
+ARGS: dict[str, tuple[str, ...]] = {"weight": ("label",), "exp": ("label",)}
 SCIENTIFIC_FROM = 1e6  # e^x and the total from here on are written like 1.97e+347 (they overflow a float at e^710)
 
 

@@ -23,6 +23,11 @@ REFS = {
     "score": (2, 2), "scaled": (2, 2), "weight": (2, 2), "out": (1, 1), "sqrtd": (0, 0), "tokens": (0, 0),
     "query": (1, 1), "key": (1, 1), "value": (1, 1), "dot": (2, 2), "dim": (0, 0),
 }
+# the arguments' names, as the reference for authors writes them: {{ id.score(from, to) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "score": ("from", "to"), "scaled": ("from", "to"), "weight": ("from", "to"), "out": ("token",),
+    "query": ("token",), "key": ("token",), "value": ("token",), "dot": ("from", "to"),
+}
 VECTORS = {"query": "q", "key": "k", "value": "v"}
 
 

@@ -19,6 +19,12 @@ REFS = {
     "count": (1, 2), "pieces": (2, 3), "split": (2, 3), "id": (2, 3), "vocab": (1, 1), "eot": (1, 1),
     "differ": (0, 1), "sentences": (0, 0),
 }
+# the arguments' names, as the reference for authors writes them: {{ id.count(model, sentence) }}
+ARGS: dict[str, tuple[str, ...]] = {
+    "count": ("model", "sentence"), "pieces": ("model", "word", "sentence"),
+    "split": ("model", "word", "sentence"), "id": ("model", "word", "sentence"), "vocab": ("model",),
+    "eot": ("model",), "differ": ("sentence",),
+}
 NAMES = {"tiny": "the tiny model", "gpt2": "GPT-2"}  # in running text
 HEADS = {"tiny": "Tiny model", "gpt2": "GPT-2"}  # above a column
 

@@ -20,6 +20,7 @@ from .format import esc, f2, percent, shown, whole
 from .ref_common import PENDING_REF, ref_fail
 
 REFS: dict[str, tuple[int, int]] = {}  # figure references; its numbers are model.tiny.training.*
+ARGS: dict[str, tuple[str, ...]] = {}
 MAX_TRAINING_POINTS = 400  # training-loss points kept for the plot (the log has one per step)
 FIELDS = ("bitsPerChar", "natsPerToken", "steps", "tokensSeen", "finalLoss", "validationLoss", "wallMinutes", "nParams", "trainStories", "validationStories", "source",
           "bitsPerCharDedup", "natsPerTokenDedup", "dedupStories", "dedupNgram", "validationWindows", "validationTokens",

@@ -15,6 +15,8 @@ from .ref_common import int_arg, ref_fail
 from .vector_data import num
 
 REFS = {"count": (0, 0), "explained": (1, 1), "close": (1, 2), "x": (1, 1), "y": (1, 1), "rule": (0, 0)}
+# the arguments' names, as the reference for authors writes them: {{ id.explained(axis) }}
+ARGS: dict[str, tuple[str, ...]] = {"explained": ("axis",), "close": ("word", "n"), "x": ("word",), "y": ("word",)}
 CLOSE = 3  # tokens nearest on the map, per marked word, in the table
 PAGE_DECIMALS = 3
 
