@@ -113,6 +113,24 @@ def _entry_sort(e: dict):
     return (e["text"], "ids" in e, e.get("ids") or [])
 
 
+INDEX_FIX = "run `make traces`: it retraces that sentence and rewrites the index"
+
+
+def _said(text: str, ids) -> str:
+    return repr(text[:60]) + (f" (ids {list(ids)[:8]}…)" if ids is not None else "")
+
+
+def answers_request(trace: dict, path: Path, model: str, revision: str, text: str, ids) -> None:
+    """The trace about to be returned for (model, text, ids) is that trace, of the index's revision
+    and the current schema, whatever cache it came from; DamagedFile naming its file otherwise."""
+    meta = trace.get("meta") or {}
+    got = (trace.get("model"), meta.get("revision"), trace.get("schemaVersion"), trace.get("text"), ids_key(trace.get("ids")))
+    if got != (model, revision, schema.SCHEMA_VERSION, text, ids_key(ids)):
+        raise DamagedFile(path, f"holds the trace of {str(trace.get('text'))[:60]!r} ({trace.get('model')!r}, revision "
+                                f"{str(meta.get('revision'))[:12]!r}), not of {_said(text, ids)} ({model!r}, revision "
+                                f"{revision[:12]!r}) that the index points it to", INDEX_FIX)
+
+
 # ---------------------------------------------------------------- the store
 
 
@@ -235,15 +253,25 @@ class TraceStore:
             if entry is not None:
                 raise DamagedFile(self.index_path(model), f"lists {entry['file']} for {text[:60]!r}, and that file is not there")
             raise MissingTrace(model, text, ids_key(ids), self.root)
+        index = self._current_index(model)
+        revision = index["meta"]["revision"]
+        # the file is named by what it holds: an entry that points at another sentence's file
+        # (or at one of another revision) is the index's mistake, found before any cache is asked
+        want = trace_key(model, revision, schema.SCHEMA_VERSION, text, ids) + ".json"
+        if path.name != want:
+            raise DamagedFile(self.index_path(model), f"lists {path.name} for {_said(text, ids)}, but that sentence's trace "
+                                                      f"of revision {schema.short_revision(revision)} is {want}", INDEX_FIX)
         stamp = regular_file_stamp(path)
         kept = self._trace_cache.get(path)
         if stamp is not None and kept is not None and kept[0] == stamp:
-            return kept[1]
-        raw = read_bytes(path, MAX_TRACE_BYTES)
-        trace = check_trace(decode(parse_json(raw, path), path), path, model, text, ids)
-        trace.raw = raw  # the download copy is the file itself: kept, not read again
-        if stamp is not None:
-            self._trace_cache[path] = (stamp, trace)
+            trace = kept[1]
+        else:
+            raw = read_bytes(path, MAX_TRACE_BYTES)
+            trace = check_trace(decode(parse_json(raw, path), path), path, model, text, ids)
+            trace.raw = raw  # the download copy is the file itself: kept, not read again
+            if stamp is not None:
+                self._trace_cache[path] = (stamp, trace)
+        answers_request(trace, path, model, revision, text, ids)
         return trace
 
     def usable(self, model: str, text: str, ids=None, revision: str | None = None) -> bool:
