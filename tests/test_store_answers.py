@@ -168,3 +168,16 @@ def test_a_trace_of_another_revision_under_its_own_key_is_refused(tmp_path):
     rc, log = build(tmp_path)
     assert rc == 1, log
     the_line(log, "tiny", BEN, old)
+
+
+def test_a_notebook_that_names_a_trace_file_without_loading_it_is_held_to_the_same(tmp_path):
+    """A `tokens` figure loads no trace, but its page's notebook names the sentence's trace file
+    for its data cell: it named Lily's file for Ben's sentence, exit 0."""
+    project(tmp_path, {"lesson.md": '# Tokens\n\n```tokens\nsentences: ["Ben wanted to play with her"]\nid: tk\n```\n'})
+    files = files_of(tmp_path, "tiny")
+    point(tmp_path, "tiny", {BEN: LILY})
+    rc, log = build(tmp_path)
+    assert rc == 1, log
+    head = f"traces/tiny/index.json: lists {files[LILY]} for {BEN!r}"
+    assert sum(head in line for line in error_lines(log)) == 1, log
+    assert_no_traceback(log)

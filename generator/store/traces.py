@@ -239,6 +239,25 @@ class TraceStore:
         # damaged, naming the file, rather than the lesson being blamed for a missing trace
         return path if os.path.lexists(path) else None
 
+    def _check_entry(self, model: str, text: str, ids, path: Path) -> str:
+        """The index's revision, once the file it lists for (model, text, ids) is the one named by
+        what it should hold: an entry that points at another sentence's file (or at one of another
+        revision) is the index's mistake, found before any cache is asked. DamagedFile otherwise."""
+        revision = self._current_index(model)["meta"]["revision"]
+        want = trace_key(model, revision, schema.SCHEMA_VERSION, text, ids) + ".json"
+        if path.name != want:
+            raise DamagedFile(self.index_path(model), f"lists {path.name} for {_said(text, ids)}, but that sentence's trace "
+                                                      f"of revision {schema.short_revision(revision)} is {want}", INDEX_FIX)
+        return revision
+
+    def listed_file(self, model: str, text: str, ids=None) -> Path | None:
+        """:meth:`lookup`, for a reader that names the file without loading it (a notebook's data
+        cell): None when not listed, DamagedFile when the index lists another sentence's file."""
+        path = self.lookup(model, text, ids)
+        if path is not None:
+            self._check_entry(model, text, ids, path)
+        return path
+
     def has(self, model: str, text: str, ids=None, revision: str | None = None) -> bool:
         return self.lookup(model, text, ids, revision) is not None
 
@@ -253,14 +272,7 @@ class TraceStore:
             if entry is not None:
                 raise DamagedFile(self.index_path(model), f"lists {entry['file']} for {text[:60]!r}, and that file is not there")
             raise MissingTrace(model, text, ids_key(ids), self.root)
-        index = self._current_index(model)
-        revision = index["meta"]["revision"]
-        # the file is named by what it holds: an entry that points at another sentence's file
-        # (or at one of another revision) is the index's mistake, found before any cache is asked
-        want = trace_key(model, revision, schema.SCHEMA_VERSION, text, ids) + ".json"
-        if path.name != want:
-            raise DamagedFile(self.index_path(model), f"lists {path.name} for {_said(text, ids)}, but that sentence's trace "
-                                                      f"of revision {schema.short_revision(revision)} is {want}", INDEX_FIX)
+        revision = self._check_entry(model, text, ids, path)
         stamp = regular_file_stamp(path)
         kept = self._trace_cache.get(path)
         if stamp is not None and kept is not None and kept[0] == stamp:
