@@ -11,20 +11,12 @@ import stat
 from pathlib import Path
 
 from ..lessons.errors import LessonError
+from ..tokens import shown  # a path as the repository names it (generator/tiny_model/tokenizer.json)
 
-PACKAGE = Path(__file__).resolve().parents[1]
 MAX_BYTES = 64 * 1024 * 1024  # the largest, the Plotly bundle and the tiny weights, are a few MB
 
 
-def shown(path: Path | str) -> str:
-    """The path as the repository names it (generator/tiny_model/tokenizer.json)."""
-    try:
-        return Path(path).resolve().relative_to(PACKAGE.parent).as_posix()
-    except (ValueError, OSError):
-        return str(path)
-
-
-def restore(path: Path | str) -> str:
+def restore(path: Path) -> str:
     return f"restore it from git: git checkout -- {shown(path)}"
 
 
@@ -33,7 +25,7 @@ class AssetError(LessonError):
 
     def __init__(self, path: Path | str, problem: str, fix: str | None = None):
         self.path = Path(path)
-        super().__init__(shown(path), problem, fix or restore(path))
+        super().__init__(shown(self.path), problem, fix or restore(self.path))
 
 
 def read_bytes(path: Path, fix: str | None = None) -> bytes:
