@@ -210,3 +210,16 @@ def test_make_site_says_the_same_line_and_keeps_the_old_site(case, pristine, tmp
     assert says in error_line(done.stderr, rel)
     assert tree_digest(site) == old
     assert not [p.name for p in site.parent.iterdir() if p.name.startswith(".site.")], "a temporary folder was left behind"
+
+
+@pytest.mark.parametrize("case", ["tokenizer-truncated", "vendor-manifest-missing"])
+def test_make_check_names_the_damaged_file_too(case, pristine, tmp_path):
+    """`make check` (and `make serve`) write a missing asset through the Markdown extension, while
+    a figure renders: the same line, not the figure's."""
+    rel, damage, says = CASES[case]
+    root = copy_of(pristine, tmp_path / "project")
+    shutil.rmtree(root / "content" / "assets")
+    damage(root / rel)
+    done = run([sys.executable, "-m", "generator", "check", "--no-cache"], cwd=root, PYTHONPATH=str(root))
+    assert done.returncode == 1, done.stderr
+    assert says in error_line(done.stderr, rel)
