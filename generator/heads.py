@@ -55,7 +55,8 @@ import numpy as np
 
 from .registry import DEFINITIONS, KINDS, NAMES, REPEATED_KINDS, TITLES, VOCABS, Vocab  # noqa: F401 (heads.TITLES etc. for callers)
 from .store.codec import weight_grid
-from .store import KEY_RE, DamagedFile, TraceRequest, TraceStore, atomic_write, dumps, read_json, round_floats
+from . import schema
+from .store import KEY_RE, DamagedFile, TraceRequest, TraceStore, atomic_write, dumps, read_json, round_floats, trace_key
 
 MAX_HEADS_BYTES = 2 * 1024 * 1024
 
@@ -411,6 +412,12 @@ def check_scores(doc, path: Path, model_name: str, model_meta: dict | None = Non
                 isinstance(ex["ids"], list) and ex["ids"] and all(_is_id(i) for i in ex["ids"])))
         if not ok:
             bad(f"the {kind} example is not {{text, ids: null or a list of token ids, key: 12 hex digits}}")
+        # the key is a digest of what the trace is about: one that is not its text's names another
+        # trace (checked for the store's revision: scores of another one are stale, not damaged)
+        want = trace_key(model_name, str(doc.get("revision")), schema.SCHEMA_VERSION, ex["text"], ex.get("ids"))
+        current = isinstance(model_meta, dict) and model_meta.get("revision") == doc.get("revision")
+        if current and (ex["key"] != want or ex.get("model", model_name) != model_name):
+            bad(f"the {kind} example names the trace {ex['key']}, but the trace of its text {ex['text'][:60]!r} is {want}")
         if not isinstance(definitions.get(kind), str) or not definitions[kind].strip():
             bad(f"has no definition of {kind}")
         on = used.get(kind)

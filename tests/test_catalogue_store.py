@@ -82,7 +82,16 @@ def index_points_elsewhere(root: Path) -> tuple[str, str]:
     ben = _trace_path(root, BEN).name
     _edit_json(root / "traces" / "tiny" / "index.json",
                lambda d: [e.__setitem__("file", ben) for e in d["traces"] if e["text"] == LILY_TEXT])
-    return _store_line(root, _load_lily), "that the index points it to"
+    return _store_line(root, _load_lily), "index.json: lists "
+
+
+def index_lists_a_sentence_twice(root: Path) -> tuple[str, str]:
+    """Two entries for Lily (the second pointing at Ben's file): which one a figure got would
+    depend on their order."""
+    ben = _trace_path(root, BEN).name
+    _edit_json(root / "traces" / "tiny" / "index.json",
+               lambda d: d["traces"].append({"text": LILY_TEXT, "file": ben, "nTokens": 7}))
+    return _store_line(root, _load_lily), "index.json: entries "
 
 
 def listed_trace_gone(root: Path) -> tuple[str, str]:
@@ -203,6 +212,7 @@ def training_log_dedup_not_a_number(root: Path) -> tuple[str, str]:
 STORE_CASES = {
     "trace-key-escapes-the-store": key_escapes,
     "index-points-at-another-sentence": index_points_elsewhere,
+    "index-lists-a-sentence-twice": index_lists_a_sentence_twice,
     "truncated-trace": truncated_trace,
     "listed-trace-gone": listed_trace_gone,
     "truncated-index": truncated_index,
@@ -215,6 +225,7 @@ STORE_CASES = {
     "heads-without-scored-on": heads_damaged(lambda d: d.pop("scoredOn"), "has no scoredOn"),
     "heads-definitions-not-an-object": heads_damaged(lambda d: d.__setitem__("definitions", 5), "has no definitions"),
     "heads-one-layer-short": heads_damaged(_one_layer_short, "layers ×"),
+    "heads-example-of-another-trace": heads_damaged(lambda d: d["examples"]["sink"].__setitem__("text", BEN), "the sink example names the trace"),
     "heads-example-ids-an-object": heads_damaged(lambda d: d["examples"]["sink"].__setitem__("ids", {}), "the sink example is not"),
     "token-without-spoken": trace_damaged(lambda d: d["tokens"][3].pop("spoken"), "token 3 is not"),
     "token-id-negative": trace_damaged(lambda d: d["tokens"][3].__setitem__("id", -7), "token 3 is not"),

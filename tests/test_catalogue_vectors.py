@@ -73,6 +73,24 @@ def vectors_text(**changes) -> str:
     return json.dumps(doc)
 
 
+BEN = "Ben wanted to play with her"
+
+
+def vectors_swapped(what: str) -> str:
+    """Two sentences (or the words her and she) whose entries name each other: the figure asked
+    for one would show the other's vectors."""
+    doc = synthetic_vectors(sentences=("Lily wanted to play with her", BEN))
+    if what == "sentences":
+        a, b = doc["sentences"][:2]
+        a["text"], b["text"] = b["text"], a["text"]
+    elif what == "words":
+        a, b = doc["words"][:2]
+        a["word"], b["word"] = b["word"], a["word"]
+    else:  # the first sentence listed a second time, with other numbers
+        doc["sentences"].append({**doc["sentences"][1], "text": doc["sentences"][0]["text"], "tokens": doc["sentences"][0]["tokens"]})
+    return json.dumps(doc)
+
+
 VECTORS = "traces/tiny/vectors.json"
 CASES = [
     case("tokens-unknown-model", bad('id: tk\n', 'models: [tiny, gpt3]\nid: tk\n'),
@@ -105,6 +123,15 @@ CASES = [
     case("vectors-short-row", None,
          "layerNorm.weight is not a list of 4 finite numbers. Fix: run `make traces`: it rewrites vectors.json from the tiny model",
          files={VECTORS: vectors_text(layerNorm={"layer": 0, "weight": [1, 2], "bias": [0, 0, 0, 0], "eps": 1e-5})}),
+    case("vectors-sentences-swapped", None,
+         f"sentences[0] holds tokens other than those of {BEN!r}. Fix: run `make traces`: it rewrites vectors.json from the tiny model",
+         files={VECTORS: vectors_swapped("sentences")}),
+    case("vectors-words-swapped", None,
+         "words[0] holds the vector of token 318, not of 'she' (token 355). Fix: run `make traces`: it rewrites vectors.json from the tiny model",
+         files={VECTORS: vectors_swapped("words")}),
+    case("vectors-sentence-twice", None,
+         "sentences[2] lists 'Lily wanted to play with her' a second time. Fix: run `make traces`: it rewrites vectors.json from the tiny model",
+         files={VECTORS: vectors_swapped("twice")}),
 ]
 for c in CASES:
     if c.id.startswith("vectors-") and c.id != "vectors-lack-a-word":

@@ -421,6 +421,14 @@ def _pair_short(doc):
     return f"traces/tiny/patching.json: pair {n} cleanA has shape (5, 2), not (6, 2)"
 
 
+def _pair_twice(doc):
+    """The Lily/Ben pair listed a second time, with other numbers: which one the figure showed
+    depended on the order of the list."""
+    n = next(i for i, e in enumerate(doc["pairs"]) if (e["a"], e["b"]) == (LILY, BEN))
+    doc["pairs"].append({**doc["pairs"][n], "cleanA": [[x + 1 for x in row] for row in doc["pairs"][n]["cleanA"]]})
+    return f"traces/tiny/patching.json: pairs {n} and {len(doc['pairs']) - 1} are both of {LILY!r} and {BEN!r}"
+
+
 def _clean_scores_one_cell(doc):
     doc["cleanScores"] = [[[0.5]]]
     return "traces/tiny/circuits.json: cleanScores has shape (1, 1, 1), not (4, 4, 4)"
@@ -428,6 +436,7 @@ def _clean_scores_one_cell(doc):
 
 @pytest.mark.parametrize("figure, name, damage", [
     (f'patching\nmodel: tiny\nsentences: ["{LILY}", "{BEN}"]\ntargets: [her, his]', "patching.json", _pair_short),
+    (f'patching\nmodel: tiny\nsentences: ["{LILY}", "{BEN}"]\ntargets: [her, his]', "patching.json", _pair_twice),
     ("circuit\nmodel: tiny\nhead: L4H4", "circuits.json", _clean_scores_one_cell),
 ])
 def test_a_damaged_causal_file_is_one_line_naming_it(tmp_path, figure, name, damage):

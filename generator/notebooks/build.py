@@ -54,7 +54,7 @@ class Notebook:
 
 
 def _trace_file(ctx: Ctx, model: str, text: str, ids=None) -> str | None:
-    path = ctx.store.lookup(model, text, ids) if ctx.store is not None else None
+    path = ctx.store.listed_file(model, text, ids) if ctx.store is not None else None
     return None if path is None else f"{model}/{path.name}"
 
 

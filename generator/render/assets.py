@@ -21,6 +21,7 @@ from pathlib import Path
 from .. import schema
 from . import format as fmt
 from . import play_model
+from .asset_files import AssetError, read_bytes, read_json, shown
 from .context import trace_weights
 from .script import course_js
 
@@ -47,12 +48,19 @@ def write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
+VENDOR_FIX = "run `make vendor`, or restore generator/assets/vendor/ from git"
+
+
 def plotly_js() -> bytes:
     """The vendored cartesian partial bundle, after checking its sha256 against VENDOR.json."""
-    manifest = json.loads((VENDOR / "VENDOR.json").read_text(encoding="utf-8"))
-    data = (VENDOR / manifest["file"]).read_bytes()
-    if hashlib.sha256(data).hexdigest() != manifest["sha256"]:
-        raise RuntimeError(f"generator/assets/vendor/{manifest['file']} does not match the sha256 in VENDOR.json; run make vendor")
+    manifest_path = VENDOR / "VENDOR.json"
+    manifest = read_json(manifest_path, VENDOR_FIX)
+    name, digest = manifest.get("file"), manifest.get("sha256")
+    if not isinstance(name, str) or name != PLOTLY_JS or not isinstance(digest, str):
+        raise AssetError(manifest_path, f"does not name the bundle {PLOTLY_JS} and its sha256", VENDOR_FIX)
+    data = read_bytes(VENDOR / name, VENDOR_FIX)
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise AssetError(VENDOR / name, "does not match the sha256 in VENDOR.json (damaged or cut short)", VENDOR_FIX)
     return data
 
 
@@ -193,15 +201,38 @@ def write_trace_assets(trace: dict, generated: Path, only_missing: bool = False)
 
 
 def static_assets() -> dict[str, bytes]:
-    files = {PLOTLY_JS: plotly_js(), "colorscale.js": fmt.colorscale_js().encode("utf-8"), "course.js": course_js().encode("utf-8")}
-    # the playground's (play.html loads them; no other page does): render/play_model.py
-    files[play_model.SCRIPT] = play_model.play_js().encode("utf-8")
-    files[play_model.ASSET] = play_model.play_model_js()
+    """Every file of assets/generated/ that no trace makes, each from the package files it reads;
+    a damaged one is an AssetError naming it (one line, a fix), whichever writer reads it."""
+    makers = {
+        PLOTLY_JS: plotly_js,
+        "colorscale.js": lambda: fmt.colorscale_js().encode("utf-8"),
+        "course.js": lambda: course_js().encode("utf-8"),
+        # the playground's (play.html loads them; no other page does): render/play_model.py
+        play_model.SCRIPT: lambda: play_model.play_js().encode("utf-8"),
+        play_model.ASSET: play_model.play_model_js,
+    }
     for name in COPIED:
-        src = PACKAGE_ASSETS / name
-        if src.is_file():
-            files[name] = src.read_bytes()
-    return files
+        makers[name] = lambda src=PACKAGE_ASSETS / name: read_bytes(src)
+    return {name: _made(name, make) for name, make in makers.items()}
+
+
+def _made(name: str, make) -> bytes:
+    """make(), with any failure as the one line of an AssetError: a damaged file it read is named by
+    its reader; a template, or anything unforeseen, names what was being written."""
+    from jinja2 import TemplateError
+
+    try:
+        return make()
+    except AssetError:
+        raise
+    except TemplateError as exc:
+        where = getattr(exc, "filename", None) or f"generator/render/templates/{getattr(exc, 'name', None) or '?'}"
+        line = getattr(exc, "lineno", None)
+        raise AssetError(where, f"cannot be used to write {name}{f' (line {line})' if line else ''}: {str(exc)[:160]}") from None
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, IndexError, LookupError) as exc:
+        where = getattr(exc, "filename", None) or PACKAGE_ASSETS
+        raise AssetError(where, f"{name} could not be written from it ({type(exc).__name__}: {str(exc)[:160]})",
+                         f"restore {shown(PACKAGE_ASSETS.parent)} from git") from None
 
 
 def write_static_assets(generated: Path, only_missing: bool = False) -> list[Path]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import tokens
 from . import format as fmt
+from .asset_files import AssetError, read_bytes, read_json, read_text, shown
 
 TINY_DIR = Path(__file__).resolve().parents[1] / "tiny_model"
 WEIGHTS = TINY_DIR / "model.safetensors"
@@ -35,36 +36,131 @@ PLAY_DIR = Path(__file__).resolve().parents[1] / "assets" / "play"
 PLAY_PARTS = ("bpe.js", "forward.js", "runner.js", "scores.js", "ablation.js", "page.js", "controller.js")
 
 
-class WeightsError(ValueError):
+def model_fix(path: Path) -> str:
+    """The remedy for a damaged file of the committed tiny model."""
+    return f"restore it from git (git checkout -- {shown(path)}), or run `make tiny-model` to train the model again"
+
+
+class WeightsError(AssetError):
     """The committed safetensors file is not what this reader expects (one line naming it)."""
+
+    def __init__(self, path: Path, problem: str):
+        super().__init__(path, problem, model_fix(path))
+
+
+def _whole(x) -> bool:
+    return type(x) is int and x >= 0
 
 
 def read_safetensors(path: Path = WEIGHTS) -> dict[str, np.ndarray]:
     """Every tensor of a safetensors file as float32 numpy arrays, checked against the file."""
-    data = path.read_bytes()
-    where = tokens.shown(path)
+    data = read_bytes(path, model_fix(path))
     if len(data) < 8:
-        raise WeightsError(f"{where}: shorter than a safetensors header")
+        raise WeightsError(path, "shorter than a safetensors header")
     (n,) = struct.unpack("<Q", data[:8])
     if n > MAX_HEADER or 8 + n > len(data):
-        raise WeightsError(f"{where}: header of {n} bytes does not fit the file")
+        raise WeightsError(path, f"header of {n} bytes does not fit the file")
     try:
         header = json.loads(data[8:8 + n])
     except ValueError as e:
-        raise WeightsError(f"{where}: unreadable header ({e})") from None
+        raise WeightsError(path, f"unreadable header ({str(e)[:120]})") from None
+    if not isinstance(header, dict):
+        raise WeightsError(path, "unreadable header (not a JSON object)")
     body = memoryview(data)[8 + n:]
     out = {}
     for name, spec in header.items():
         if name == "__metadata__":
             continue
-        dtype, shape, (a, b) = DTYPES.get(spec.get("dtype")), spec.get("shape"), spec.get("data_offsets", (0, -1))
+        ok = (isinstance(spec, dict) and isinstance(spec.get("shape"), list) and all(_whole(d) for d in spec["shape"])
+              and isinstance(spec.get("data_offsets"), list) and len(spec["data_offsets"]) == 2
+              and all(_whole(x) for x in spec["data_offsets"]))
+        if not ok:
+            raise WeightsError(path, f"{name[:60]} is not {{dtype, shape, data_offsets}} in the header")
+        dtype, shape, (a, b) = DTYPES.get(spec.get("dtype")), spec["shape"], spec["data_offsets"]
         if dtype is None:
-            raise WeightsError(f"{where}: {name} has dtype {spec.get('dtype')!r}; expected F32 or F16")
+            raise WeightsError(path, f"{name} has dtype {str(spec.get('dtype'))[:20]!r}; expected F32 or F16")
         size = int(np.prod(shape)) * np.dtype(dtype).itemsize
         if not (0 <= a <= b <= len(body)) or b - a != size:
-            raise WeightsError(f"{where}: {name}'s offsets {a}..{b} do not hold shape {shape}")
+            raise WeightsError(path, f"{name}'s offsets {a}..{b} do not hold shape {shape}")
         out[name.removeprefix("transformer.")] = np.frombuffer(body[a:b], dtype).reshape(shape).astype(np.float32)
     return out
+
+
+def tiny_config() -> dict:
+    """config.json of the committed tiny model, with the sizes this module uses checked."""
+    doc = read_json(CONFIG, model_fix(CONFIG))
+    for key in ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size"):
+        if type(doc.get(key)) is not int or not 0 < doc[key] <= 1 << 20:
+            raise AssetError(CONFIG, f"has no usable {key} (a positive whole number)", model_fix(CONFIG))
+    if doc["n_embd"] % doc["n_head"]:
+        raise AssetError(CONFIG, f"n_embd {doc['n_embd']} is not a multiple of n_head {doc['n_head']}", model_fix(CONFIG))
+    eps = doc.get("layer_norm_epsilon")
+    if type(eps) not in (int, float) or not 0 < eps < 1:
+        raise AssetError(CONFIG, "has no usable layer_norm_epsilon (a small positive number)", model_fix(CONFIG))
+    return doc
+
+
+def tensor_shapes(config: dict) -> dict[str, tuple[int, ...]]:
+    """What each tensor of tensor_order must measure for the model config.json describes."""
+    e, v, p = config["n_embd"], config["vocab_size"], config["n_positions"]
+    inner = config.get("n_inner") or 4 * e
+    per_layer = {"ln_1.weight": (e,), "ln_1.bias": (e,), "attn.c_attn.weight": (e, 3 * e), "attn.c_attn.bias": (3 * e,),
+                 "attn.c_proj.weight": (e, e), "attn.c_proj.bias": (e,), "ln_2.weight": (e,), "ln_2.bias": (e,),
+                 "mlp.c_fc.weight": (e, inner), "mlp.c_fc.bias": (inner,), "mlp.c_proj.weight": (inner, e), "mlp.c_proj.bias": (e,)}
+    out = {"wte.weight": (v, e), "wpe.weight": (p, e)}
+    out.update({f"h.{l}.{k}": s for l in range(config["n_layer"]) for k, s in per_layer.items()})
+    out.update({"ln_f.weight": (e,), "ln_f.bias": (e,)})
+    return out
+
+
+def checked_weights(config: dict) -> dict[str, np.ndarray]:
+    """The committed weights, every tensor the page needs there, of the shape config.json gives
+    it, and finite."""
+    weights = read_safetensors()
+    shapes = tensor_shapes(config)
+    missing = [n for n in shapes if n not in weights]
+    if missing:
+        raise WeightsError(WEIGHTS, f"missing {', '.join(missing[:4])}{' …' if len(missing) > 4 else ''}, which config.json's model has")
+    for name, want in shapes.items():
+        if weights[name].shape != want:
+            raise WeightsError(WEIGHTS, f"{name} has shape {list(weights[name].shape)}, but config.json's model needs {list(want)}")
+        if not np.isfinite(weights[name]).all():
+            raise WeightsError(WEIGHTS, f"{name} holds a value that is not a finite number")
+    return weights
+
+
+def tokenizer_problem(exc: Exception) -> AssetError:
+    """tokens.NoTokenizer for the tiny model, as the one line naming tokenizer.json."""
+    text = str(exc).removeprefix("tiny: ").removeprefix(shown(TOKENIZER)).strip() or "cannot be read"
+    return AssetError(TOKENIZER, text, model_fix(TOKENIZER))
+
+
+def tokenizer_tables(config: dict) -> tuple[list[str], list[str]]:
+    """(each id's byte-level text, the merges in rank order) of tokenizer.json, checked against
+    config.json's vocabulary size."""
+    def bad(problem: str):
+        raise AssetError(TOKENIZER, problem, model_fix(TOKENIZER))
+
+    tok = read_json(TOKENIZER, model_fix(TOKENIZER))
+    model = tok.get("model")
+    vocab = model.get("vocab") if isinstance(model, dict) else None
+    merges = model.get("merges") if isinstance(model, dict) else None
+    if not isinstance(vocab, dict) or not isinstance(merges, list):
+        bad("has no model.vocab (an object) and model.merges (a list)")
+    if sorted(i for i in vocab.values() if type(i) is int) != list(range(len(vocab))):
+        bad("model.vocab does not number its tokens 0, 1, 2 … once each")
+    if len(vocab) != config["vocab_size"]:
+        bad(f"has {len(vocab)} tokens, but config.json says vocab_size {config['vocab_size']}")
+    if not all(isinstance(m, str) or (isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m)) for m in merges):
+        bad("model.merges is not a list of pairs of tokens")
+    try:
+        tokens.tokenizer("tiny")
+    except tokens.NoTokenizer as exc:
+        raise tokenizer_problem(exc) from None
+    by_id = [""] * len(vocab)
+    for text, i in vocab.items():
+        by_id[i] = text
+    return by_id, [m if isinstance(m, str) else " ".join(m) for m in merges]
 
 
 def tensor_order(n_layer: int) -> list[str]:
@@ -79,25 +175,17 @@ def tensor_order(n_layer: int) -> list[str]:
 def model_doc(dtype: str = "float32") -> dict:
     """What play-model.js assigns: config, tensor table, base64 weights, the tokenizer's vocabulary
     (byte-level strings by id) and merges (in rank order)."""
-    config = json.loads(CONFIG.read_text(encoding="utf-8"))
-    weights = read_safetensors()
+    config = tiny_config()
+    weights = checked_weights(config)
     names = tensor_order(int(config["n_layer"]))
-    missing = [n for n in names if n not in weights]
-    if missing:
-        raise WeightsError(f"{tokens.shown(WEIGHTS)}: missing {', '.join(missing)}")
     table, chunks, offset = [], [], 0
     for name in names:
         a = np.ascontiguousarray(weights[name], dtype="<f4" if dtype == "float32" else "<f2")
         table.append({"name": name, "shape": list(a.shape), "offset": offset})
         offset += a.size
         chunks.append(a.tobytes())
+    by_id, merges = tokenizer_tables(config)
     means, record = head_means(weights, int(config["n_head"]))
-    tok = json.loads(TOKENIZER.read_text(encoding="utf-8"))
-    vocab = tok["model"]["vocab"]
-    by_id = [None] * len(vocab)
-    for text, i in vocab.items():
-        by_id[i] = text
-    merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
     return {
         "config": {k: config[k] for k in ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size", "layer_norm_epsilon")},
         "revision": tokens.shown(WEIGHTS),
@@ -125,9 +213,9 @@ def play_js() -> str:
     from .script import without_comments_or_indents
 
     # without the parts' comment lines and indentation, as course.js (the page's script stays under a chapter's 1.8 MB)
-    body = "\n".join(without_comments_or_indents((PLAY_DIR / name).read_text(encoding="utf-8")) for name in PLAY_PARTS)
+    body = "\n".join(without_comments_or_indents(read_text(PLAY_DIR / name)) for name in PLAY_PARTS)
     # the ablation figure's markup, from its own template (fig-2, its cells linked to the attention figure, fig-1)
-    config = json.loads(CONFIG.read_text(encoding="utf-8"))
+    config = tiny_config()
     template = live_template(2, int(config["n_layer"]), int(config["n_head"]), 1)
     body = "  var ABLATION_TEMPLATE = " + fmt.json_for_script(template) + ";\n\n" + body
     return ("/* play.js: the tiny model in the reader's page (the playground, play.html). Loaded only there.\n"
@@ -146,12 +234,15 @@ def head_means(weights: dict[str, np.ndarray] | None = None, n_head: int | None 
     Returns means (layer, head, head_dim) and the record."""
     from .. import heads
 
-    config = json.loads(CONFIG.read_text(encoding="utf-8"))
+    config = tiny_config()
     n_head = n_head or int(config["n_head"])
-    w = {k: v.astype(np.float64) for k, v in (weights or read_safetensors()).items()}
+    w = {k: v.astype(np.float64) for k, v in (weights or checked_weights(config)).items()}
     total, n = None, 0
     for text in heads.SCORING_SENTENCES:
-        ids = [t.id for t in tokens.encode("tiny", text)]
+        try:
+            ids = [t.id for t in tokens.encode("tiny", text)]
+        except tokens.NoTokenizer as exc:  # the file the asset step reads: named, with its fix
+            raise tokenizer_problem(exc) from None
         concat = _forward(w, ids, n_head)[1]  # (layer, token, width)
         part = concat[:, 1:].sum(axis=1)  # (layer, width)
         total = part if total is None else total + part

@@ -12,6 +12,8 @@ import re
 
 from pathlib import Path
 
+from .asset_files import AssetError, read_text
+
 PARTS_DIR = Path(__file__).resolve().parents[1] / "assets" / "js"
 ORDER_FILE = PARTS_DIR / "ORDER"
 
@@ -21,13 +23,16 @@ OPENING = "(function () {\n  'use strict';\n\n"
 CLOSING = "})();\n"
 
 
-class ScriptError(Exception):
+class ScriptError(AssetError):
     """The parts and ORDER disagree: a part listed twice or missing, or a file ORDER leaves out."""
+
+    def __init__(self, problem: str):
+        super().__init__(ORDER_FILE, problem, "list each part in the folder once in ORDER, or restore both from git")
 
 
 def part_names() -> list[str]:
     """The parts in join order: ORDER's lines, less blanks and `#` comments."""
-    names = [ln.strip() for ln in ORDER_FILE.read_text(encoding="utf-8").splitlines()]
+    names = [ln.strip() for ln in read_text(ORDER_FILE).splitlines()]
     names = [n for n in names if n and not n.startswith("#")]
     on_disk = {p.name for p in PARTS_DIR.glob("*.js")}
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -35,13 +40,13 @@ def part_names() -> list[str]:
     unlisted = sorted(on_disk - set(names))
     for what, found in (("listed twice", dupes), ("listed but missing", missing), ("not listed", unlisted)):
         if found:
-            raise ScriptError(f"{ORDER_FILE}: part(s) {what}: {', '.join(found)}")
+            raise ScriptError(f"part(s) {what}: {', '.join(found)}")
     return names
 
 
 def parts() -> list[tuple[str, str]]:
     """(name, text) of every part, in join order."""
-    return [(n, (PARTS_DIR / n).read_text(encoding="utf-8")) for n in part_names()]
+    return [(n, read_text(PARTS_DIR / n)) for n in part_names()]
 
 
 # A line that is only a // comment, and a line's indentation. The parts have no template literals

@@ -28,10 +28,11 @@ from .config_check import ConfigError, config_error
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import iter_markdown, shown_path
-from ..store import StoreError
+from ..store import TRACE_FILE_RE, StoreError
 
 
 MKDOCS_BUILTIN_EXTENSIONS = ("toc", "tables", "fenced_code")  # what MkDocs always loads first
+MAX_DIGEST_BYTES = 16 * 1024 * 1024  # the store's files are capped below this; a bigger one is its reader's to refuse
 CACHE = Path("build") / ".check-cache.json"  # pages that passed, under a stamp of everything read
 
 
@@ -187,7 +188,19 @@ def world_stamp(config_file: str, cfg: dict) -> str:
         files.append(Path(course["training_log"]))
     for root in roots:
         files += sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts) if root.is_dir() else [root]
-    return hashlib.sha256(json.dumps([_stat(p) for p in files] + [sys.version]).encode()).hexdigest()
+    # the store's indexes and per-model files say which sentence is which: their bytes count, so
+    # that an edit that keeps a file's size and time (two entries swapped, `cp -p`) is seen too
+    store_files = sorted(p for p in roots[0].rglob("*.json") if p.is_file() and not TRACE_FILE_RE.match(p.name)) if roots[0].is_dir() else []
+    contents = [[p.as_posix(), _digest(p)] for p in store_files]
+    return hashlib.sha256(json.dumps([_stat(p) for p in files] + contents + [sys.version]).encode()).hexdigest()
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read(MAX_DIGEST_BYTES)).hexdigest()
+    except OSError:
+        return None
 
 
 def read_cache(stamp: str | None) -> dict[str, list[str]]:

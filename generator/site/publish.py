@@ -26,6 +26,7 @@ from .. import heads
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown, shown_path
+from ..render.asset_files import AssetError
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
 from . import build_log, downloads, notebook_files
@@ -363,18 +364,18 @@ def pause_point(stage: str) -> None:
             time.sleep(60)
 
 
-def sync_generated(stage: Path, generated: Path) -> None:
+def sync_generated(stage: Path, generated: Path) -> list[Path]:
     """Make `generated` hold exactly the files of `stage` (a file is rewritten only when its bytes
-    change, so `mkdocs serve` does not rebuild in a loop)."""
+    change, so `mkdocs serve` does not rebuild in a loop). Returns the files written."""
     files = {p.relative_to(stage) for p in stage.rglob("*") if p.is_file()}
-    for rel in sorted(files):
-        write_if_changed(generated / rel, (stage / rel).read_bytes())
+    written = [generated / rel for rel in sorted(files) if write_if_changed(generated / rel, (stage / rel).read_bytes())]
     if generated.is_dir():
         for p in sorted(generated.rglob("*"), reverse=True):
             if p.is_file() and p.relative_to(generated) not in files:
                 p.unlink()
             elif p.is_dir() and not any(p.iterdir()):
                 p.rmdir()
+    return written
 
 
 # ---------------------------------------------------------------- command line
@@ -403,12 +404,26 @@ def add_parsers(sub, engines: dict | None = None) -> None:
 
 
 def _cmd_assets(args) -> int:
+    """Every asset made in a folder beside content/assets/generated/ first, so that a damaged
+    file read on the way (AssetError, StoreError: one line) leaves the old folder as it was."""
+    generated = Path(args.content) / GENERATED
+    stage = generated.with_name(f".{generated.name}.assets-{os.getpid()}")
     try:
-        written = write_assets(args.content, args.traces)
+        shutil.rmtree(stage, ignore_errors=True)
+        write_assets(args.content, args.traces, generated=stage)
+        written = sync_generated(stage, generated)
+    except (AssetError, StoreError) as exc:  # a package file the asset step reads, or the store's
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error: {generated}: cannot be written ({exc.strerror or exc}). Fix: make the folder writable", file=sys.stderr)
+        return 1
     except LessonError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"assets: {len(written)} file(s) written under {Path(args.content) / GENERATED}", file=sys.stderr)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    print(f"assets: {len(written)} file(s) written under {generated}", file=sys.stderr)
     return 0
 
 

@@ -202,4 +202,11 @@ def check_index(index, path: Path, model: str) -> dict:
         )
         if not ok:
             bad(f"entry {n} is not {{text, ids?, file: <12 hex digits>.json}}")
+    # one entry per sentence: with two, which trace a figure got would depend on their order
+    seen: dict = {}
+    for n, e in enumerate(entries):
+        k = (e["text"], ids_key(e.get("ids")))
+        if k in seen:
+            bad(f"entries {seen[k]} and {n} both list {e['text'][:60]!r}")
+        seen[k] = n
     return index

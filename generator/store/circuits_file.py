@@ -155,14 +155,20 @@ def find_pair(store: TraceStore, model: str, a: str, b: str, targets, n_tokens: 
         return None
     path = path_of(store.root, model, PATCHING_FILE)
     want = pair_key(a, b, targets)
+    found = None
     for n, e in enumerate(doc["pairs"]):
         if not isinstance(e, dict):
             raise DamagedFile(path, f"pair {n} is not an object", FIX)
         if [e.get("a"), e.get("b"), e.get("targets")] != want:
             continue
-        dims = {"token": n_tokens, "target": len(want[2]), "layer": n_layer, "head": n_head}
-        out = dict(e)
-        for name, axes in PATCH_ARRAYS.items():
-            out[name] = _array(path, f"pair {n} {name}", e.get(name), tuple(dims[x] for x in axes))
-        return out
-    return None
+        if found is not None:  # which one a figure showed would depend on their order
+            raise DamagedFile(path, f"pairs {found[0]} and {n} are both of {a[:40]!r} and {b[:40]!r}", FIX)
+        found = (n, e)
+    if found is None:
+        return None
+    n, e = found
+    dims = {"token": n_tokens, "target": len(want[2]), "layer": n_layer, "head": n_head}
+    out = dict(e)
+    for name, axes in PATCH_ARRAYS.items():
+        out[name] = _array(path, f"pair {n} {name}", e.get(name), tuple(dims[x] for x in axes))
+    return out

@@ -113,6 +113,24 @@ def _entry_sort(e: dict):
     return (e["text"], "ids" in e, e.get("ids") or [])
 
 
+INDEX_FIX = "run `make traces`: it retraces that sentence and rewrites the index"
+
+
+def _said(text: str, ids) -> str:
+    return repr(text[:60]) + (f" (ids {list(ids)[:8]}…)" if ids is not None else "")
+
+
+def answers_request(trace: dict, path: Path, model: str, revision: str, text: str, ids) -> None:
+    """The trace about to be returned for (model, text, ids) is that trace, of the index's revision
+    and the current schema, whatever cache it came from; DamagedFile naming its file otherwise."""
+    meta = trace.get("meta") or {}
+    got = (trace.get("model"), meta.get("revision"), trace.get("schemaVersion"), trace.get("text"), ids_key(trace.get("ids")))
+    if got != (model, revision, schema.SCHEMA_VERSION, text, ids_key(ids)):
+        raise DamagedFile(path, f"holds the trace of {str(trace.get('text'))[:60]!r} ({trace.get('model')!r}, revision "
+                                f"{str(meta.get('revision'))[:12]!r}), not of {_said(text, ids)} ({model!r}, revision "
+                                f"{revision[:12]!r}) that the index points it to", INDEX_FIX)
+
+
 # ---------------------------------------------------------------- the store
 
 
@@ -221,6 +239,25 @@ class TraceStore:
         # damaged, naming the file, rather than the lesson being blamed for a missing trace
         return path if os.path.lexists(path) else None
 
+    def _check_entry(self, model: str, text: str, ids, path: Path) -> str:
+        """The index's revision, once the file it lists for (model, text, ids) is the one named by
+        what it should hold: an entry that points at another sentence's file (or at one of another
+        revision) is the index's mistake, found before any cache is asked. DamagedFile otherwise."""
+        revision = self._current_index(model)["meta"]["revision"]
+        want = trace_key(model, revision, schema.SCHEMA_VERSION, text, ids) + ".json"
+        if path.name != want:
+            raise DamagedFile(self.index_path(model), f"lists {path.name} for {_said(text, ids)}, but that sentence's trace "
+                                                      f"of revision {schema.short_revision(revision)} is {want}", INDEX_FIX)
+        return revision
+
+    def listed_file(self, model: str, text: str, ids=None) -> Path | None:
+        """:meth:`lookup`, for a reader that names the file without loading it (a notebook's data
+        cell): None when not listed, DamagedFile when the index lists another sentence's file."""
+        path = self.lookup(model, text, ids)
+        if path is not None:
+            self._check_entry(model, text, ids, path)
+        return path
+
     def has(self, model: str, text: str, ids=None, revision: str | None = None) -> bool:
         return self.lookup(model, text, ids, revision) is not None
 
@@ -235,15 +272,18 @@ class TraceStore:
             if entry is not None:
                 raise DamagedFile(self.index_path(model), f"lists {entry['file']} for {text[:60]!r}, and that file is not there")
             raise MissingTrace(model, text, ids_key(ids), self.root)
+        revision = self._check_entry(model, text, ids, path)
         stamp = regular_file_stamp(path)
         kept = self._trace_cache.get(path)
         if stamp is not None and kept is not None and kept[0] == stamp:
-            return kept[1]
-        raw = read_bytes(path, MAX_TRACE_BYTES)
-        trace = check_trace(decode(parse_json(raw, path), path), path, model, text, ids)
-        trace.raw = raw  # the download copy is the file itself: kept, not read again
-        if stamp is not None:
-            self._trace_cache[path] = (stamp, trace)
+            trace = kept[1]
+        else:
+            raw = read_bytes(path, MAX_TRACE_BYTES)
+            trace = check_trace(decode(parse_json(raw, path), path), path, model, text, ids)
+            trace.raw = raw  # the download copy is the file itself: kept, not read again
+            if stamp is not None:
+                self._trace_cache[path] = (stamp, trace)
+        answers_request(trace, path, model, revision, text, ids)
         return trace
 
     def usable(self, model: str, text: str, ids=None, revision: str | None = None) -> bool:

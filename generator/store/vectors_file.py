@@ -107,6 +107,7 @@ def read(root: Path | str, model: str) -> Vectors | None:
         return hit[1]
     doc = read_json(p, MAX_BYTES, FIX)
     check(doc, p, model)
+    check_claims(doc, p, model)
     out = Vectors(doc, p)
     _CACHE[p] = (stamp, out)
     return out
@@ -191,6 +192,38 @@ def check(doc, p: Path, model: str) -> None:
             token(t, f"map.{key}[{j}]")
             if not _number(t.get("x")) or not _number(t.get("y")):
                 bad(f"map.{key}[{j}] has no x and y")
+
+
+def check_claims(doc: dict, p: Path, model: str) -> None:
+    """Each sentence's tokens and each word's token are the ones the committed tokenizer gives
+    that text, and each is listed once: a figure asked for one sentence never shows another's
+    vectors. (Without a usable tokenizer the step that needs it says so; this check is skipped.)"""
+
+    def bad(problem: str):
+        raise DamagedFile(p, problem, FIX)
+
+    try:
+        seen: set = set()
+        for i, s in enumerate(doc["sentences"]):
+            if s["text"] in seen:
+                bad(f"sentences[{i}] lists {s['text'][:60]!r} a second time")
+            seen.add(s["text"])
+            want = [t.id for t in tokens.encode(model, s["text"])]
+            if [t["id"] for t in s["tokens"]] != want:
+                bad(f"sentences[{i}] holds tokens other than those of {s['text'][:60]!r}")
+        seen = set()
+        for i, w in enumerate(doc["words"]):
+            if w["word"] in seen:
+                bad(f"words[{i}] lists {w['word'][:40]!r} a second time")
+            seen.add(w["word"])
+            try:
+                want_id = word_token(model, w["word"])[0]
+            except UnknownWord:
+                bad(f"words[{i}] is {w['word'][:40]!r}, which is not one token of the vocabulary")
+            if w["token"]["id"] != want_id:
+                bad(f"words[{i}] holds the vector of token {w['token']['id']}, not of {w['word'][:40]!r} (token {want_id})")
+    except tokens.NoTokenizer:
+        return
 
 
 def _whole(x) -> bool:
