@@ -40,6 +40,7 @@ class Section:
     cells: list[Cell] = field(default_factory=list)
     answers: list[tuple[str, str]] = field(default_factory=list)  # (exercise name, answer code)
     files: list[str] = field(default_factory=list)  # paths under data/, as "tiny/150b0f363c38.json"
+    pending: str | None = None  # a part whose traces are missing: its title (pending())
 
     def md(self, text: str) -> None:
         self.cells.append(Cell("markdown", text.strip("\n")))
@@ -159,13 +160,29 @@ def answers_cell(answers: list[tuple[str, str]]) -> str:
 
 
 def pending(what: str, model: str) -> Section:
-    s = Section()
+    s = Section(pending=what)
     s.md(f"""
 ## {what}: traces pending
 
 The traces of model `{model}` that this part needs are not in this build yet (README, "GPT-2
 traces": its weights cannot be downloaded where the course was built). When they are committed,
 the next build of the course writes this part of the notebook, from them.
+""")
+    return s
+
+
+def without_model(title: str, names: str, parts: list[str]) -> Section:
+    """The whole notebook of a chapter whose every figure needs a model this copy of the course
+    was built without (`names`, as readers know it): what a copy built with its weights holds."""
+    s = Section()
+    listed = "".join(f"\n- {p[0].lower() + p[1:]}" for p in parts)
+    s.md(f"""
+# {title}: do it yourself in Python
+
+This copy of the course was built without the weights of {names}, so it has none of the model's
+numbers for this notebook to recompute. In a copy built with the weights, this notebook
+recomputes, with numpy alone, the chapter's:
+{listed}
 """)
     return s
 
