@@ -337,7 +337,8 @@ class ModelGaps:
         state = proc.ext.state
         named = {m for m, _, _ in (f for part in figures for f in part) if m}
         named |= set(state.model_refs.values()) | {ref.name.split(".")[0] for _, ref in state.code_refs if ref.target == "model"}
-        self.lacking = {m for m in named if pending_render.lacks_model(state.ctx.store, m)}
+        # a model `make serve` traces on save is on its way (its boxes say "tracing…"), not lacking
+        self.lacking = {m for m in named if pending_render.lacks_model(state.ctx.store, m) and m not in state.ctx.traced_on_save}
         self.noticed: dict[int, set[str]] = {}  # section -> the models its notice names
         self.notices: list[tuple[int, set[str], bool, int]] = []  # (section, models, whole page, figures)
         every = [f for part in figures for f in part]
@@ -360,13 +361,13 @@ class ModelGaps:
         its stash placeholder."""
         out = []
         for p in el.iter("p"):
-            held = None if len(p) else self.proc_stash_of(p)
+            held = None if len(p) else self.stashed_in(p)
             for tag in FIGURE_OPEN_RE.findall(held or ""):
                 attrs = dict(ATTR_RE.findall(tag))
                 out.append((attrs.get("data-model"), attrs.get("data-pending") == "true", attrs.get("data-kind", "")))
         return out
 
-    def proc_stash_of(self, p: Element) -> str | None:
+    def stashed_in(self, p: Element) -> str | None:
         held = STASH_RE.fullmatch((p.text or "").strip())
         return self.proc.stashed(held.group(0)) if held else None
 
