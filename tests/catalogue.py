@@ -460,8 +460,8 @@ CASES = [
     Case("mark-on-a-line-with-text", with_gpt2("·it gives {{ g.weight(it, animal) }} to ·animal. {: .needs-traces }"),
          "the mark `{: .needs-traces }` shares its line with text. Fix: put it on a line of its own, right under the passage it marks",
          at="{: .needs-traces }"),
-    Case("mark-under-a-passage-without-figures", with_gpt2("GPT-2 has {{ model.gpt2.nLayer }} layers.\n{: .needs-traces }"),
-         "the mark `{: .needs-traces }` stands under a passage with no reference to a figure, so no trace can be missing from it. Fix: drop the mark, or keep it right under a passage next to one that reads a figure's numbers",
+    Case("mark-under-a-passage-without-figures", with_gpt2("GPT-2 has twelve layers.\n{: .needs-traces }"),
+         "the mark `{: .needs-traces }` stands under a passage with no reference to a figure or a model, so no trace can be missing from it. Fix: drop the mark, or keep it right under a passage next to one that reads a figure's numbers",
          at="{: .needs-traces }"),
     # A changed sentence whose references no longer fit fails before any trace exists (its tokens
     # come from the committed tokenizer); one that still fits is a pending figure, which --strict

@@ -185,7 +185,9 @@ def report_weights(page: Path, plotly: Path) -> None:
 def test_missing_trace_warns_shows_pending_and_fails_strict(tmp_path):
     # (text between: a passage right beside the pending box goes with it, test_gpt2_chapter.py)
     page = "# Pending\n\nWeight {{ lily.weight(her, Lily) }}.\n{: .needs-traces }\n\nBetween.\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 3\nhead: 3\nid: lily\n```\n"
-    write_project(tmp_path, {"p.md": page})
+    # a tiny trace of another sentence: the copy has the tiny model, this sentence is not traced
+    # yet (a copy with no tiny trace at all gets one notice instead: test_gpt2_chapter.py)
+    write_project(tmp_path, {"p.md": page}, traces=[synthetic_trace("Ben went home")])
     built = run_build(tmp_path, strict=False)
     assert built.ok, built.log
     warnings = [l for l in built.log.splitlines() if "WARNING" in l and "no trace of" in l]

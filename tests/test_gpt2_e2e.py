@@ -244,3 +244,26 @@ def test_induction_example_is_the_repeated_random_sequence(course):
     page = (root / "site" / "gpt2.html").read_text(encoding="utf-8")
     assert f'data-trace-key="{ex["key"]}"' in page
     assert (root / "site" / "assets" / "generated" / "traces" / "gpt2" / ex["key"] / "weights.js").is_file()
+
+
+def test_a_copy_with_gpt2_s_traces_has_no_notice_and_keeps_every_passage(course):
+    """What a copy built without GPT-2's weights leaves out (test_gpt2_chapter.py) is all here in
+    a copy built with them: no notice, no mark in the navigation, the goal that promises the
+    grids, the Code tabs, the playground's link to chapter 4, chapter 5's GPT-2 section as
+    written, and the chapter's whole notebook."""
+    root, _, _ = course
+    site = root / "site"
+    for name in ("gpt2.html", "causal.html", "play.html", "index.html"):
+        page = (site / name).read_text(encoding="utf-8")
+        assert "course-model-notice" not in page and "course-traces-note" not in page, name
+        assert "(needs the model" not in page and "Chapter 4 · Attention in GPT-2" in page, name
+    text = visible((site / "gpt2.html").read_text(encoding="utf-8"))
+    assert "find your way around all 144 attention grids of one sentence" in text
+    page = (site / "gpt2.html").read_text(encoding="utf-8")
+    assert page.count(">JavaScript</label>") == 3 and page.count(">Python</label>") == 3
+    play = visible((site / "play.html").read_text(encoding="utf-8"))
+    assert re.search(r"Chapter 4 shows the attention of its 144 heads on the course's own\s+sentences instead", play)
+    causal = " ".join(visible((site / "causal.html").read_text(encoding="utf-8")).split())
+    assert re.search(r"With every head in place, GPT-2 prefers ·Mary by \S*\d", causal), "chapter 5's GPT-2 passage"
+    notebook = (site / "notebooks" / "gpt2.ipynb").read_text(encoding="utf-8")
+    assert "built without the weights" not in notebook and "One head, step by step" in notebook

@@ -70,7 +70,7 @@ from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
 from ..render import ref_binding, training_figure as training
-from ..render.context import Ctx, Missing, sentence_pairs
+from ..render.context import Ctx, sentence_pairs
 from ..render.ref_common import PENDING_REF, TRACING_REF
 from ..store import DamagedFile, StoreError, TraceStore
 from . import attribute_refs, math, needs_traces, python_view
@@ -95,6 +95,7 @@ class PageState:
     pending: dict = field(default_factory=dict)  # htmlStash placeholder -> needs_traces.PendingRef
     marks: list = field(default_factory=list)  # the lines of the page's `{: .needs-traces }` marks
     trace_refs: set = field(default_factory=set)  # placeholders of references that traces fill in
+    model_refs: dict = field(default_factory=dict)  # placeholder -> model of a reference to a model's published facts
     ref_text: dict = field(default_factory=dict)  # placeholder -> (its HTML, "path:line") of each prose reference
     scripts_marked: bool = False  # SCRIPTS_MARK follows the page's first drawn heatmap
 
@@ -102,26 +103,8 @@ class PageState:
         """The PendingRef of a reference inside code that has no number in this build, or None."""
         for held, ref in self.code_refs:
             if held == placeholder:
-                return pending_ref(ref, self.ctx) if render.render_ref(ref, self.ctx) == PENDING_REF else None
+                return needs_traces.pending_ref(ref, self.ctx) if render.render_ref(ref, self.ctx) == PENDING_REF else None
         return None
-
-
-def pending_ref(ref, ctx: Ctx) -> needs_traces.PendingRef:
-    """Why `ref` has no number in this build, and what the author can do about it."""
-    shown = " ".join(ref.raw.split())
-    if ref.target == "model":
-        model = ref.name.split(".")[0]
-        if ".training." in f".{ref.name}.":
-            return needs_traces.PendingRef(ref.where, shown, model, f"the tiny model's training log {ctx.training_log_path} is missing", "run `make tiny-model`")
-        reason = f"model {model} has no traces here"
-    else:
-        fig = ctx.figures[ref.target]
-        model = fig.directive.model
-        what = "head scores" if fig.kind == "scoreboard" else "traces"
-        reason = f"the {fig.kind} figure '{ref.target}' ({fig.directive.where}) has no {what} of model {model} here"
-    remedy = Missing(model, Missing.TRACE).remedy()
-    tracing = ref.target != "model" and bool(ctx.figures[ref.target].numbers.get("tracing"))
-    return needs_traces.PendingRef(ref.where, shown, model, reason, remedy[0].lower() + remedy[1:].rstrip("."), tracing)
 
 
 _STORES: dict[Path, TraceStore] = {}
@@ -404,7 +387,7 @@ class RefProcessor(InlineProcessor):
         with one_line_errors(where, f"internal error while filling in {{{{ {shown} }}}}", "report it with this reference"):
             ref = refs.parse_ref(m.group(1), state.shown)
             out = render.render_ref(ref, state.ctx)
-            hit = pending_ref(ref, state.ctx) if out == PENDING_REF else None
+            hit = needs_traces.pending_ref(ref, state.ctx) if out == PENDING_REF else None
             bound = None if hit else ref_binding.binding(ref, state.ctx, out)
             if bound is not None:  # a prose number points at its figure (code stays plain: CodeRefPostprocessor)
                 out = ref_binding.bound_html(bound, out)
@@ -412,6 +395,8 @@ class RefProcessor(InlineProcessor):
             state.ref_text[placeholder] = (None if hit else out, where)
             if ref.target != "model" or ".training." in f".{ref.name}.":
                 state.trace_refs.add(placeholder)
+            else:
+                state.model_refs[placeholder] = ref.name.split(".")[0]
             if hit and not hit.tracing:  # needs_traces replaces its passage, or refuses the page
                 state.pending[placeholder] = hit
         return placeholder, m.start(0), m.end(0)
@@ -433,7 +418,7 @@ class CodeRefPostprocessor(Postprocessor):
             with one_line_errors(ref.where, f"internal error while filling in {{{{ {ref.raw} }}}}", "report it with this reference"):
                 rendered = render.render_ref(ref, state.ctx)
             if rendered == PENDING_REF:  # outside every replaced passage (needs_traces)
-                needs_traces.refuse(pending_ref(ref, state.ctx))
+                needs_traces.refuse(needs_traces.pending_ref(ref, state.ctx))
             plain = html.unescape(TAG_RE.sub("", rendered))
             text = text.replace(placeholder, html.escape(plain, quote=False))
         # No clearing: toc runs the postprocessors on each heading before the page itself.

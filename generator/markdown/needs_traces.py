@@ -12,11 +12,24 @@ Marked passages next to each other (a lead-in sentence and its table) are one pa
 together, by one note, when a reference in any of them has no number. The first note for the same
 models on a page that a reader sees without opening anything says why, the later ones are short; a passage right before or after a pending
 figure of its models is taken out with no note, since the figure's box says what is missing. A
-mark under passages that reference no figure is refused (nothing there can go missing). attr_list puts the mark's class on
+mark under passages that reference neither a figure nor a model is refused (nothing there can go
+missing); one that references only a model's published facts ({{ model.gpt2.nHeads }}) stays
+where that model has traces, and goes, with no note, in a copy built without them (a learning goal
+or a link that promises what that model's figures show). attr_list puts the mark's class on
 paragraphs and list items (and to the paragraph that holds a fenced code block's stash placeholder,
 whose references inside code are looked up in the stash); a table takes the mark as a last row of
 one cell, which is read here. Where the mark may stand is checked on the page's lines
 (:func:`check_marks`) before Markdown reads them, so a misplaced mark names its line.
+
+A copy built without a model's weights (every copy built where GPT-2 cannot be downloaded) has no
+trace of that model at all (render/pending.lacks_model). Where every figure of a page is such a
+model's pending box, the page gets one notice under its title (render/templates/model_notice.html)
+saying what it shows here and what a copy built with the weights adds; where that is true of an
+`##` section only (a chapter's GPT-2 section), the section gets the notice under its heading
+(:class:`ModelGaps`). Under a notice, each section has at most one short "not in this copy" line:
+its pending box, or else one line in place of its first marked passage in plain view; the other
+marked passages go without a note, and a content tab they leave empty goes too. A copy with the
+model's traces has no notice, and every passage reads as written.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ from ..lessons.errors import fail
 from ..lessons.refs import strip_code_spans
 from ..lessons.source import walk_lines
 from ..render import pending as pending_render
+from ..render.context import Ctx, Missing
 from .build_errors import CourseBuildError
 
 MARK_CLASS = "needs-traces"
@@ -38,8 +52,8 @@ MARK = "{: .needs-traces }"
 MARKABLE = ("p", "li", "table")
 MARK_RE = re.compile(r"\{:?[ \t]*\.needs-traces\b")  # the mark, however it is spaced
 MARK_LINE_RE = re.compile(r"^[ \t]*\{:?[ \t]*\.needs-traces[ \t]*\}[ \t]*$")  # a line that is only the mark
-STASH_RE = re.compile("\x02wzxhzdk:\\d+\x03")  # Python-Markdown's htmlStash placeholder
 CODE_REF_RE = re.compile(r"__course_ref_\d+__")  # lessons.refs.CODE_REF_PREFIX
+STASH_RE = re.compile("\x02wzxhzdk:\\d+\x03")  # Python-Markdown's htmlStash placeholder
 PENDING_BOX_RE = re.compile(r'^<figure class="course-fig course-pending"[^>]*?\sdata-model="([^"]+)"')  # render/templates/_parts.html
 FIX = f"write `{MARK}` on the line right under the paragraph, list item or table that holds it, so readers get a short note until the traces exist"
 
@@ -54,6 +68,24 @@ class PendingRef:
     reason: str  # why it has no number: "the traces of model gpt2 ... are missing"
     remedy: str
     tracing: bool = False  # `make serve` is tracing its figure's sentence: the next build has the number
+
+
+def pending_ref(ref, ctx: Ctx) -> PendingRef:
+    """Why `ref` has no number in this build, and what the author can do about it."""
+    shown = " ".join(ref.raw.split())
+    if ref.target == "model":
+        model = ref.name.split(".")[0]
+        if ".training." in f".{ref.name}.":
+            return PendingRef(ref.where, shown, model, f"the tiny model's training log {ctx.training_log_path} is missing", "run `make tiny-model`")
+        reason = f"model {model} has no traces here"
+    else:
+        fig = ctx.figures[ref.target]
+        model = fig.directive.model
+        what = "head scores" if fig.kind == "scoreboard" else "traces"
+        reason = f"the {fig.kind} figure '{ref.target}' ({fig.directive.where}) has no {what} of model {model} here"
+    remedy = Missing(model, Missing.TRACE).remedy()
+    tracing = ref.target != "model" and bool(ctx.figures[ref.target].numbers.get("tracing"))
+    return PendingRef(ref.where, shown, model, reason, remedy[0].lower() + remedy[1:].rstrip("."), tracing)
 
 
 def check_marks(lines: list[str], shown: str, first_line: int) -> list[int]:
@@ -133,6 +165,8 @@ class NeedsTraces(Treeprocessor):
     def run(self, root: Element) -> None:
         _mark_tables(root)
         parents = {child: parent for parent in root.iter() for child in parent}
+        gaps = ModelGaps(self, root)
+        lined: set[int] = set()  # the sections under a notice that have their one line
         marked = [el for el in root.iter() if MARK_CLASS in _classes(el)]
         groups: list[list[Element]] = []  # marked passages next to each other go together
         for k, el in enumerate(marked):
@@ -151,6 +185,15 @@ class NeedsTraces(Treeprocessor):
             hits = [h for el in group for h in self.pending_in(el)]
             if hits:
                 models = tuple(dict.fromkeys(h.model for h in hits))
+                section = gaps.section_of(group[0], parents)
+                if set(models) <= gaps.noticed.get(section, set()):
+                    # a notice above says why: the section's one line, if it has no pending box
+                    if section in gaps.boxed or section in lined or not self.open_at_first(group[0], parents):
+                        self.drop(group, parents)
+                    else:
+                        self.replace(group, parents, models, section=True)
+                        lined.add(section)
+                    continue
                 if self.beside_pending_box(group, parents, models):
                     self.drop(group, parents)
                     continue
@@ -158,7 +201,12 @@ class NeedsTraces(Treeprocessor):
                 if self.open_at_first(group[0], parents):
                     noted.add(models)
             elif not any(self.refers(el) for el in group):
-                raise CourseBuildError(self.mark_where(marked.index(group[0])), f"the mark `{MARK}` stands under a passage with no reference to a figure, so no trace can be missing from it", "drop the mark, or keep it right under a passage next to one that reads a figure's numbers")
+                named = {m for el in group for m in self.models_named(el)}
+                if not named:
+                    raise CourseBuildError(self.mark_where(marked.index(group[0])), f"the mark `{MARK}` stands under a passage with no reference to a figure or a model, so no trace can be missing from it", "drop the mark, or keep it right under a passage next to one that reads a figure's numbers")
+                if named & gaps.lacking:  # it promises what a model this copy lacks would show
+                    self.drop(group, parents)
+        gaps.add_notices(parents)
         self.refuse_leftovers(root)
 
     def mark_where(self, k: int) -> str:
@@ -184,6 +232,14 @@ class NeedsTraces(Treeprocessor):
         code = {held: ref for held, ref in state.code_refs}
         return any(p in state.trace_refs for p in STASH_RE.findall(text)) or any(
             p in code and code[p].target != "model" for p in self.code_refs_in(text))
+
+    def models_named(self, el: Element) -> set[str]:
+        """The models whose published facts `el` references ({{ model.gpt2.nHead }}, in prose or code)."""
+        text = "".join(el.itertext())
+        state = self.ext.state
+        code = {held: ref for held, ref in state.code_refs}
+        found = {state.model_refs[p] for p in STASH_RE.findall(text) if p in state.model_refs}
+        return found | {code[p].name.split(".")[0] for p in self.code_refs_in(text) if p in code and code[p].target == "model"}
 
     def pending_box_models(self, el: Element | None) -> set[str]:
         """The model of the pending figure `el` stands for (the paragraph that holds a figure's
@@ -223,11 +279,14 @@ class NeedsTraces(Treeprocessor):
         parent = parents[group[0]]
         for el in group:
             parent.remove(el)
+        if parent.tag in ("ul", "ol") and not len(parent) and parent in parents:
+            parents[parent].remove(parent)  # a list whose every item went goes too
 
-    def replace(self, group: list[Element], parents: dict, models: tuple[str, ...], again: bool = False) -> None:
-        """Put one note in place of the passages of `group` (the short one when `again`)."""
+    def replace(self, group: list[Element], parents: dict, models: tuple[str, ...], again: bool = False, section: bool = False) -> None:
+        """Put one note in place of the passages of `group` (the short one when `again`, the
+        section's one line under a notice when `section`)."""
         first, parent = group[0], parents[group[0]]
-        placeholder = self.md.htmlStash.store(pending_render.traces_note(models, again))
+        placeholder = self.md.htmlStash.store(pending_render.traces_note(models, again, section))
         tail = group[-1].tail
         for el in group[1:]:
             parent.remove(el)
@@ -254,6 +313,118 @@ class NeedsTraces(Treeprocessor):
                 if MARK_RE.search(text):
                     where = f"{state.shown}:{state.marks[0]}" if state.marks else state.shown
                     raise CourseBuildError(where, f"the mark `{MARK}` was left as text", "put it right under a paragraph, list item or table (attr_list must be in mkdocs.yml's markdown_extensions)")
+
+
+# ---------------------------------------------------------------- a model this copy lacks
+
+FIGURE_OPEN_RE = re.compile(r'<figure class="course-fig[^"]*"[^>]*>')  # render/templates/_parts.html
+ATTR_RE = re.compile(r'\s(data-model|data-pending|data-kind)="([^"]*)"')
+SECTION_TAG = "h2"
+
+
+class ModelGaps:
+    """The sections of one page (split at its `##` headings) and the notices its gaps need."""
+
+    def __init__(self, proc, root: Element):
+        self.proc, self.root = proc, root
+        self.sections: list[list[Element]] = [[]]
+        for child in root:
+            if child.tag == SECTION_TAG:
+                self.sections.append([])
+            self.sections[-1].append(child)
+        self.index = {child: i for i, part in enumerate(self.sections) for child in part}
+        figures = [[f for child in part for f in self.figures_in(child)] for part in self.sections]
+        state = proc.ext.state
+        named = {m for m, _, _ in (f for part in figures for f in part) if m}
+        named |= set(state.model_refs.values()) | {ref.name.split(".")[0] for _, ref in state.code_refs if ref.target == "model"}
+        # a model `make serve` traces on save is on its way (its boxes say "tracing…"), not lacking
+        self.lacking = {m for m in named if pending_render.lacks_model(state.ctx.store, m) and m not in state.ctx.traced_on_save}
+        self.noticed: dict[int, set[str]] = {}  # section -> the models its notice names
+        self.notices: list[tuple[int, set[str], bool, int]] = []  # (section, models, whole page, figures)
+        every = [f for part in figures for f in part]
+        if self.all_lacking(every):
+            models = {m for m, _, _ in every}
+            self.noticed = {i: models for i in range(len(self.sections))}
+            self.notices.append((0, models, True, len(every)))
+        else:
+            for i, part in enumerate(figures):
+                if i and self.all_lacking(part):
+                    self.noticed[i] = {m for m, _, _ in part}
+                    self.notices.append((i, self.noticed[i], False, len(part)))
+        self.boxed = {i for i, part in enumerate(figures) if i in self.noticed and any(p for _, p, _ in part)}
+
+    def all_lacking(self, figures: list[tuple[str | None, bool, str]]) -> bool:
+        return bool(figures) and all(pending and model in self.lacking for model, pending, _ in figures)
+
+    def figures_in(self, el: Element) -> list[tuple[str | None, bool, str]]:
+        """(model, pending, kind) of each figure in `el`: a figure is a paragraph that holds only
+        its stash placeholder."""
+        out = []
+        for p in el.iter("p"):
+            held = None if len(p) else self.stashed_in(p)
+            for tag in FIGURE_OPEN_RE.findall(held or ""):
+                attrs = dict(ATTR_RE.findall(tag))
+                out.append((attrs.get("data-model"), attrs.get("data-pending") == "true", attrs.get("data-kind", "")))
+        return out
+
+    def stashed_in(self, p: Element) -> str | None:
+        held = STASH_RE.fullmatch((p.text or "").strip())
+        return self.proc.stashed(held.group(0)) if held else None
+
+    def section_of(self, el: Element, parents: dict) -> int:
+        """The section of the page `el` stands in (its top-level ancestor's)."""
+        while el in parents and parents[el] is not self.root:
+            el = parents[el]
+        return self.index.get(el, 0)
+
+    def add_notices(self, parents: dict) -> None:
+        """Each notice under its heading (the page's title, or the section's `##`); content tabs
+        of a noticed section left empty by the dropped passages go."""
+        for section, models, whole_page, figures in reversed(self.notices):
+            part = self.sections[section]
+            head = next((el for el in part if el.tag in ("h1", SECTION_TAG)), None)
+            at = list(self.root).index(head) + 1 if head is not None else (list(self.root).index(part[0]) if part else 0)
+            note = Element("p")
+            note.text = self.proc.md.htmlStash.store(pending_render.model_notice(sorted(models), whole_page, figures))
+            note.tail = "\n"
+            self.root.insert(at, note)
+        if self.noticed:
+            prune_empty_tabs(self.root)
+
+
+def _blank(el: Element) -> bool:
+    return not len(el) and not (el.text or "").strip()
+
+
+def prune_empty_tabs(root: Element) -> None:
+    """Remove the content tabs (pymdownx.tabbed, alternate style) whose block is empty, innermost
+    first, and a tab set with none left."""
+    parents = {child: parent for parent in root.iter() for child in parent}
+    sets = [el for el in root.iter("div") if "tabbed-set" in (el.get("class") or "").split()]
+    for tabs in reversed(sets):  # innermost first: an emptied inner set empties its outer tab
+        labels = tabs.find("div[@class='tabbed-labels']")
+        content = tabs.find("div[@class='tabbed-content']")
+        if labels is None or content is None:
+            continue
+        inputs = tabs.findall("input")
+        blocks = list(content)
+        if len(inputs) != len(blocks) or len(list(labels)) != len(blocks):
+            continue
+        gone = [i for i, b in enumerate(blocks) if _blank(b)]
+        if not gone:
+            continue
+        if len(gone) == len(blocks):
+            parents[tabs].remove(tabs)
+            continue
+        for i in reversed(gone):
+            tabs.remove(inputs[i])
+            labels.remove(list(labels)[i])
+            content.remove(blocks[i])
+        kept = tabs.findall("input")
+        if not any(x.get("checked") for x in kept):
+            kept[0].set("checked", "checked")
+        if tabs.get("data-tabs"):
+            tabs.set("data-tabs", f"{tabs.get('data-tabs').split(':')[0]}:{len(kept)}")
 
 
 def refuse(hit: PendingRef):

@@ -27,7 +27,7 @@ from .. import heads
 from ..lessons import pages
 from ..lessons.source import iter_markdown, shown_path
 from ..registry import CONFIG_FILES
-from ..render import causal_data
+from ..render import causal_data, pending as pending_render
 from ..render.context import Ctx, load_panel
 from ..render.pick import pick_head
 from ..render.token_names import resolve_token
@@ -300,7 +300,11 @@ def build_notebook(md: Path, page: str, ctx: Ctx) -> Notebook | None:
                 done.add(kind)
                 section.name, section.where = kind, d.where
                 sections.append(section)
-    if len(sections) == 1:
+    models = [getattr(d, "model", None) for d in directives]
+    if all(m and pending_render.lacks_model(ctx.store, m) for m in models):  # one short notebook, not a run of pending parts
+        parts = [s.pending for s in sections if s.pending]
+        sections = [cells.without_model(title, pending_render.reader_names(models), parts)]
+    elif len(sections) == 1:
         sections.append(cells.Section())
         sections[-1].md("This chapter's figures need no traces: there is nothing here to recompute.")
     shared = shared_names([(s.name or "the opening", [c.source for c in s.cells if c.kind == "code"] + [a for _, a in s.answers])

@@ -45,6 +45,7 @@ class Section:
     files: list[str] = field(default_factory=list)  # paths under data/, as "tiny/150b0f363c38.json"
     name: str = ""  # the figure kind it is for ("" for the opening), in notebooks/names.py's lines
     where: str | None = None  # "path:line" of the figure it is for, for an error that names it
+    pending: str | None = None  # a part whose traces are missing: its title (pending())
 
     def md(self, text: str) -> None:
         self.cells.append(Cell("markdown", text.strip("\n")))
@@ -164,13 +165,29 @@ def answers_cell(answers: list[tuple[str, str]]) -> str:
 
 
 def pending(what: str, model: str) -> Section:
-    s = Section()
+    s = Section(pending=what)
     s.md(f"""
 ## {what}: traces pending
 
 This copy of the course was built without the traces of model `{model}` that this part needs:
 the model's weights could not be downloaded where the course was built. A copy built with them
 has this part of the notebook, worked out from them.
+""")
+    return s
+
+
+def without_model(title: str, names: str, parts: list[str]) -> Section:
+    """The whole notebook of a chapter whose every figure needs a model this copy of the course
+    was built without (`names`, as readers know it): what a copy built with its weights holds."""
+    s = Section()
+    listed = "".join(f"\n- {p[0].lower() + p[1:]}" for p in parts)
+    s.md(f"""
+# {title}: do it yourself in Python
+
+This copy of the course was built without the weights of {names}, so it has none of the model's
+numbers for this notebook to recompute. In a copy built with the weights, this notebook
+recomputes, with numpy alone, the chapter's:
+{listed}
 """)
     return s
 

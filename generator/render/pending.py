@@ -10,6 +10,7 @@ with or without a trace, worded as the traced figure words them (:func:`check_re
 
 from __future__ import annotations
 
+import html as html_lib
 from types import SimpleNamespace
 
 from .. import tokens as tokenizer
@@ -44,10 +45,29 @@ def reader_names(models) -> str:
     return " and ".join(reader_name(m) for m in dict.fromkeys(models))
 
 
-def traces_note(models, again: bool = False) -> str:
+def traces_note(models, again: bool = False, section: bool = False) -> str:
     """The note that stands in for a marked passage whose traces are missing (for readers); the
-    short one (`again`) where the page has said so in full for the same models already."""
-    return templating.render("traces_note.html", names=reader_names(models), again=again)
+    short one (`again`) where the page has said so in full for the same models already; the
+    section's one line (`section`) where a notice above says why (:func:`model_notice`)."""
+    return templating.render("traces_note.html", names=reader_names(models), again=again, section=section)
+
+
+def lacks_model(store, model: str) -> bool:
+    """Whether this copy of the course was built without `model`: its trace store holds no trace
+    of it at all (a copy built without the model's weights), not just a sentence not traced yet."""
+    return store is not None and not store.entries(model)
+
+
+def model_notice(models, whole_page: bool, figures: int) -> str:
+    """The notice at the top of a page (or a section) whose every figure needs a model this copy
+    lacks: what it shows here, and what a copy built with the weights adds."""
+    return templating.render("model_notice.html", names=reader_names(models), whole_page=whole_page, figures=figures)
+
+
+def nav_title(title: str) -> str:
+    """A nav entry's title, marked for a page whose every figure needs a model this copy lacks
+    (plain text: MkDocs and Zensical escape it)."""
+    return html_lib.unescape(templating.render("nav_title.html", title=title)).strip()
 
 
 def check_tokens(d: Directive, model: str, sentences: list[list[dict] | None], texts: list[str]) -> None:

@@ -26,6 +26,7 @@ from .. import heads
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, iter_markdown, shown_path
+from ..render import pending
 from ..render.asset_files import AssetError
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
@@ -133,6 +134,40 @@ def nav_problem(nav, docs_dir: str, config_file: str) -> str | None:
     return None
 
 
+def pages_lacking_a_model(docs: Path, traces_dir: Path | str) -> set[str]:
+    """The pages (relative to docs) whose every figure needs a model this copy of the course was
+    built without (render/pending.lacks_model): chapter 4 where GPT-2's weights could not be had.
+    A page with a broken block is left to the build, which names its line."""
+    store = TraceStore(Path(traces_dir))
+    out = set()
+    for path in iter_markdown(docs):
+        try:
+            found = pages.parse_file(path)
+        except (LessonError, OSError, UnicodeDecodeError):
+            continue
+        models = [getattr(d, "model", None) for d in found]
+        if models and all(m and pending.lacks_model(store, m) for m in models):
+            out.add(path.relative_to(docs).as_posix())
+    return out
+
+
+def marked_nav(nav, lacking: set[str]):
+    """mkdocs.yml's nav with the title of each page in `lacking` marked (templates/nav_title.html),
+    so a reader sees in the navigation which chapter needs weights this copy lacks."""
+    if not isinstance(nav, list):
+        return nav
+    out = []
+    for item in nav:
+        if isinstance(item, dict) and len(item) == 1:
+            (title, value), = item.items()
+            if isinstance(value, list):
+                item = {title: marked_nav(value, lacking)}
+            elif isinstance(value, str) and value in lacking and isinstance(title, str):
+                item = {pending.nav_title(title): value}
+        out.append(item)
+    return out
+
+
 def _line_of(config_file: str, text: str) -> int | None:
     try:
         for i, line in enumerate(Path(config_file).read_text(encoding="utf-8").splitlines(), 1):
@@ -222,6 +257,7 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     final = Path(site_dir or cfg["site_dir"]).resolve()
     docs = Path(cfg["docs_dir"])
     traces_dir = mdx_option(cfg, "traces_dir", "traces")
+    cfg["nav"] = marked_nav(cfg.get("nav"), pages_lacking_a_model(docs, traces_dir))
     remove_leftovers(final)
     tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
     stage = final.with_name(f".{final.name}.assets-{os.getpid()}")  # the assets, until the build succeeds

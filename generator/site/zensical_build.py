@@ -33,6 +33,7 @@ from .. import heads
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED
+from ..render import pending
 from ..store import StoreError
 
 DEFAULT_SITE = Path("build") / "zensical-site"
@@ -52,6 +53,20 @@ def build_config(text: str, site_dir: Path, assets_dir: Path) -> str:
     if n != 1:
         raise ConfigShape("no `- generator.markdown.course:` entry under markdown_extensions")
     return text
+
+
+NAV_PAGE_RE = re.compile(r"""^(\s*-\s*)(?:"([^"]*)"|'([^']*)'|([^"'#:][^:#]*?))\s*:\s*["']?([^"'\s#]+\.md)["']?\s*(#.*)?$""", re.M)
+
+
+def marked_nav_text(text: str, lacking: set[str]) -> str:
+    """mkdocs.yml's text with each nav title of a page in `lacking` marked, as publish.marked_nav
+    marks MkDocs's nav (Zensical reads the file itself)."""
+    def mark(m: re.Match) -> str:
+        title = next(t for t in m.group(2, 3, 4) if t is not None)
+        if m[5] not in lacking:
+            return m[0]
+        return f"{m[1]}{json.dumps(pending.nav_title(title), ensure_ascii=False)}: {m[5]}"
+    return NAV_PAGE_RE.sub(mark, text)
 
 
 def config_value(text: str, pattern: str, default: str) -> str:
@@ -121,7 +136,8 @@ def build_zensical(config_file: str = "mkdocs.yml", strict: str | bool | None = 
                 print(f"error: {line}", file=sys.stderr)
             return 1
         publish.write_assets(docs, traces_dir, generated=stage)
-        build_cfg.write_text(build_config(text, tmp, stage), encoding="utf-8")
+        marked = marked_nav_text(text, publish.pages_lacking_a_model(docs, traces_dir))
+        build_cfg.write_text(build_config(marked, tmp, stage), encoding="utf-8")
         with build_log.grouped_warnings() as held:
             zensical.build(str(build_cfg), {"clean": True, "strict": False})
         held.report()
