@@ -53,8 +53,9 @@ def test_chapter_3_concludes_from_the_test_not_from_the_weights(site):
     for gone in ("takes the name, whoever it is", "does not do it alone", "its subject", "That is an induction head"):
         assert gone not in prose(page), gone
     assert "the model now expects ·his" not in myth  # reworded; the verdict is the reference's
-    assert "carries most of the choice of ·her" in myth
-    assert "data-kind=\"ablation\"" in section(page, "A common myth")
+    # chapter 3 ends on attention: the test that removes the head, and its logits, are chapter 5's
+    assert "data-kind=\"ablation\"" not in page and "logit" not in text_of(page)
+    assert "Chapter 5 removes the head and finds out" in myth
     many = prose(section(page, "Many heads, many layers"))
     assert 'looks like "look at ·ball"' in many and "only a pattern" in many
     intro = text_of(page[: page.index("<h2")])

@@ -65,7 +65,7 @@ OPEN_EVERYTHING = """() => {
 def test_every_line_marker_and_bar_has_3_to_1_in_both_palettes(course, server, open_site, scheme, expected):
     w = open_site(color_scheme=scheme)
     got = {"marks": [], "grid": []}
-    for rel in ("attention.html", "heads.html"):  # the softmax bars; the training charts
+    for rel in ("attention.html", "training.html"):  # the softmax bars; the training charts
         w.page.goto(f"{server.base}/{rel}")
         settle(w.page)
         for fig in w.page.locator(".course-fig[data-kind=training] .course-plot").all():
