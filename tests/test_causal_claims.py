@@ -53,8 +53,9 @@ def test_chapter_3_concludes_from_the_test_not_from_the_weights(site):
     for gone in ("takes the name, whoever it is", "does not do it alone", "its subject", "That is an induction head"):
         assert gone not in prose(page), gone
     assert "the model now expects ·his" not in myth  # reworded; the verdict is the reference's
-    assert "carries most of the choice of ·her" in myth
-    assert "data-kind=\"ablation\"" in section(page, "A common myth")
+    # chapter 3 ends on attention: the test that removes the head, and its logits, are chapter 5's
+    assert "data-kind=\"ablation\"" not in page and "logit" not in text_of(page)
+    assert "Chapter 5 removes the head and finds out" in myth
     many = prose(section(page, "Many heads, many layers"))
     assert 'looks like "look at ·ball"' in many and "only a pattern" in many
     intro = text_of(page[: page.index("<h2")])
@@ -149,17 +150,22 @@ def test_patching_the_head_from_bens_sentence_closes_most_of_the_gap():
     assert moved / (b - a) > 0.5, "'both say that this one head's output makes most of the difference'"
 
 
-def test_chapter_5_reads_its_findings_from_references(site):
-    page = article(site, "causal.html")
-    words = prose(page)
+def test_chapters_5_and_6_read_their_findings_from_references(site):
+    """Chapter 5 holds the her/his story whole (every test of the one head); chapter 6 the heads
+    that work together (the induction circuit, the sink, the duplicate-token head)."""
+    page, circuits = article(site, "causal.html"), article(site, "circuits.html")
+    words, words6 = prose(page), prose(circuits)
     assert "It flips." in words and "carries most of the model's choice of ·her" in words
-    assert "It depends on how the head is removed." in words
+    assert "It depends on how the head is removed." in words6
     for gone in ("Not the previous-token head", "leans first on a duplicate-token head", "judged wrongly",
                  "cannot do better than guess", "depends most on a duplicate-token head", "took away"):
-        assert gone not in words, gone
+        assert gone not in words and gone not in words6, gone
     assert "·her first comes out on top after layer 2, the layer where the head sits" in words
-    for kind in ("ablation", "attribution", "patching", "lens", "circuit"):
+    for kind in ("ablation", "attribution", "patching", "lens"):
         assert f'data-kind="{kind}"' in page, kind
+    for kind in ("ablation", "circuit"):
+        assert f'data-kind="{kind}"' in circuits, kind
+    assert 'data-kind="circuit"' not in page and 'data-kind="patching"' not in circuits
 
 
 def test_the_head_types_page_says_how_it_was_trained_and_what_a_score_is_not(site):

@@ -231,14 +231,14 @@ def test_the_new_references_are_pending_without_a_log_and_fail_on_an_older_log()
         ref("model.tiny.training.dedupStories", older)
 
 
-def test_the_heads_page_gives_both_figures_from_the_committed_log(tmp_path):
-    """content/heads.md built with the committed log: both bits-per-character figures, how many
+def test_the_training_page_gives_both_figures_from_the_committed_log(tmp_path):
+    """content/training.md built with the committed log: both bits-per-character figures, how many
     stories each was measured on, and what the chart's validation points were measured on."""
     log = json.loads((REPO / "generator" / "tiny_model" / "training_log.json").read_text(encoding="utf-8"))
     proc = subprocess.run([sys.executable, "-m", "generator", "site", "--no-downloads", "-d", str(tmp_path / "site")],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    page = (tmp_path / "site" / "heads.html").read_text(encoding="utf-8")
+    page = (tmp_path / "site" / "training.html").read_text(encoding="utf-8")
     text = " ".join(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S)).split())
     held, dedup, sample = log["heldOut"], log["heldOutDedup"], log["validationSample"]
     assert f"every one of the {held['stories']:,} held-back stories" in text

@@ -21,7 +21,7 @@ from generator.lessons.directives import SPECS, load_body
 from generator.lessons.source import walk_lines
 from generator.render.format import token_spoken
 
-CONTENT_PAGES = ("attention", "causal", "heads", "vectors", "tokens", "gpt2", "index")
+CONTENT_PAGES = ("attention", "causal", "circuits", "heads", "training", "vectors", "tokens", "gpt2", "index")
 SPAN_RE = re.compile(r'<span class="course-ref course-ref-(?P<level>[a-z]+)" tabindex="0" (?P<attrs>[^>]*)>')
 SPAN_TAG_RE = re.compile(r"<span\b|</span>")
 ATTR_RE = re.compile(r'([a-z-]+)="([^"]*)"')
@@ -50,12 +50,23 @@ def spans(page_html: str) -> list[dict]:
 
 
 def figure_html(page_html: str, fid: str) -> str:
+    """The figure's HTML, to its own </figure> (a scoreboard holds its example figures)."""
     start = page_html.index(f'<figure class="course-fig" id="{fid}"')
-    return page_html[start: page_html.index("</figure>", start)]
+    depth = 0
+    for tag in re.finditer(r"<figure\b|</figure>", page_html[start:]):
+        depth += 1 if tag.group() == "<figure" else -1
+        if not depth:
+            return page_html[start: start + tag.start()]
+    raise AssertionError(f"{fid} is not closed")
+
+
+def without_inner_figures(fig: str) -> str:
+    """A figure's HTML less the figures inside it, so that its course-data is its own."""
+    return fig[:1] + re.sub(r"(?s)<figure\b.*?</figure>", "", fig[1:])
 
 
 def figure_data(page_html: str, fid: str) -> dict:
-    fig = figure_html(page_html, fid)
+    fig = without_inner_figures(figure_html(page_html, fid))
     m = re.search(r'<script type="application/json" class="course-data">(.*?)</script>', fig, re.S)
     return json.loads(m[1])
 
@@ -99,7 +110,7 @@ def test_every_cell_reference_is_bound_and_shows_its_cells_number(site):
             fid, layer, head = s["data-fig"], int(s["data-layer"]), int(s["data-head"])
             if "data-score" in s:  # a scoreboard: that head's cell of the kind's score table
                 section = figure_html(page, fid).split(f'data-score="{s["data-score"]}"', 1)[1]
-                cell = re.search(rf'<td data-layer="{layer}" data-head="{head}"[^>]*>([^<]*)</td>', section)
+                cell = re.search(rf'<td [^>]*data-layer="{layer}" data-head="{head}"[^>]*>([^<]*)</td>', section)
                 assert cell and cell[1] == s["text"], (name, s)
             else:
                 data = figure_data(page, fid)

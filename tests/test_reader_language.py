@@ -57,7 +57,7 @@ def test_figures_show_no_build_commands_or_paths(site):
     assert found == []
 
 
-@pytest.mark.parametrize("name", ["attention.html", "glossary.html", "heads.html", "index.html"])
+@pytest.mark.parametrize("name", ["attention.html", "glossary.html", "heads.html", "index.html", "training.html"])
 def test_whole_pages_show_no_build_commands_or_paths(site, name):
     assert developer_text((site / name).read_text(encoding="utf-8")) == []
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from conftest import GOLDEN, LILY, REPO, lily_trace, synthetic_trace, training_log_doc, unbound, write_traces
-from generator.render import assets, script
+from generator.render import assets, script, stepper
+from generator.render import notebook_cells as cells
 from generator.store import TraceStore
 from generator import render, schema
 from generator.lessons import directives as D
@@ -357,15 +358,15 @@ def test_stepper_writes_negative_numbers_with_a_true_minus(tmp_path):
     # ran's −0.002 reads 0.00: by hand 0.11 × 0.00 is 0, which the table's 0.00 is too (compared
     # as numbers, not as the text "0" against "0.00")
     assert "The table multiplies" not in text
-    # a negative exponent in MathML: the sign an operator, the number a number
-    out = render.render(directive("stepper", """\
+    # a negative exponent in the notebook's rounding notes: a true minus too
+    neg = directive("stepper", """\
         tokens: [a, b, c]
         query: [[1.9, 0.1], [0.4, -0.4], [-2.7, 2.2]]
         key: [[0.4, -1.8], [0.0, -0.1], [-0.9, -0.9]]
         value: [[1, 0], [0, 1], [1, 1]]
-    """), ctx)
-    assert "<msup><mi>e</mi><mrow><mo>\u2212</mo><mn>0.16</mn></mrow></msup>" in out
-    assert "<mn>\u2212" not in out
+    """)
+    notes = " ".join(stepper.rounding_notes(neg, stepper.numbers(neg)))
+    assert "by hand, e^\u22120.16 gives" in notes and not re.search(r"-\d", notes), notes
 
 
 def test_stepper_as_in_the_seed(tmp_path):
@@ -399,10 +400,11 @@ def test_stepper_as_in_the_seed(tmp_path):
     assert "<math><msup><mi>e</mi><mtext>score</mtext></msup></math>" in softmax_head and "e^" not in out
 
 
-def test_stepper_says_where_its_rounded_numbers_do_not_add_up(tmp_path):
+def test_stepper_leaves_its_rounding_to_the_notebook_which_says_where_it_does_not_add_up(tmp_path):
     """The seed's example for she: shares 0.77 + 0.05 + 0.19 = 1.01 as shown, and e to the shown
-    2.83 is 16.95 where the table (from the unrounded score) has 16.92: the text says both. With
-    numbers that round cleanly it says neither."""
+    2.83 is 16.95 where the table (from the unrounded score) has 16.92. The page's step-through
+    says neither (an aside that checks rounding breaks it); the notebook's notes say both. With
+    numbers that round cleanly the notes say neither."""
     seed = """\
         tokens: [Lily, ran, she]
         query: [[1, 0], [0, 1], [2, 0]]
@@ -410,16 +412,27 @@ def test_stepper_says_where_its_rounded_numbers_do_not_add_up(tmp_path):
         value: [[1, 0], [0, 1], [0.5, 0.5]]
         focus: she
     """
-    text = text_of(render.render(directive("stepper", seed), ctx_for(tmp_path)))
-    assert "The shares add up to 1 (1.01 as shown here" in text
-    assert "gives 16.95, where the table has 16.92 for Lily" in text
+    def page_and_notes(text):
+        d = directive("stepper", text)
+        page = text_of(render.render(d, ctx_for(tmp_path)))
+        return page, " ".join(stepper.rounding_notes(d, stepper.numbers(d)))
+
+    page, notes = page_and_notes(seed)
+    assert "The shares add up to 1." in page
+    for aside in ("as shown", "by hand", "unrounded", "16.95"):
+        assert aside not in page, aside
+    assert "as shown, each rounded to two decimals, they add up to 1.01" in notes
+    assert "by hand, e^2.83 gives 16.95, where the table has 16.92 for Lily" in notes
     # step 4: 0.19 × 0.50 is 0.095 by hand; the table's 0.09 is 0.187 × 0.50
-    assert "by hand, 0.19 × 0.50 = 0.095, where the table has 0.09 for she, whose share is 0.187 before rounding" in text
-    assert "Added up as shown" not in text  # 0.77 + 0 + 0.09 and 0 + 0.05 + 0.09 are the result, (0.86, 0.14)
+    assert "by hand, 0.19 × 0.50 = 0.095, where the table has 0.09 for she, whose share is 0.187 before rounding" in notes
+    assert "Added up as shown" not in notes  # 0.77 + 0 + 0.09 and 0 + 0.05 + 0.09 are the result, (0.86, 0.14)
+    # the notebook's section of the example holds the notes under its numpy cell
+    section = cells.toy(["Lily", "ran", "she"], [[1, 0], [0, 1], [2, 0]], [[2, 0], [0, 1], [1, 1]], [[1, 0], [0, 1], [0.5, 0.5]], 2,
+                        stepper.rounding_notes(directive("stepper", seed), stepper.numbers(directive("stepper", seed))))
+    assert [c.kind for c in section.cells] == ["markdown", "code", "markdown"] and "16.92 for Lily" in section.cells[2].source
     clean = seed.replace("query: [[1, 0], [0, 1], [2, 0]]", "query: [[1, 0], [0, 0], [2, 0]]").replace("focus: she", "focus: ran")
-    text = text_of(render.render(directive("stepper", clean), ctx_for(tmp_path)))
-    assert "The shares add up to 1." in text and "as shown here" not in text and "by hand" not in text
-    assert "Added up as shown" not in text and "The table multiplies" not in text
+    page, notes = page_and_notes(clean)
+    assert notes == "" and "The shares add up to 1." in page
     # three equal shares: each product reads 0.33, and the column adds up to 0.99, not the result's 1
     even = """\
         tokens: [a, b, c]
@@ -428,9 +441,10 @@ def test_stepper_says_where_its_rounded_numbers_do_not_add_up(tmp_path):
         value: [[1, 0], [1, 0], [1, 0]]
         focus: c
     """
-    text = text_of(render.render(directive("stepper", even), ctx_for(tmp_path)))
-    assert "Added up as shown, the last column gives (0.99, 0); the result adds the unrounded numbers." in text
-    assert "The table multiplies" not in text and "The result of c is (1, 0)." in text
+    page, notes = page_and_notes(even)
+    assert notes == ("The shares add up to 1, but as shown, each rounded to two decimals, they add up to 0.99. "
+                     "Added up as shown, the backpack table's last column gives (0.99, 0); the result adds the unrounded numbers.")
+    assert "Added up as shown" not in page and "The result of c is (1, 0)." in page
 
 
 def test_softmax_widget(tmp_path):

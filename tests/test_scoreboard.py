@@ -1,5 +1,5 @@
 """Scoreboard figures (generator/render/scoreboard.py) from heads.json, in real MkDocs builds and direct
-renders: heatmaps, sortable tables, links to example figures, references, pending boxes, and the
+renders: one ranking per pattern beside its example figure, links to it, references, pending boxes, and the
 stand-in kept off the site."""
 
 from __future__ import annotations
@@ -49,36 +49,40 @@ def test_a_scoreboard_names_its_examples_heads_for_jobs_unless_it_says_they_are_
     built = run_build(tmp_path)
     assert built.ok, built.log
     html = built.html("heads.md")
-    board = html[html.index('id="fig-1"'):html.index('id="fig-2"')]
+    board = html[html.index('id="fig-1"'):html.index('id="fig-1-end"')]
     assert board.count('<span class="course-pattern-only">') == 1 and html.count('class="course-pattern-only"') == 1
     assert board.index("course-pattern-only") > board.index("<figcaption")
-    assert "each example grid below opens the highest-scoring head of its kind, and a score shows where a head looks" in board
+    assert "each example grid beside a ranking opens the highest-scoring head of its kind, and a score shows where a head looks" in board
 
 
-def test_scoreboard_renders_heatmaps_sortable_tables_and_linked_examples(tmp_path):
+def test_scoreboard_shows_each_pattern_once_ranked_beside_its_example(tmp_path):
     store_with_scores(tmp_path / "traces")
     write_project(tmp_path, {"heads.md": PAGE})
     built = run_build(tmp_path)
     assert built.ok, built.log
     html = built.html("heads.md")
     figs = re.findall(r'<figure class="course-fig[^"]*" id="(fig-\d+)" data-kind="(\w+)"', html)
-    # the scoreboard, then one example grid per kind whose best head shows it (the planted
+    # the scoreboard, and in it one example grid per kind whose best head shows it (the planted
     # synthetic heads show three of the four kinds; the fourth says so instead of a grid)
     assert figs == [("fig-1", "scoreboard"), ("fig-2", "attention"), ("fig-3", "attention"), ("fig-4", "attention")]
     assert "course-pending" not in html
-    board = html[html.index('id="fig-1"') : html.index('id="fig-2"')]
-    assert board.count('<section class="course-score"') == 3
-    assert board.count('table class="course-table course-heatmap"') == 3
+    sections = re.findall(r'<section class="course-score" data-score="([\w-]+)">(.*?)</section>', html, flags=re.S)
+    assert [k for k, _ in sections] == ["previous-token", "induction", "sink"]
+    board = html[html.index('id="fig-1"') : html.rindex("</section>")]
+    # each pattern once: one ranking, no heatmap table, no box that scrolls inside the page
     assert board.count('table class="course-table course-sortable"') == 3
-    assert len(re.findall(r'<td data-layer="\d" data-head="\d" style="background:rgb\(', board)) == 3 * 16
+    assert "course-heatmap" not in board and "overflow-y" not in board and "max-height" not in board
+    assert "course-score-rest" not in board  # 16 heads: every one in the ranking
+    assert len(re.findall(r'<td data-value="[\d.e-]+" data-layer="\d" data-head="\d">', board)) == 3 * 16
     for kind in ("previous-token", "induction", "sink"):
         assert html_escape(heads.DEFINITIONS[kind], quote=False) in board
-    # every head once per table, linked to the example figure of its kind, 1-based in the hash
-    prev = board[board.index('data-score="previous-token"') : board.index('data-score="induction"')]
-    ind = board[board.index('data-score="induction"') : board.index('data-score="sink"')]
-    assert len(re.findall(r'href="#fig-2:layer=\d,head=\d"', prev)) == 16
-    assert len(re.findall(r'href="#fig-3:layer=\d,head=\d"', ind)) == 16
-    first_row = re.search(r"<tbody><tr>(.*?)</tr>", ind[ind.index("course-sortable") :]).group(1)
+    # every head once per ranking, linked to the example figure of its kind, which stands in the
+    # same section, after the ranking: beside it where the page is wide enough
+    prev, ind = dict(sections)["previous-token"], dict(sections)["induction"]
+    assert len(re.findall(r'href="#fig-2:layer=\d,head=\d"', prev)) == 16 and 'id="fig-2" data-kind="attention"' in prev
+    assert len(re.findall(r'href="#fig-3:layer=\d,head=\d"', ind)) == 16 and 'id="fig-3" data-kind="attention"' in ind
+    assert prev.index("course-sortable") < prev.index('id="fig-2"')
+    first_row = re.search(r"<tbody>\s*<tr>(.*?)</tr>", ind[ind.index("course-sortable") :]).group(1)
     assert '<td data-value="1">1</td><td data-value="1">1</td>' in first_row
     assert 'href="#fig-3:layer=1,head=1"' in first_row
     for key in ("layer", "head", "score"):
@@ -129,14 +133,23 @@ def test_scoreboard_reference_mistakes_are_one_line_errors(tmp_path):
         render.render_ref(refs.Ref("sb", "score", ("sink", "5", "1"), "p.md:4", "sb.score(sink, 5, 1)"), ctx)
 
 
-def test_heatmap_colours_are_the_figures_scale(tmp_path):
-    store = store_with_scores(tmp_path)
-    ctx = Ctx(store=store, page="p.md")
-    html = render.render(D.parse_directive("scoreboard", "model: tiny\nscores: [induction]\n", "p.md:1"), ctx)
-    m = heads.load_scores(tmp_path, "tiny").matrix("induction")
-    cell = re.search(r'<td data-layer="0" data-head="0" style="([^"]+)">([\d.]+)</td>', html)
-    assert cell.group(1) == fmt.cell_style(float(m[0, 0])) and cell.group(2) == fmt.f2(float(m[0, 0]))
-    assert np.isclose(m[0, 0], 0.97, atol=0.01)
+def test_a_big_model_ranks_its_strongest_heads_and_keeps_the_rest_in_place(tmp_path):
+    """GPT-2's 144 heads: the sortable ranking holds the strongest RANKED_ROWS, the others follow
+    in ranked order under a disclosure that opens in the page (no box that scrolls inside it);
+    every head is there once, its score cell the one a reference outlines."""
+    store = store_with_scores(tmp_path, model="gpt2", stand_in=True, revision="stand-in-random-init", **SMALL)
+    ctx = Ctx(store=store, page="p.md", allow_standin=True)
+    html = render.render(D.parse_directive("scoreboard", "model: gpt2\nscores: [induction]\n", "p.md:1"), ctx)
+    board = html[: html.index('<figure class="course-fig" id="fig-2"')] if 'id="fig-2"' in html else html
+    ranked = heads.load_scores(tmp_path, "gpt2", allow_stand_in=True).ranked("induction")
+    cells = re.findall(r'<td data-value="[^"]+" data-layer="(\d+)" data-head="(\d+)">([\d.]+)</td>', html)
+    assert [(int(l), int(h)) for l, h, _ in cells] == [(l, h) for l, h, _ in ranked] and len(cells) == 144
+    assert [v for *_, v in cells] == [fmt.f2(v) for *_, v in ranked]
+    sortable = board[board.index("course-sortable") : board.index("</table>", board.index("course-sortable"))]
+    assert sortable.count("<tr>") == 1 + 16  # its header row and the strongest 16
+    rest = html[html.index('<details class="course-score-rest">') :]
+    assert rest.startswith('<details class="course-score-rest"><summary>The other 128 heads</summary>')
+    assert "overflow-y" not in html and "max-height" not in html and "course-heatmap" not in html
 
 
 STANDIN_PAGE = """# GPT-2

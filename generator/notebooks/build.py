@@ -27,7 +27,7 @@ from .. import heads
 from ..lessons import pages
 from ..lessons.source import iter_markdown, shown_path
 from ..registry import CONFIG_FILES
-from ..render import causal_data, pending as pending_render
+from ..render import causal_data, pending as pending_render, stepper
 from ..render.context import Ctx, load_panel
 from ..render.pick import pick_head
 from ..render.token_names import resolve_token
@@ -129,6 +129,11 @@ def _pair(d, ctx: Ctx, done: set) -> cells.Section:
     layer, head = pick_head(d.pick, panel, d.where, d.kind, ctx)
     focus = len(panel.tokens) - 1 if d.token is None else resolve_token(d.token, panel.tokens, d.where, f"{d.kind}: token")
     return cells.pair((files[0], files[1]), (d.sentences[0], d.sentences[1]), d.model, layer, head, focus, panel.tokens[focus]["display"])
+
+
+def _toy(d, ctx: Ctx, done: set) -> cells.Section:
+    nums = stepper.numbers(d)
+    return cells.toy(list(d.tokens), d.query, d.key, d.value, d.focus, stepper.rounding_notes(d, nums))
 
 
 def _scoreboard(d, ctx: Ctx, done: set) -> cells.Section:
@@ -255,6 +260,7 @@ SECTIONS = {
     "layernorm": _layernorm,
     "attention": _attention,
     "pair": _pair,
+    "stepper": _toy,
     "scoreboard": _scoreboard,
     "ablation": _ablation,
     "attribution": _attribution,

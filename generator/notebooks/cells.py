@@ -90,10 +90,14 @@ def decode(o):
 
 
 def head_arrays(trace, layer, head):
-    """q, k, v, scores, weights, out of one head (layer and head count from 0, as in the file),
-    and the half step each was rounded to (half its scale)."""
-    stored = trace["layers"][layer]["heads"][head]
-    return {f: decode(o) for f, o in stored.items()}, {f: o["scale"] / 2 for f, o in stored.items()}
+    """q, k, v, scores, weights, out of one head (layer and head count from 0, as in the file)."""
+    return {f: decode(o) for f, o in trace["layers"][layer]["heads"][head].items()}
+
+
+def half_steps(trace, layer, head):
+    """The half step each of the head's arrays was rounded to (half its scale): how far the
+    stored numbers can be from the model's."""
+    return {f: o["scale"] / 2 for f, o in trace["layers"][layer]["heads"][head].items()}
 '''
 
 CHECK = '''
@@ -362,10 +366,19 @@ i = {focus}  # {focus_text}, the figure's focus token (positions count from 0)
     s.md("""
 **Scores.** Token i's score for token j is the dot product of i's query with j's key: all of
 them at once, `q @ k.T`. The file stores the model's own scores, so ours can be compared with
-them, within what the rounding of q and k can move a dot product:
+them:
 """)
     s.step("scores")
+    s.md("""
+The file's numbers are rounded, so `check` allows for what the rounding of q and k can move a
+dot product. From here on, `scores` is the model's own:
+""")
     s.code('''
+half = half_steps(trace, layer, head)  # how far rounding may have moved each stored number
+rounding = np.abs(q).sum(1)[:, None] * half["k"] + np.abs(k).sum(1)[None, :] * half["q"] + head_dim * half["q"] * half["k"]
+expect("scores", arrays["scores"], half["scores"] + rounding)
+check(scores, "scores")
+scores = arrays["scores"]
 below = np.tril(np.ones(scores.shape, dtype=bool))  # (query, key): on or below the diagonal
 expect("scaled", np.where(below, arrays["scores"] / np.sqrt(head_dim), -np.inf), half["scores"] / np.sqrt(head_dim))
 expect("weights", arrays["weights"], half["weights"] + half["scores"] / np.sqrt(head_dim))
@@ -396,6 +409,36 @@ for j in np.argsort(-arrays["weights"][i])[:3]:
     s.step("values")
     s.md("A layer's heads work side by side; their outputs, one after another, make one row per token.")
     s.step("concat")
+    return s
+
+
+def toy(tokens: list[str], query, key, value, focus: int, notes: list[str]) -> Section:
+    """The chapter's made-up example (a stepper figure) in numpy, every digit kept, and where the
+    page's rounded tables worked by hand land a little off (stepper.rounding_notes): the page
+    leaves those checks out so that its step-through reads straight on."""
+    s = Section()
+    s.md(f"""
+## The made-up example, by hand
+
+The chapter's small example: {len(tokens)} tokens, each with a query, a key and a value of
+{len(query[0])} numbers, followed for the token {tokens[focus]!r}.
+""")
+    s.code(f'''
+# toy_ names: the rest of the notebook's q, k, v and i are the real head's, and stay so
+toy_tokens = {list(tokens)!r}
+toy_q = np.array({[list(r) for r in query]!r})  # (token, d)
+toy_k = np.array({[list(r) for r in key]!r})  # (token, d)
+toy_v = np.array({[list(r) for r in value]!r})  # (token, d_v)
+toy_i = {focus}  # {tokens[focus]}
+toy_scaled = toy_q[toy_i] @ toy_k[: toy_i + 1].T / np.sqrt(toy_q.shape[1])  # its scores with the tokens it can see, ÷ √d
+toy_shares = np.exp(toy_scaled) / np.exp(toy_scaled).sum()
+print(toy_scaled, np.exp(toy_scaled), toy_shares, sep="\\n")
+print(toy_shares[:, None] * toy_v[: toy_i + 1])  # what it takes from each backpack
+print(toy_shares @ toy_v[: toy_i + 1])  # its result
+''')
+    if notes:
+        s.md("The page shows every number rounded to two decimals, so its tables, worked by hand, can land "
+             "a little off the numbers it shows, which come from the unrounded ones:\n\n" + "\n".join(f"- {n}" for n in notes))
     return s
 
 

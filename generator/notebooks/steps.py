@@ -2,8 +2,9 @@
 `[[python: scores]]`, generator/markdown/python_view.py): one text for the page and for the
 notebook (cells.py places them), so the two cannot drift apart. A step reads the
 variables that the notebook's cells before it set (`trace`, `layer`, `head`, `i`, ...; each section's
-own names, notebooks/names.py), which
-carry the numbers of the build; the steps themselves hold none."""
+own names, notebooks/names.py), which carry the numbers of the build; the steps themselves hold
+none. A step is short code a reader can run and follow (the trace, numpy); the checks against the
+trace's rounding (`expect`, `check`) are cells of the notebook only (cells.py), never a step."""
 
 from __future__ import annotations
 
@@ -73,17 +74,15 @@ print(w.sum(axis=1))  # every row sums to 1
 print([t["display"] for t in trace["tokens"]])  # the row and column labels
 ''',
     "head": '''
-arrays, half = head_arrays(trace, layer, head)
+arrays = head_arrays(trace, layer, head)  # the head's stored q, k, v, scores, weights and out
 q, k, v = arrays["q"], arrays["k"], arrays["v"]  # (token, head_dim)
 head_dim = q.shape[1]
 print(q.shape, k.shape, v.shape)  # one row per token, head_dim numbers each
 ''',
     "scores": '''
-scores = q @ k.T  # (query, key)
-rounding = np.abs(q).sum(1)[:, None] * half["k"] + np.abs(k).sum(1)[None, :] * half["q"] + head_dim * half["q"] * half["k"]
-expect("scores", arrays["scores"], half["scores"] + rounding)
-check(scores, "scores")
-scores = arrays["scores"]  # from here on, the model's own
+scores = q @ k.T  # (query, key): each query's dot product with each key
+print(scores[i].round(2))  # token i's scores
+print(arrays["scores"][i].round(2))  # the same row, as the model computed it
 ''',
     "softmax": '''
 def softmax(z):

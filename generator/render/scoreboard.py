@@ -1,12 +1,13 @@
 """`scoreboard` figures: head-type scores from traces/<model>/heads.json (CONTRACT.md).
 
-For each score kind the figure holds a section with the score's definition, a layer × head heatmap
-table (the attention grids' fixed 0–1 colour scale) and a sortable table of every head; each row
-links to ``#fig-M:layer=..,head=..`` (1-based) of an example figure rendered right after the
-scoreboard: an ordinary attention figure of the scoring trace that heads.json names for that kind
-(the repeated random tokens for duplicate-token and induction, a natural sentence for
-previous-token and sink), opened on the kind's top head. Kinds that share a scoring trace share
-one example figure.
+For each score kind the figure holds a section with the score's definition, a sortable ranking of
+the heads (the strongest :data:`RANKED_ROWS`; a bigger model's other heads under a disclosure that
+opens in place) and, beside it, that kind's example figure: an ordinary attention figure of
+the scoring trace that heads.json names for that kind (the repeated random tokens for
+duplicate-token and induction, a natural sentence for previous-token and sink), opened on the
+kind's top head. Each ranking row links to ``#fig-M:layer=..,head=..`` (1-based) of it. Each
+pattern is shown once, and nothing scrolls in a box of its own: a box that scrolls up and down
+inside the page traps a phone's scrolling.
 
 Missing or stale heads.json: the pending box, never invented numbers. Stand-in scores are refused
 unless the build allows the stand-in (COURSE_ALLOW_STANDIN).
@@ -32,7 +33,7 @@ ARGS: dict[str, tuple[str, ...]] = {
     "top": ("kind", "n"), "score": ("kind", "layer", "head"), "rank": ("kind", "layer", "head"),
     "chance": ("kind",),
 }
-SCROLL_STYLE = "max-height:24em;overflow-y:auto"  # the full list of a big model's heads scrolls
+RANKED_ROWS = 16  # GPT-2's 144 heads would make a ranking four screens long; the tiny model's 16 all show
 
 
 def pending(d: Scoreboard, ctx: Ctx) -> str:
@@ -47,9 +48,9 @@ def example_figures(d: Scoreboard, scores: heads.HeadScores, ctx: Ctx) -> tuple[
     kind's top head at the row where that head shows the kind most clearly. A grid is offered as
     an example only where the head shows its kind at some row of that text (pick.shows); where it
     does nowhere, the section says so instead of showing a grid that would contradict it.
-    Returns ({kind: figure number or None}, [html of each figure in order])."""
+    Returns ({kind: figure number or None}, {kind: html of its figure}), in the order of d.scores."""
     numbers: dict[str, int | None] = {}
-    html = []
+    html: dict[str, str] = {}
     for kind in d.scores:
         ex = scores.example(kind)
         panel = load_panel(d, d.model, ex["text"], ctx, ex["ids"])
@@ -59,24 +60,26 @@ def example_figures(d: Scoreboard, scores: heads.HeadScores, ctx: Ctx) -> tuple[
             continue
         caption = (
             f"The scoring text for {TITLES[kind].lower()}, opened on the strongest {NAMES[kind]} at the token "
-            "where it shows its pattern most clearly (the links in the scoreboard's tables open other heads here)."
+            "where it shows its pattern most clearly (the links in the ranking beside it open other heads here)."
         )
         example = Attention(
             kind="attention", where=d.where, id=None, model=d.model, sentence=ex["text"],
             pick=Pick("best", kind=kind), caption=caption,
         )
-        html.append(attention.render(example, ctx, ex["ids"]))
+        html[kind] = attention.render(example, ctx, ex["ids"])
         numbers[kind] = ctx.count
     return numbers, html
 
 
-def section(kind: str, scores: heads.HeadScores, figure: int) -> dict:
+def section(kind: str, scores: heads.HeadScores, figure: int | None, example: str | None) -> dict:
     used = scores.doc.get("scoredOn", {}).get(kind, {})
+    ranked = scores.ranked(kind)
     return {
         "kind": kind, "title": TITLES[kind], "definition": DEFINITIONS[kind], "figure": figure,
         "queries": used.get("queries"), "n_traces": len(used.get("traces", [])),
         "top": scores.top(kind, 1)[0], "chance": scores.chance(kind),
-        "matrix": scores.matrix(kind).tolist(), "ranked": scores.ranked(kind),
+        "ranked": ranked[:RANKED_ROWS], "rest": ranked[RANKED_ROWS:], "more": len(ranked) > RANKED_ROWS,
+        "example": templating.html(example) if example else None,
     }
 
 
@@ -101,10 +104,10 @@ def render(d: Scoreboard, ctx: Ctx) -> str:
     ctx.register(d, Figure("scoreboard", n, d, numbers={"scores": scores, "examples": numbers}))
     board = templating.render(
         "scoreboard.html", n=n, model=d.model, reader_name=pending_box.reader_name(d.model), n_layer=scores.n_layer, n_head=scores.n_head,
-        sections=[section(k, scores, numbers[k]) for k in d.scores], scroll_style=SCROLL_STYLE,
+        sections=[section(k, scores, numbers[k], examples.get(k)) for k in d.scores],
         revision=schema.short_revision(scores.revision), payload=payload, pattern_only=d.pattern_only,
     )
-    return board + "".join(examples)
+    return board
 
 
 def ref(ref: Ref, fig: Figure) -> str:

@@ -1,7 +1,10 @@
 """`stepper` figures: a made-up example of one attention step. A set-up table of each token's
 query, key and value, then five steps (the full score grid, ÷√d, softmax, mixing the values, the
 result) for the focus token, and the references to its numbers. Every number is computed here
-from the directive's vectors; the words are in stepper.html."""
+from the directive's vectors; the words are in stepper.html. Where the tables' rounded numbers,
+worked by hand, land a little off the tables' own (e to a rounded score, a rounded share times a
+backpack, shares that add up to 1.01), the page says nothing: those checks would break the
+step-through, so they are sentences of the chapter's notebook instead (rounding_notes)."""
 
 from __future__ import annotations
 
@@ -116,6 +119,26 @@ def view(d: Stepper, nums: dict) -> dict:
         "best_share": num(w[best]),
         "best_is_self": best == f,
     }
+
+
+def rounding_notes(d: Stepper, nums: dict) -> list[str]:
+    """Where the figure's tables, worked by hand from their rounded numbers, give another number
+    than the one shown (which comes from the unrounded ones): one sentence each, for the
+    chapter's notebook (notebook_cells.toy). None for numbers that round cleanly."""
+    s = view(d, nums)
+    notes = []
+    if s["shares_sum"]:
+        notes.append(f"The shares add up to 1, but as shown, each rounded to two decimals, they add up to {s['shares_sum']}.")
+    if s["exp_differs"]:
+        tok, x, by_hand, table = s["exp_differs"]
+        notes.append(f"The softmax table works from the unrounded scores: by hand, e^{x} gives {by_hand}, where the table has {table} for {tok}.")
+    if s["mix_differs"]:
+        tok, share, value, by_hand, table, exact = s["mix_differs"]
+        notes.append(f"The backpack table multiplies the unrounded shares: by hand, {share} × {value} = {by_hand}, "
+                     f"where the table has {table} for {tok}, whose share is {exact} before rounding.")
+    if s["mix_sum"]:
+        notes.append(f"Added up as shown, the backpack table's last column gives {s['mix_sum']}; the result adds the unrounded numbers.")
+    return notes
 
 
 def render(d: Stepper, ctx: Ctx) -> str:

@@ -1,4 +1,4 @@
-"""Chapter 5's causal figures in Chromium (the session's shared build of the real course): a cell
+"""Chapters 5 and 6's causal figures in Chromium (the session's shared build of the real course): a cell
 of the ablation grid opens that head in the attention figure above; at 375 and 1280 px, light
 and dark, no figure makes the page scroll sideways and every cell's text keeps 4.5:1 against what
 is behind it; without JavaScript the tables are all there; the one-file chapter has them too."""
@@ -11,7 +11,8 @@ from course_builds import settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-KINDS = ("ablation", "attribution", "patching", "lens", "circuit")
+# each chapter's causal figure kinds: chapter 5 tests one head four ways, chapter 6 removes heads
+KINDS = {"causal.html": ("ablation", "attribution", "patching", "lens"), "circuits.html": ("ablation", "circuit")}
 
 # every number cell of the causal tables: its text colour against its own background, blended
 # down over its ancestors' (the page's) as the browser painted them
@@ -51,32 +52,35 @@ def test_an_ablation_cell_opens_that_head_in_the_attention_figure(server, open_s
     assert not w.errors, w.errors
 
 
+@pytest.mark.parametrize("rel", sorted(KINDS))
 @pytest.mark.parametrize("width", [375, 1280])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_causal_tables_fit_and_read_in_both_palettes(server, open_site, width, scheme):
+def test_causal_tables_fit_and_read_in_both_palettes(server, open_site, width, scheme, rel):
     w = open_site(viewport={"width": width, "height": 900}, color_scheme=scheme)
-    w.page.goto(f"{server.base}/causal.html")
+    w.page.goto(f"{server.base}/{rel}")
     settle(w.page)
     assert w.page.evaluate("document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
-    for kind in KINDS:
+    for kind in KINDS[rel]:
         assert w.page.locator(f'.course-fig[data-kind="{kind}"] table').count() >= 1, kind
     cells = w.page.evaluate(CELL_CONTRAST_JS)
-    assert len(cells) > 16 * 2 + 22
+    assert len(cells) > {"causal.html": 16 * 2 + 22, "circuits.html": 16}[rel]  # chapter 6: one grid of the tiny model's 16 heads
     weak = [c for c in cells if c["ratio"] < 4.5]
     assert not weak, weak[:5]
     assert not w.errors, w.errors
 
 
-def test_without_javascript_every_causal_table_is_there(server, open_site):
+@pytest.mark.parametrize("rel", sorted(KINDS))
+def test_without_javascript_every_causal_table_is_there(server, open_site, rel):
     w = open_site(js=False)
-    w.page.goto(f"{server.base}/causal.html")
-    for kind in KINDS:
+    w.page.goto(f"{server.base}/{rel}")
+    for kind in KINDS[rel]:
         table = w.page.locator(f'.course-fig[data-kind="{kind}"] table').first
         assert table.is_visible(), kind
         assert table.locator("td").count() >= 5, kind
 
 
-def test_the_one_file_chapter_holds_the_causal_figures(course):
-    page = (course / "build" / "site" / "downloads" / "causal.html").read_text(encoding="utf-8")
-    for kind in KINDS:
+@pytest.mark.parametrize("rel", sorted(KINDS))
+def test_the_one_file_chapter_holds_the_causal_figures(course, rel):
+    page = (course / "build" / "site" / "downloads" / rel).read_text(encoding="utf-8")
+    for kind in KINDS[rel]:
         assert f'data-kind="{kind}"' in page, kind

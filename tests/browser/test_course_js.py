@@ -370,7 +370,7 @@ def test_scoreboard_sorts_and_links(open_page, harness_url, harness_site):
     sort("layer")
     assert col(0) == sorted(col(0), key=int) and aria("layer") == "ascending" and aria("score") == "none"
     # a row links to that head in the example figure of its kind (not the head it opened on)
-    example = "#" + page.eval_on_selector(f"{fig} script.course-data", "s => JSON.parse(s.textContent).examples.induction")
+    example = "#" + page.eval_on_selector(f"{fig} > script.course-data", "s => JSON.parse(s.textContent).examples.induction")
     assert example not in (FIG1, fig)
     layer, head, _ = board.ranked("induction")[5]
     doc = docs["traces"][page.get_attribute(example, "data-trace-key")]

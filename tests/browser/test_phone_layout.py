@@ -2,11 +2,14 @@
 15-22 tokens read at 11 px or more (they open as the lines view), a long top-three list shows the
 focus token's line with the rest behind a toggle (heads.html was 16,406 px high with its 21-item
 lists), and the comparison and prediction tables keep every column, and their captions, in view
-without a sideways scroll."""
+without a sideways scroll. No box on a page scrolls up and down inside it: a finger on it would
+scroll the box, not the page (the scoreboard's rankings did)."""
 
 from __future__ import annotations
 
 import pytest
+
+from course_builds import settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -87,4 +90,22 @@ def test_phone_comparison_and_prediction_tables_keep_their_columns_in_view(cours
         wide = page.evaluate("document.documentElement.scrollWidth")
         assert wide <= 375, f"{rel} scrolls sideways ({wide} px)"
     assert seen == {"course-diff-table", "course-predictions"}, seen
+    assert w.errors == []
+
+
+# Every element in the page's content that scrolls up and down inside its own box, as laid out.
+INNER_SCROLL = """() => [...document.querySelectorAll('.md-content *')].filter(e => {
+  const s = getComputedStyle(e);
+  return /(auto|scroll)/.test(s.overflowY) && e.scrollHeight > e.clientHeight + 1 && e.getClientRects().length; })
+  .map(e => (e.closest('[id]') || e).id + ' ' + e.className)"""
+
+
+@pytest.mark.parametrize("rel", ["heads.html", "gpt2.html", "causal.html", "circuits.html"])
+def test_no_box_scrolls_up_and_down_inside_a_phone_page(course, server, open_site, rel):
+    w = open_site(viewport=PHONE)
+    page = w.goto(f"{server.base}/{rel}", wait_painted=False)  # GPT-2's page draws nothing in a copy without its weights
+    settle(page)
+    page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")  # every block laid out
+    page.wait_for_timeout(300)
+    assert page.evaluate(INNER_SCROLL) == [], rel
     assert w.errors == []

@@ -65,7 +65,7 @@ OPEN_EVERYTHING = """() => {
 def test_every_line_marker_and_bar_has_3_to_1_in_both_palettes(course, server, open_site, scheme, expected):
     w = open_site(color_scheme=scheme)
     got = {"marks": [], "grid": []}
-    for rel in ("attention.html", "heads.html"):  # the softmax bars; the training charts
+    for rel in ("attention.html", "training.html"):  # the softmax bars; the training charts
         w.page.goto(f"{server.base}/{rel}")
         settle(w.page)
         for fig in w.page.locator(".course-fig[data-kind=training] .course-plot").all():
@@ -220,8 +220,8 @@ FOCUS = """() => { const a = document.activeElement; const b = a.getBoundingClie
 
 
 def test_the_scoreboard_is_skipped_in_one_key_press_and_shows_its_sort_state(course, server, open_site):
-    """heads.html by keyboard: the scoreboard (4 patterns x 2 tables, 3 sort buttons and 16 links
-    each, 80 Tab presses) starts with a skip link, seen when it has the focus; Enter on it and one
+    """heads.html by keyboard: the scoreboard (4 patterns, each a ranking of 3 sort buttons and 16
+    links and its example grid's controls) starts with a skip link, seen when it has the focus; Enter on it and one
     Tab reach the first stop after the scoreboard. Every sort button shows its state: the sorted
     column its arrow, the others that they can be sorted; a click on Score turns it over."""
     w = open_site()

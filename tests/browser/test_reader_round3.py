@@ -205,8 +205,8 @@ def test_focus_on_the_question_boxes_is_seen(course, server, open_site, scheme):
 
     w = open_site(color_scheme=scheme, reduced_motion="reduce")
     seen = []
-    for rel, count in (("attention.html", 2), ("heads.html", 1)):
-        page = w.goto(f"{server.base}/{rel}")
+    for rel, count in (("attention.html", 2), ("training.html", 1)):  # training.html: the three choices
+        page = w.goto(f"{server.base}/{rel}", wait_painted=rel != "training.html")  # its charts draw only when scrolled to
         summaries = page.locator(".md-typeset details:not(.course-fig details) > summary:visible")
         assert summaries.count() >= count, rel
         for i in range(summaries.count()):

@@ -77,7 +77,7 @@ def test_scoreboard_link_opens_the_head_in_the_example(open_page, board_page):
     w = open_page()
     page = w.goto(url, wait_painted=False)
     page.wait_for_function("document.documentElement.classList.contains('course-js')")
-    ex = page.eval_on_selector("#fig-1 script.course-data", "s => JSON.parse(s.textContent).examples")
+    ex = page.eval_on_selector("#fig-1 > script.course-data", "s => JSON.parse(s.textContent).examples")
     fig = "#" + ex["induction"]
     assert fig != "#" + ex["previous-token"]  # repeated random tokens vs a natural sentence
     layer, head, _ = scores.ranked("induction")[5]  # a head that is not the example's first

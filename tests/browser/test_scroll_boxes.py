@@ -118,7 +118,7 @@ CUT_JS = """() => {
   document.querySelectorAll('.course-table-wrap[hidden]').forEach(b => b.hidden = false);
   const cut = [...document.querySelectorAll('table .course-tok, table code')]
     .filter(t => t.getClientRects().length > 1).map(t => t.textContent);
-  const score = [...document.querySelectorAll('.course-score .course-table-wrap')].filter(b => b.getClientRects().length)
+  const score = [...document.querySelectorAll('.course-score-ranking .course-table-wrap')].filter(b => b.getClientRects().length)
     .map(b => b.scrollWidth - b.clientWidth);
   return {cut, score};
 }"""
@@ -126,8 +126,8 @@ CUT_JS = """() => {
 
 def test_on_a_phone_no_token_is_cut_in_two_and_the_scoreboards_tables_fit(open_site, server):
     """A table too wide for the screen scrolls (above); a token in it stays whole (the comparison's
-    table broke <|endoftext|> in two), and the scoreboard's 4 × 4 tables fit (2 px too wide, their
-    fade covered Head 4, where the winners are)."""
+    table broke <|endoftext|> in two), and the scoreboard's rankings fit (its 4 × 4 tables were 2 px
+    too wide, their fade covered Head 4, where the winners are)."""
     w = open_site(viewport={"width": 375, "height": 800})
     seen_scores = 0
     for rel in ("attention.html", "heads.html", "vectors.html", "tokens.html"):
@@ -137,5 +137,5 @@ def test_on_a_phone_no_token_is_cut_in_two_and_the_scoreboards_tables_fit(open_s
         assert got["cut"] == [], (rel, got["cut"])
         assert all(room <= 0 for room in got["score"]), (rel, got["score"])
         seen_scores += len(got["score"])
-    assert seen_scores >= 8
+    assert seen_scores >= 4  # one ranking per pattern
     assert w.errors == []

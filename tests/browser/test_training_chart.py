@@ -43,7 +43,7 @@ def test_dash_intervals_reads_an_svg_dasharray():
 
 def test_every_kind_s_chance_level_shows_in_its_own_colour(open_site, server):
     w = open_site()
-    w.goto(f"{server.base}/heads.html", wait_painted=False)
+    w.goto(f"{server.base}/training.html", wait_painted=False)
     chart = w.page.locator(".course-fig[data-kind=training]").last
     chart.scroll_into_view_if_needed()
     w.page.wait_for_function("""() => Array.from(document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot'))
@@ -71,7 +71,7 @@ def test_both_charts_label_the_same_steps_up_to_the_last(open_site, server, widt
     """The loss chart and the heads chart share their step axis: the same labels, from 0 to the
     last logged step, which the text names (at 375 px one showed 0 and 5000, the other 0 to 8000)."""
     w = open_site(viewport={"width": width, "height": 900})
-    w.goto(f"{server.base}/heads.html", wait_painted=False)
+    w.goto(f"{server.base}/training.html", wait_painted=False)
     w.page.locator(".course-fig[data-kind=training]").last.scroll_into_view_if_needed()
     w.page.wait_for_function("document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot .xtick').length > 0 && "
                              "document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot').length >= 2", timeout=30000)
