@@ -17,7 +17,7 @@ from generator.lessons.source import walk_lines
 from generator.markdown import python_view
 from generator.markdown.lesson import tabs_read
 from generator.site import scaffold
-from generator.render.notebook_steps import STEPS
+from generator.notebooks.steps import STEPS
 
 MAX_MINUTES = 16
 CONTENT = REPO / "content"

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import GOLDEN, LILY, REPO, lily_trace, synthetic_trace, training_log_doc, unbound, write_traces
 from generator.render import assets, script, stepper
-from generator.render import notebook_cells as cells
+from generator.notebooks import cells
 from generator.store import TraceStore
 from generator import render, schema
 from generator.lessons import directives as D
