@@ -80,6 +80,15 @@ id: lily
 
 [[python: grid]]
 
+```stepper
+tokens: [Lily, ran, she]
+query: [[1, 0], [0, 1], [2, 0]]
+key: [[2, 0], [0, 1], [1, 1]]
+value: [[1, 0], [0, 1], [0.5, 0.5]]
+focus: she
+id: toy
+```
+
 ```compare
 model: tiny
 sentences: ["Lily wanted to play with", "Ben wanted to play with"]
@@ -126,6 +135,7 @@ id: lens
 HEADINGS = {
     "tokens": "## Tokens and their ids\n", "merges": "## Byte-pair encoding, merge by merge", "embedding": "## A token's vector",
     "neighbours": "## Cosine similarity", "map": "## The map", "layernorm": "## Layer norm", "attention": "## One head, step by step",
+    "stepper": "## The made-up example, by hand",
     "pair": "## One head, two sentences", "scoreboard": "## Head-type scores from their definitions",
     "ablation": "### With its average output instead", "attribution": "## Direct logit attribution",
     "patching": "## Activation patching", "lens": "## The logit lens",

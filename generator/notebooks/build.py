@@ -33,7 +33,7 @@ from ..render.pick import pick_head
 from ..render.token_names import resolve_token
 from ..store import TraceStore, circuits_file
 from ..store.vectors_file import read as read_vectors
-from . import causal_cells, cells
+from . import causal_cells, cells, input_cells
 from .names import shared_names
 from .steps import MARK_RE
 
@@ -63,7 +63,7 @@ def _tokens(d, ctx: Ctx, done: set) -> cells.Section:
         name = _trace_file(ctx, "tiny", text)
         if name:
             done.add("byte-level")  # the section defines byte_level: a later merges section needs it once
-            return cells.tokens(name, text)
+            return input_cells.tokens(name, text)
     return cells.pending("Tokens and their ids", "tiny")
 
 
@@ -72,7 +72,7 @@ def _merges(d, ctx: Ctx, done: set) -> cells.Section | None:
         return None  # the notebook ships the tiny model's tokenizer only; a later tiny figure may come
     with_byte_level = "byte-level" not in done  # not when a tokens section wrote it (a pending one did not)
     done.add("byte-level")
-    return cells.merges(d.word, d.model, with_byte_level=with_byte_level)
+    return input_cells.merges(d.word, d.model, with_byte_level=with_byte_level)
 
 
 def _sentence_index(d, ctx: Ctx) -> int | None:
@@ -93,21 +93,21 @@ def _vector_focus(d, ctx: Ctx, i: int) -> tuple[int, str]:
 
 def _embedding(d, ctx: Ctx, done: set) -> cells.Section:
     i = _sentence_index(d, ctx)
-    return cells.pending("Embedding plus position", d.model) if i is None else cells.embedding(i, d.sentence, *_vector_focus(d, ctx, i))
+    return cells.pending("Embedding plus position", d.model) if i is None else input_cells.embedding(i, d.sentence, *_vector_focus(d, ctx, i))
 
 
 def _neighbours(d, ctx: Ctx, done: set) -> cells.Section | None:
-    return cells.neighbours() if "embedding" in done else None  # it compares the embedding section's rows
+    return input_cells.neighbours() if "embedding" in done else None  # it compares the embedding section's rows
 
 
 def _map(d, ctx: Ctx, done: set) -> cells.Section:
     vectors = read_vectors(ctx.store.root, d.model)
-    return cells.vector_map() if d.model == "tiny" and vectors is not None and "map" in vectors.doc else cells.pending("The map", d.model)
+    return input_cells.vector_map() if d.model == "tiny" and vectors is not None and "map" in vectors.doc else cells.pending("The map", d.model)
 
 
 def _layernorm(d, ctx: Ctx, done: set) -> cells.Section:
     i = _sentence_index(d, ctx)
-    return cells.pending("Layer norm", d.model) if i is None else cells.layernorm(i, *_vector_focus(d, ctx, i))
+    return cells.pending("Layer norm", d.model) if i is None else input_cells.layernorm(i, *_vector_focus(d, ctx, i))
 
 
 def _attention(d, ctx: Ctx, done: set) -> cells.Section:
