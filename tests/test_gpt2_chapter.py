@@ -114,7 +114,7 @@ def check_the_chapter_built_without_gpt2(site, gpt2: str) -> None:
     assert 'as 13 tokens (listed in <a href="#fig-1">the box above</a>)' in boxes[1]
     assert "13 × 13 cells" in boxes[0] and "13 × 13 cells" in boxes[1] and "all 144 heads of GPT-2 small" in boxes[2]
     # the navigation marks the chapter on every page; no other chapter is marked
-    for name in ("index.html", "gpt2.html", "causal.html"):
+    for name in ("index.html", "gpt2.html", "causal.html", "circuits.html"):
         nav = (site / name).read_text(encoding="utf-8")
         assert "Chapter 4 · Attention in GPT-2 (needs the model&#x27;s weights)" in nav or \
             "Chapter 4 · Attention in GPT-2 (needs the model's weights)" in nav, name
@@ -122,8 +122,8 @@ def check_the_chapter_built_without_gpt2(site, gpt2: str) -> None:
     # the playground does not send readers to chapter 4 for GPT-2's attention
     play = prose_outside_figures((site / "play.html").read_text(encoding="utf-8"))
     assert "GPT-2 small cannot run in a page like this one" in play and "shows the attention" not in play
-    # chapter 5: its GPT-2 section has the notice, and only that section
-    causal = sections_of((site / "causal.html").read_text(encoding="utf-8"))
+    # chapter 6 (chapter 5's second half): its GPT-2 section has the notice, and only that section
+    causal = sections_of((site / "circuits.html").read_text(encoding="utf-8"))
     noticed = [re.search(r">([^<]+)<", p).group(1) for p in causal if "course-model-notice" in p]
     assert noticed == ["The same test on GPT-2 small"], noticed
     gpt2_part = next(p for p in causal if "course-model-notice" in p)
