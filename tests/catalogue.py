@@ -293,11 +293,11 @@ CASES = [
     # ---- traces: missing and stale, under --strict
     # ---- what a hostile review broke
     Case("yaml-alias-bomb", BOMB,
-         "attention: the block uses a YAML anchor or alias (&name, *name) (body line 2). Fix: write each value out in full; a figure's options take no anchors or aliases",
-         at="```attention"),
+         "attention: the block uses a YAML anchor or alias (&name, *name). Fix: write each value out in full; a figure's options take no anchors or aliases",
+         at="```attention", option="a0"),
     Case("yaml-one-anchor", bad("id: lily\n", "id: &x lily\n"),
-         "attention: the block uses a YAML anchor or alias (&name, *name) (body line 5). Fix: write each value out in full; a figure's options take no anchors or aliases",
-         at="```attention"),
+         "attention: the block uses a YAML anchor or alias (&name, *name). Fix: write each value out in full; a figure's options take no anchors or aliases",
+         at="```attention", option="id"),
     Case("front-matter-script", bad(FRONT_MATTER_LINE, "description: '\"><script>alert(1)</script>'"),
          "front matter: '\"><script>alert(1)</script>' holds '<', which the theme writes into the page's HTML as it is. Fix: write plain text without < > or \" (front matter is data, not HTML)",
          at="description:"),
@@ -457,8 +457,8 @@ TRACE_CASES = [
     Case("traces-over-the-context", bad('sentence: "Lily wanted to play with her"', 'sentence: "' + "Lily ran. " * 120 + '"'),
          None, at="```attention", command="traces"),  # expected filled in below (token count)
     Case("traces-yaml-alias-bomb", BOMB,
-         "attention: the block uses a YAML anchor or alias (&name, *name) (body line 2). Fix: write each value out in full; a figure's options take no anchors or aliases",
-         at="```attention", command="traces"),
+         "attention: the block uses a YAML anchor or alias (&name, *name). Fix: write each value out in full; a figure's options take no anchors or aliases",
+         at="```attention", command="traces", option="a0"),
     Case("traces-fence-in-a-blockquote", QUOTED.replace("> ```softmax\n> scores: [2, 1, 0]\n> labels: [Lily, ran, she]\n> id: sm", "> ```attention\n> model: tiny\n> sentence: Ben ran\n> layer: 1\n> head: 1"),
          "the ```attention fence is inside a blockquote, where the course does not read figures. Fix: move the figure out of the blockquote (a `!!! note` admonition with the fence indented by 4 spaces works)",
          at="> ```attention", command="traces"),

@@ -65,7 +65,7 @@ from markdown.preprocessors import Preprocessor
 from .. import render
 from ..tokens import NoTokenizer
 from ..render import assets
-from ..lessons.directives import SPECS, at_option, check_code_fence, parse_directive
+from ..lessons.directives import SPECS, at_option, check_code_fence, load_body, parse_directive
 from ..lessons import refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
@@ -74,7 +74,7 @@ from ..render.context import Ctx, Missing, sentence_pairs
 from ..render.ref_common import PENDING_REF, TRACING_REF
 from ..store import DamagedFile, StoreError, TraceStore
 from . import attribute_refs, math, needs_traces, python_view
-from .build_errors import CourseBuildError, reraise
+from .build_errors import CourseBuildError, raise_kept, reraise
 
 log = logging.getLogger("mkdocs.plugins.generator")
 TAG_RE = attribute_refs.TAG_RE  # one pattern for a tag, with the attributes' references
@@ -97,6 +97,8 @@ class PageState:
     trace_refs: set = field(default_factory=set)  # placeholders of references that traces fill in
     ref_text: dict = field(default_factory=dict)  # placeholder -> (its HTML, "path:line") of each prose reference
     scripts_marked: bool = False  # SCRIPTS_MARK follows the page's first drawn heatmap
+    errors: list = field(default_factory=list)  # the page's mistakes so far, all said at its end (ErrorsPostprocessor)
+    failed_ids: set = field(default_factory=set)  # ids of figures with a mistake (None: one without a readable id): a reference to one is no second mistake
 
     def code_pending(self, placeholder: str):
         """The PendingRef of a reference inside code that has no number in this build, or None."""
@@ -176,6 +178,7 @@ class CourseExtension(Extension):
         md.treeprocessors.register(attribute_refs.AttributeRefs(md, self), "course_attribute_refs", 19)  # after the inline patterns (20)
         math.register(md, self)
         # after raw_html (30) has put the highlighted code back into the page
+        md.postprocessors.register(ErrorsPostprocessor(md, self), "course_errors", 100)
         md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
         md.postprocessors.register(LeakPostprocessor(md, self), "course_leaks", 1)
         md.postprocessors.register(WarnPostprocessor(md, self), "course_warn", 0)
@@ -365,8 +368,23 @@ def one_line_errors(where: str, internal: str, fix: str):
 
 
 def fence_format(src, language, class_name, options, md, **kwargs) -> str:
-    """SuperFences formatter: the figure's HTML, or CourseBuildError with `path:line: ...`."""
+    """SuperFences formatter: the figure's HTML; a mistake is kept (one CourseBuildError line,
+    `path:line: ...`) and the page goes on, so that ErrorsPostprocessor says all of them at once."""
     state = _ext(md).state
+    try:
+        return _fence_html(src, language, options, state)
+    except CourseBuildError as exc:
+        state.errors.append(exc)
+        body = refs.split_source_mark(src, state.shown)[0]
+        try:
+            ident = (load_body(body, "", language) or {}).get("id")
+        except (LessonError, AttributeError):
+            ident = None
+        state.failed_ids.add(ident if isinstance(ident, str) else None)  # None: a figure whose id is unknown
+        return ""
+
+
+def _fence_html(src, language, options, state) -> str:
     body, where = refs.split_source_mark(src, state.shown)
     # A bug, too, is one line: never let SuperFences turn it into a silent code block.
     with one_line_errors(where, f"{language}: internal error while rendering", "report it with this block"):
@@ -395,7 +413,17 @@ class RefProcessor(InlineProcessor):
         self.ext = ext
 
     def handleMatch(self, m, data):
+        try:
+            return self._filled(m)
+        except CourseBuildError as exc:  # kept; ErrorsPostprocessor says the page's mistakes at once
+            self.ext.state.errors.append(exc)
+            return "", m.start(0), m.end(0)
+
+    def _filled(self, m):
         state = self.ext.state
+        target = m.group(1).strip().split(".", 1)[0]
+        if target in state.failed_ids or (None in state.failed_ids and target != "model" and target not in state.ctx.figures):
+            return "", m.start(0), m.end(0)  # its figure's own mistake is said already
         where = state.shown
         mark = refs.LINE_MARK_RE.search(m.group(1))
         if mark:
@@ -437,6 +465,21 @@ class CodeRefPostprocessor(Postprocessor):
             plain = html.unescape(TAG_RE.sub("", rendered))
             text = text.replace(placeholder, html.escape(plain, quote=False))
         # No clearing: toc runs the postprocessors on each heading before the page itself.
+        return text
+
+
+class ErrorsPostprocessor(Postprocessor):
+    """The page's mistakes, kept as the figures and references were read, in one error: one
+    line each, in line order (lessons.errors.collected). First of the postprocessors: the page
+    is not finished while any is there (NeedsTraces raises them before its own checks, which a
+    dropped reference would mislead)."""
+
+    def __init__(self, md, ext: CourseExtension):
+        super().__init__(md)
+        self.ext = ext
+
+    def run(self, text: str) -> str:
+        raise_kept(self.ext.state.errors)
         return text
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import heads
 from ..lessons import pages
-from ..lessons.errors import LessonError
+from ..lessons.errors import LessonError, error_lines
 from ..lessons.source import GENERATED, iter_markdown, shown_path
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
@@ -185,11 +185,22 @@ def mdx_option(cfg, name: str, default: str) -> str:
 BARE_PAGE_ERROR = re.compile(r"Error (?:reading|building) page '[^']*':")
 
 
+class EachLineFormatter(logging.Formatter):
+    """A message of several lines (a page's mistakes, lessons.errors.LessonErrors, which MkDocs
+    logs as one ERROR) as one prefixed line each, so that every mistake reads as its own line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        head = super().format(logging.makeLogRecord({**record.__dict__, "msg": "", "args": None}))
+        lines = text.split("\n")
+        return "\n".join([lines[0]] + [head + line for line in lines[1:]])
+
+
 def setup_logging() -> None:
     logger = logging.getLogger("mkdocs")
     if not any(getattr(h, "_course", False) for h in logger.handlers):
         h = logging.StreamHandler(sys.stderr)
-        h.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
+        h.setFormatter(EachLineFormatter("%(levelname)-8s-  %(message)s"))
         h.addFilter(lambda record: not BARE_PAGE_ERROR.fullmatch(record.getMessage()))
         h.setLevel(logging.INFO)
         h._course = True  # type: ignore[attr-defined]
@@ -251,7 +262,8 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
             raise downloads.DownloadError(clash)
         write_assets(docs, traces_dir, generated=stage)
     except (LessonError, StoreError, heads.StandInRefused, downloads.DownloadError) as exc:  # one line each, naming the file
-        print(f"error: {exc}", file=sys.stderr)
+        for line in error_lines(exc):  # a page's mistakes at once (lessons.errors.LessonErrors)
+            print(f"error: {line}", file=sys.stderr)
         return 1
     # the extension writes a missing trace asset into the stage too, never into content/
     cfg["mdx_configs"].setdefault("generator.markdown.course", {})["assets_dir"] = str(stage)
@@ -358,7 +370,8 @@ def _cmd_assets(args) -> int:
     try:
         written = write_assets(args.content, args.traces)
     except LessonError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in error_lines(exc):
+            print(f"error: {line}", file=sys.stderr)
         return 2
     print(f"assets: {len(written)} file(s) written under {Path(args.content) / GENERATED}", file=sys.stderr)
     return 0
