@@ -341,3 +341,25 @@ def test_a_reference_in_a_caption_or_the_front_matter_is_refused_at_its_line(tmp
     page.write_text('---\ntitle: "Page {{ a.layer }}"\n---\n\n# P\n', encoding="utf-8")
     with pytest.raises(LessonError, match=r"^p\.md:2: front matter: a reference \{\{ … \}\} is not filled in here"):
         pages.parse_file(page, "p.md")
+
+
+@pytest.mark.parametrize("body,wrong,meant", [
+    ("model: tiny\nsentence: hi\nlayr: 1\nhead: 1", "layr", "layer"),
+    ("model: tiny\nsentense: hi\nlayer: 1\nhead: 1", "sentense", "sentence"),
+    ("model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nshow-heads: true", "show-heads", "show_heads"),
+    ("model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nCaption: A head", "Caption", "caption"),
+])
+def test_a_misspelled_option_gets_did_you_mean_at_its_own_line(body, wrong, meant):
+    line = next(i for i, text in enumerate(body.split("\n"), 1) if text.startswith(wrong + ":"))
+    with pytest.raises(LessonError) as info:  # (error_of wants ". Fix:"; a question ends in "? Fix:")
+        parse("attention", body)
+    assert str(info.value) == (
+        f"content/lesson.md:{7 + line}: attention: unknown option '{wrong}': did you mean {meant}? Fix: write `{meant}:`; "
+        "allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token")
+
+
+def test_an_option_near_no_other_gets_the_list_alone():
+    """'colour' is no misspelling of any option; 'x' is one letter, near too many to guess."""
+    for name in ("colour", "x"):
+        message = error_of("attention", f"model: tiny\nsentence: hi\nlayer: 1\nhead: 1\n{name}: 1")
+        assert "did you mean" not in message and message.endswith("Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token")
