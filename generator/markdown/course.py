@@ -63,10 +63,11 @@ from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
 from .. import render
-from ..tokens import NoTokenizer
+from ..tokens import NoTokenizer, byte_split_chars
 from ..render import assets
 from ..lessons.directives import SPECS, at_option, check_code_fence, load_body, parse_directive
 from ..lessons import refs
+from ..lessons.pages import directive_sentences
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
 from ..render import ref_binding, training_figure as training
@@ -392,6 +393,7 @@ def _fence_html(src, language, options, state) -> str:
             names = ", ".join(sorted(options["_inputs"]))
             raise LessonError(where, f"{language}: options on the fence line ({names}) are not read", "write every option in the block body as `key: value`")
         directive = parse_directive(language, body, where)
+        warn_byte_tokens(directive)
         try:
             out = render.render(directive, state.ctx)
         except LessonError as e:  # a mistake in one option, found against the traces: its own line
@@ -402,6 +404,21 @@ def _fence_html(src, language, options, state) -> str:
             end = out.index("</figure>", heatmap.end()) + len("</figure>")
             out = out[:end] + SCRIPTS_MARK + out[end:]
         return out
+
+
+def warn_byte_tokens(directive) -> None:
+    """A warning for each sentence the model reads partly as bytes: the figure shows those tokens as
+    '�' and no word of the sentence names them (an emoji is four of them)."""
+    for model, text in directive_sentences(directive):
+        try:
+            chars = byte_split_chars(model, text)
+        except NoTokenizer:  # said where the figure needs its tokens
+            continue
+        if chars:
+            shown = ", ".join(f"{c!r} (U+{ord(c):04X})" for c in chars[:3])
+            log.warning(f"{directive.where}: {directive.kind}: model {model} has no token for {shown} in {text!r}, so it reads "
+                        f"the bytes as tokens of their own, which the figure shows as '\ufffd' and no token name can pick; "
+                        f"write a word instead, or say in the text what the '\ufffd' tokens are")
 
 
 # ---------------------------------------------------------------- 3. prose references
