@@ -36,7 +36,7 @@ def test_a_sentence_the_model_reads_as_byte_tokens_gets_a_warning():
     import logging
 
     from generator.lessons.directives import parse_directive
-    from generator.markdown.course import log, warn_byte_tokens
+    from generator.markdown.kept_errors import log, warn_byte_tokens
 
     records: list[logging.LogRecord] = []
     handler = logging.Handler()

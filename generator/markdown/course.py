@@ -52,7 +52,6 @@ import json
 import logging
 import re
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import isfinite
 from pathlib import Path
@@ -63,19 +62,18 @@ from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
 
 from .. import render
-from ..tokens import NoTokenizer, byte_split_chars
 from ..render import assets
-from ..lessons.directives import SPECS, at_option, check_code_fence, load_body, parse_directive
+from ..lessons.directives import SPECS, at_option, check_code_fence, parse_directive
 from ..lessons import refs
-from ..lessons.pages import directive_sentences
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
 from ..render import ref_binding, training_figure as training
 from ..render.context import Ctx, Missing, sentence_pairs
 from ..render.ref_common import PENDING_REF, TRACING_REF
-from ..store import DamagedFile, StoreError, TraceStore
-from . import attribute_refs, math, needs_traces, python_view
-from .build_errors import CourseBuildError, raise_kept, reraise
+from ..store import TraceStore
+from . import attribute_refs, kept_errors, math, needs_traces, python_view
+from .kept_errors import one_line_errors
+from .build_errors import CourseBuildError, reraise
 
 log = logging.getLogger("mkdocs.plugins.generator")
 TAG_RE = attribute_refs.TAG_RE  # one pattern for a tag, with the attributes' references
@@ -179,7 +177,7 @@ class CourseExtension(Extension):
         md.treeprocessors.register(attribute_refs.AttributeRefs(md, self), "course_attribute_refs", 19)  # after the inline patterns (20)
         math.register(md, self)
         # after raw_html (30) has put the highlighted code back into the page
-        md.postprocessors.register(ErrorsPostprocessor(md, self), "course_errors", 100)
+        md.postprocessors.register(kept_errors.ErrorsPostprocessor(md, self), "course_errors", 100)
         md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
         md.postprocessors.register(LeakPostprocessor(md, self), "course_leaks", 1)
         md.postprocessors.register(WarnPostprocessor(md, self), "course_warn", 0)
@@ -249,13 +247,6 @@ def read_training_log(path: Path) -> dict | None:
         if found:
             raise CourseBuildError(shown, *found)
     return log
-
-
-def store_failure(exc: StoreError):
-    """A damaged trace, index or heads.json found while rendering: its one line, naming the file."""
-    if isinstance(exc, DamagedFile):
-        raise CourseBuildError(shown_path(exc.path), exc.problem, exc.fix) from None
-    raise CourseBuildError("traces", str(exc), "run `make traces`") from None
 
 
 def _ext(md) -> CourseExtension:
@@ -350,24 +341,6 @@ def fence_validator(language, inputs, options, attrs, md) -> bool:
     return True
 
 
-@contextmanager
-def one_line_errors(where: str, internal: str, fix: str):
-    """Every failure inside becomes one CourseBuildError line: a lesson mistake as it is, a
-    damaged store file naming the file, and a bug as `internal` with its place."""
-    try:
-        yield
-    except CourseBuildError:
-        raise
-    except LessonError as exc:
-        reraise(exc)
-    except StoreError as exc:
-        store_failure(exc)
-    except NoTokenizer as exc:  # a committed tokenizer file missing or damaged: name it, not the lesson
-        raise CourseBuildError(where, f"{exc}", "restore the tokenizer files from git (generator/tiny_model/, generator/gpt2/)") from None
-    except Exception as exc:
-        raise CourseBuildError(where, f"{internal}: {exc!r}"[:300], fix) from exc
-
-
 def fence_format(src, language, class_name, options, md, **kwargs) -> str:
     """SuperFences formatter: the figure's HTML; a mistake is kept (one CourseBuildError line,
     `path:line: ...`) and the page goes on, so that ErrorsPostprocessor says all of them at once."""
@@ -375,13 +348,7 @@ def fence_format(src, language, class_name, options, md, **kwargs) -> str:
     try:
         return _fence_html(src, language, options, state)
     except CourseBuildError as exc:
-        state.errors.append(exc)
-        body = refs.split_source_mark(src, state.shown)[0]
-        try:
-            ident = (load_body(body, "", language) or {}).get("id")
-        except (LessonError, AttributeError):
-            ident = None
-        state.failed_ids.add(ident if isinstance(ident, str) else None)  # None: a figure whose id is unknown
+        kept_errors.keep_fence_error(state, exc, refs.split_source_mark(src, state.shown)[0], language)
         return ""
 
 
@@ -393,7 +360,7 @@ def _fence_html(src, language, options, state) -> str:
             names = ", ".join(sorted(options["_inputs"]))
             raise LessonError(where, f"{language}: options on the fence line ({names}) are not read", "write every option in the block body as `key: value`")
         directive = parse_directive(language, body, where)
-        warn_byte_tokens(directive)
+        kept_errors.warn_byte_tokens(directive)
         try:
             out = render.render(directive, state.ctx)
         except LessonError as e:  # a mistake in one option, found against the traces: its own line
@@ -404,21 +371,6 @@ def _fence_html(src, language, options, state) -> str:
             end = out.index("</figure>", heatmap.end()) + len("</figure>")
             out = out[:end] + SCRIPTS_MARK + out[end:]
         return out
-
-
-def warn_byte_tokens(directive) -> None:
-    """A warning for each sentence the model reads partly as bytes: the figure shows those tokens as
-    '�' and no word of the sentence names them (an emoji is four of them)."""
-    for model, text in directive_sentences(directive):
-        try:
-            chars = byte_split_chars(model, text)
-        except NoTokenizer:  # said where the figure needs its tokens
-            continue
-        if chars:
-            shown = ", ".join(f"{c!r} (U+{ord(c):04X})" for c in chars[:3])
-            log.warning(f"{directive.where}: {directive.kind}: model {model} has no token for {shown} in {text!r}, so it reads "
-                        f"the bytes as tokens of their own, which the figure shows as '\ufffd' and no token name can pick; "
-                        f"write a word instead, or say in the text what the '\ufffd' tokens are")
 
 
 # ---------------------------------------------------------------- 3. prose references
@@ -482,21 +434,6 @@ class CodeRefPostprocessor(Postprocessor):
             plain = html.unescape(TAG_RE.sub("", rendered))
             text = text.replace(placeholder, html.escape(plain, quote=False))
         # No clearing: toc runs the postprocessors on each heading before the page itself.
-        return text
-
-
-class ErrorsPostprocessor(Postprocessor):
-    """The page's mistakes, kept as the figures and references were read, in one error: one
-    line each, in line order (lessons.errors.collected). First of the postprocessors: the page
-    is not finished while any is there (NeedsTraces raises them before its own checks, which a
-    dropped reference would mislead)."""
-
-    def __init__(self, md, ext: CourseExtension):
-        super().__init__(md)
-        self.ext = ext
-
-    def run(self, text: str) -> str:
-        raise_kept(self.ext.state.errors)
         return text
 
 
