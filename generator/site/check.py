@@ -110,7 +110,8 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
                     md.convert(_page_text(path))  # references and terms, against tokenizers and traces
                 except LessonError as exc:  # CourseBuildError is a LessonError
                     found.append(exc)
-                except StoreError as exc:
+                except StoreError as exc:  # a damaged store file: named once, after the page's own mistakes
+                    errors += error_lines(collected(found)) if found else []
                     errors.append(str(exc))
                     continue
                 except Exception as exc:  # a bug is one line too, naming the page
