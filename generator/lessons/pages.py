@@ -17,7 +17,9 @@ from .source import check_layout, decode, iter_fences, iter_markdown, read_sourc
 
 def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
     """Every course directive in one Markdown file, validated, after the file itself: UTF-8, its
-    front matter, and where Markdown would read it otherwise (source.check_layout)."""
+    front matter, and where Markdown would read it otherwise (source.check_layout). A mistake
+    in the file itself stops there; the figures' mistakes are all raised together
+    (errors.collected: a LessonErrors for several)."""
     shown = display_path or str(path)
     text = decode(read_source(path, shown), shown).replace("\r\n", "\n").replace("\r", "\n")
     body, removed = split_front_matter(text, shown)
@@ -41,8 +43,8 @@ def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
 
 
 def check_lessons(content_dir: Path) -> int:
-    """Parse every lesson of a docs folder (parse_file); the first mistake is a LessonError.
-    Returns the number of figures."""
+    """Parse every lesson of a docs folder (parse_file); the first page with a mistake raises
+    its mistakes (a LessonError, or LessonErrors for several). Returns the number of figures."""
     return sum(len(parse_file(path, shown_path(path))) for path in iter_markdown(content_dir))
 
 

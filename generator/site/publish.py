@@ -3,8 +3,8 @@
 `assets` writes content/assets/generated/ (render/assets.py says what goes there) for every trace
 the lessons use, and removes what no lesson uses any more.
 
-`site` first parses every lesson (lessons.pages.check_lessons: the first mistake stops it with
-its line), writes the assets into a temporary folder (not content/), runs MkDocs into another
+`site` first parses every lesson (lessons.pages.check_lessons: a page with mistakes stops it, each
+mistake one line), writes the assets into a temporary folder (not content/), runs MkDocs into another
 temporary folder next to site_dir, puts the fresh assets into the built site, and only when all
 of that succeeds moves the site into place and brings content/assets/generated/ up to date (for
 `mkdocs serve`): a failed build writes nothing, neither site_dir nor content/.
