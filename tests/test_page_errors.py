@@ -107,3 +107,18 @@ def test_the_serve_overlay_shows_each_mistake_on_its_own_line():
     overlay.failed(CourseBuildErrors(errors[:1]))  # one mistake: its line, place and Fix as before
     html = overlay.inject(b"<body></body>").decode()
     assert '<p class="course-build-error-line"' in html and 'course-build-error-where" style="color:#ffd479">content/a.md:3</code>' in html
+
+
+def test_make_traces_prints_each_mistake_of_a_page_with_its_prefix(tmp_path):
+    import io
+
+    from generator.model.trace_run import collect_items
+
+    content = tmp_path / "content"
+    content.mkdir()
+    (content / "lesson.md").write_text(three_mistakes(), encoding="utf-8")
+    err = io.StringIO()
+    assert collect_items(content, [], ["tiny"], err=err) is None
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 2 and all(line.startswith("error: content/lesson.md:") for line in lines), lines
+    assert lines[0].endswith(LAYER) and lines[1].endswith(SCORES)
