@@ -105,6 +105,14 @@ def encode(model: str, text: str) -> list[Token]:
     return out
 
 
+def byte_split_chars(model: str, text: str) -> list[str]:
+    """The characters of `text` the model has no token for, so that it reads their UTF-8 bytes as
+    tokens of their own, which the pages show as U+FFFD (an emoji: four '�'); in text order."""
+    if "\ufffd" not in "".join(t.text for t in encode(model, text)):
+        return []
+    return [c for c in dict.fromkeys(text) if ord(c) > 127 and "\ufffd" not in c and any("\ufffd" in t.text for t in encode(model, c)[1:])]
+
+
 def vocab_size(model: str) -> int:
     return int(tokenizer(model).get_vocab_size())
 

@@ -102,7 +102,7 @@ CATALOGUE = [
     ("attention", "model: tiny\nsentence: " + "a" * 2001 + "\nlayer: 1\nhead: 1",
      "attention: the sentence has 2001 characters, more than the 2000 this course traces. Fix: shorten the sentence", 2),
     ("attention", "model: tiny\nsentence: [unclosed\nlayer: 1",
-     None, 0),  # malformed YAML: checked by prefix below
+     "attention: malformed YAML at column 11: the '[' is never closed. Fix: end the line with ']': `sentence: [unclosed]`", 2),
     ("attention", "",
      "attention: the block is empty. Fix: give at least: model, sentence", 0),
     ("attention", "- model: tiny",
@@ -178,10 +178,52 @@ def test_bad_directive_gives_the_exact_one_line_error(kind, body, expected, line
     names, or 0 for a mistake of the whole block (the fence's line)."""
     message = error_of(kind, body)
     where = f"content/lesson.md:{7 + line}"
-    if expected is None:
-        assert message.startswith(f"{where}: attention: malformed YAML (body line ")
-    else:
-        assert message == f"{where}: {expected}"
+    assert message == f"{where}: {expected}"
+
+
+YAML_MISTAKES = [
+    # (name, body, body line of the mistake, the message after "attention: malformed YAML ")
+    ("missing-brace", 'model: tiny\nsentence: "Lily wanted to play with her"\npick: {rule: max-weight, from: her, to: Lily\nid: lily', 3,
+     "at column 7: the '{' is never closed. Fix: end the line with '}': `pick: {rule: max-weight, from: her, to: Lily}`"),
+    ("missing-brace-last-line", "model: tiny\nsentence: hi\npick: {rule: max-weight", 3,
+     "at column 7: the '{' is never closed. Fix: end the line with '}': `pick: {rule: max-weight}`"),
+    ("missing-bracket", 'model: tiny\nsentence: [hi\nlayer: 1\nhead: 1', 2,
+     "at column 11: the '[' is never closed. Fix: end the line with ']': `sentence: [hi]`"),
+    ("missing-comma", "model: tiny\nsentence: hi\npick: {rule: max-weight from: her}", 3,
+     "at column 29: a ',' is missing between two items. Fix: separate the items of the `{ ... }` with commas"),
+    ("unclosed-double-quote", 'model: tiny\nsentence: "Lily wanted to play\nlayer: 1\nhead: 1\nid: x', 2,
+     'at column 11: the quote " is never closed. Fix: end the text with " on the same line'),
+    ("unclosed-single-quote", "model: tiny\nsentence: 'Lily wanted to play\nlayer: 1\nhead: 1", 2,
+     "at column 11: the quote ' is never closed. Fix: end the text with ' on the same line"),
+    ("bad-escape", 'model: tiny\nsentence: "a \\q b"\nlayer: 1', 2,
+     "at column 15: found unknown escape character 'q'. Fix: write `\\\\` for a backslash inside double quotes, or use single quotes"),
+    ("tab-indent", "model: tiny\nsentence: hi\npick:\n\trule: max-weight\nlayer: 1", 4,
+     "at column 1: a tab in the indentation. Fix: indent with spaces, not tabs"),
+    ("colon-in-sentence", "model: tiny\nsentence: hi\ncaption: Note: this head looks back\nlayer: 1", 3,
+     'at column 14: a \':\' inside text that is not quoted. Fix: put the text in double quotes: `caption: "Note: this head looks back"`'),
+    ("stray-indent", "model: tiny\n  layer: 1\nhead: 1", 2,
+     "at column 8: this line is indented, but the line above takes no nested options. Fix: start each option at the same column as the others"),
+    ("no-space-after-colon", "model: tiny\nlayer:1\nhead: 1", 2,
+     "at column 1: a line with no `key: value`. Fix: write `key: value`, with a space after the ':'"),
+    ("text-after-quote", 'model: tiny\nsentence: "Lily" wanted\nlayer: 1', 2,
+     "at column 18: unexpected text 'wanted'. Fix: if a value is quoted, quote all of it; start each option at the same column as the others"),
+]
+
+
+@pytest.mark.parametrize("name,body,line,expected", YAML_MISTAKES, ids=[c[0] for c in YAML_MISTAKES])
+def test_yaml_mistake_names_the_files_own_line_and_a_fix_that_fits(name, body, line, expected):
+    """PyYAML gives up lines after the mistake (a '{' never closed is seen at the next option, an
+    unclosed quote at the end of the block): the error names the line the author must change, in
+    the file's own numbering (the fence is line 7, so body line n is line 7 + n)."""
+    assert error_of("attention", body) == f"content/lesson.md:{7 + line}: attention: malformed YAML {expected}"
+
+
+def test_yaml_mistake_without_a_file_line_names_the_body_line():
+    """A reference's own check reads a body with no file line: the body's line and column then."""
+    with pytest.raises(LessonError) as info:
+        D.load_body('a: 1\nb: "open\nc: 2', "content/lesson.md", "attention")
+    assert str(info.value) == ('content/lesson.md: attention: malformed YAML (body line 2, column 4): the quote " is never closed. '
+                               'Fix: end the text with " on the same line')
 
 
 def test_unknown_directive_kind():
@@ -299,3 +341,25 @@ def test_a_reference_in_a_caption_or_the_front_matter_is_refused_at_its_line(tmp
     page.write_text('---\ntitle: "Page {{ a.layer }}"\n---\n\n# P\n', encoding="utf-8")
     with pytest.raises(LessonError, match=r"^p\.md:2: front matter: a reference \{\{ … \}\} is not filled in here"):
         pages.parse_file(page, "p.md")
+
+
+@pytest.mark.parametrize("body,wrong,meant", [
+    ("model: tiny\nsentence: hi\nlayr: 1\nhead: 1", "layr", "layer"),
+    ("model: tiny\nsentense: hi\nlayer: 1\nhead: 1", "sentense", "sentence"),
+    ("model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nshow-heads: true", "show-heads", "show_heads"),
+    ("model: tiny\nsentence: hi\nlayer: 1\nhead: 1\nCaption: A head", "Caption", "caption"),
+])
+def test_a_misspelled_option_gets_did_you_mean_at_its_own_line(body, wrong, meant):
+    line = next(i for i, text in enumerate(body.split("\n"), 1) if text.startswith(wrong + ":"))
+    with pytest.raises(LessonError) as info:  # (error_of wants ". Fix:"; a question ends in "? Fix:")
+        parse("attention", body)
+    assert str(info.value) == (
+        f"content/lesson.md:{7 + line}: attention: unknown option '{wrong}': did you mean {meant}? Fix: write `{meant}:`; "
+        "allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token")
+
+
+def test_an_option_near_no_other_gets_the_list_alone():
+    """'colour' is no misspelling of any option; 'x' is one letter, near too many to guess."""
+    for name in ("colour", "x"):
+        message = error_of("attention", f"model: tiny\nsentence: hi\nlayer: 1\nhead: 1\n{name}: 1")
+        assert "did you mean" not in message and message.endswith("Fix: allowed options are: caption, head, id, layer, model, pick, sentence, show_heads, token")

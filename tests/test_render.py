@@ -835,7 +835,7 @@ def test_compare_of_sentences_that_do_not_line_up_follows_the_same_token(tmp_pat
     [
         ('model: bert\nsentence: "a b"\nlayer: 1\nhead: 1', 4, "attention: unknown model 'bert'"),  # the option's line
         ('model: tiny\nsentence: "a b"\nlayer: 9\nhead: 1', 6, "attention: layer 9 is out of range for tiny"),
-        ('model: tiny\nsentence: "a: b\nlayer: 1', 3, "attention: malformed YAML"),  # the fence's line, and the body's line in the message
+        ('model: tiny\nsentence: "a: b\nlayer: 1', 5, "attention: malformed YAML at column 11: the quote \" is never closed"),  # the quote's own line
         ('model: tiny\nsentence: "a b"\nlayer: 1\nhead: 1\ncolour: red', 8, "attention: unknown option 'colour'"),
     ],
 )

@@ -72,6 +72,70 @@ class _BodyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def body_where(where: str, body_line: int | None) -> tuple[str, str]:
+    """The file's "path:line" of a body line, from the fence's "path:line" (the body starts on the
+    line after the fence), and "" to add to the message; when `where` names no line (a
+    reference's own check), the fence's place and " (body line N)"."""
+    path, _, line = where.rpartition(":")
+    if body_line is None:
+        return where, ""
+    if path and line.isdigit():
+        return f"{path}:{int(line) + body_line}", ""
+    return where, f" (body line {body_line})"
+
+
+_QUOTE_FIX = "write `\\\\` for a backslash inside double quotes, or use single quotes"
+_OLD_FIX = "write the options as `key: value` lines; quote sentences that contain ':' or '#'"
+
+
+def yaml_mistake(exc: yaml.YAMLError, body: str) -> tuple[int | None, int | None, str, str]:
+    """Where a YAML mistake really is (body line and column, from 1) and a fix that fits it.
+    PyYAML names the place where it gave up, often lines later (a '{' never closed is noticed at
+    the next option, an unclosed quote at the end of the block); its context mark names where the
+    unclosed thing opened."""
+    problem = getattr(exc, "problem", None) or "cannot be read"
+    context = getattr(exc, "context", None) or ""
+    mark, opened = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+    lines = body.split("\n")
+
+    def at(m) -> tuple[int | None, int | None]:
+        return (m.line + 1, m.column + 1) if m is not None else (None, None)
+
+    def text_of(m) -> str:
+        return lines[m.line] if m is not None and m.line < len(lines) else ""
+
+    if context.startswith("while parsing a flow") and opened is not None:
+        bracket = "}" if "mapping" in context else "]"
+        opener = "{" if bracket == "}" else "["
+        if mark is not None and mark.line == opened.line and "<stream end>" not in problem:
+            return (*at(mark), "a ',' is missing between two items",
+                    f"separate the items of the `{opener} ... {bracket}` with commas")
+        return (*at(opened), f"the '{opener}' is never closed",
+                f"end the line with '{bracket}': `{text_of(opened).strip()}{bracket}`")
+    if "quoted scalar" in context and opened is not None:
+        quote = text_of(opened)[opened.column:opened.column + 1] or '"'
+        if "end of stream" in problem or "document separator" in problem:
+            return (*at(opened), f"the quote {quote} is never closed",
+                    f"end the text with {quote} on the same line")
+        return (*at(mark), problem, _QUOTE_FIX)
+    if "'\\t'" in problem:
+        return (*at(mark), "a tab in the indentation", "indent with spaces, not tabs")
+    if problem == "mapping values are not allowed here" and mark is not None:
+        before = text_of(mark)[:mark.column]
+        if ":" in before:  # `caption: Note: this head ...`
+            key = before.split(":", 1)[0].strip()
+            return (*at(mark), "a ':' inside text that is not quoted",
+                    f"put the text in double quotes: `{key}: \"{text_of(mark).split(':', 1)[1].strip()}\"`")
+        return (*at(mark), "this line is indented, but the line above takes no nested options",
+                "start each option at the same column as the others")
+    if problem == "could not find expected ':'" and opened is not None:
+        return (*at(opened), "a line with no `key: value`", "write `key: value`, with a space after the ':'")
+    if context.startswith("while parsing a block") and problem.startswith("expected <block end>") and mark is not None:
+        return (*at(mark), f"unexpected text {show(text_of(mark)[mark.column:].strip())}",
+                "if a value is quoted, quote all of it; start each option at the same column as the others")
+    return (*at(mark), problem, _OLD_FIX)
+
+
 def check_strings(value: Any, where: str, kind: str, name: str) -> None:
     """No control character or lone surrogate in any text of the body (keys included)."""
     if isinstance(value, str):
@@ -105,13 +169,16 @@ def load_body_lines(body: str, where: str, kind: str) -> tuple[Any, dict[str, in
         data = loader.get_single_data()
         return data, getattr(loader, "key_lines", {})
     except _Refused as exc:
-        at = f" (body line {exc.line})" if exc.line else ""
-        _fail(where, f"{kind}: the block {exc.problem}{at}", exc.fix)
+        at_line, at = body_where(where, exc.line)
+        _fail(at_line, f"{kind}: the block {exc.problem}{at}", exc.fix)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (body line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or "cannot be read"
-        _fail(where, f"{kind}: malformed YAML{at}: {problem}", "write the options as `key: value` lines; quote sentences that contain ':' or '#'")
+        line, column, problem, fix = yaml_mistake(exc, body)
+        at_line, at = body_where(where, line)
+        if at and column:  # no file line to name: the body's line and column in the message
+            at = f"{at[:-1]}, column {column})"
+        elif column:
+            at = f" at column {column}"
+        _fail(at_line, f"{kind}: malformed YAML{at}: {problem}", fix)
     except (ValueError, TypeError, OverflowError) as exc:  # a tag's constructor (!!timestamp, !!binary ...) gave up
         _fail(where, f"{kind}: the block cannot be read as YAML ({type(exc).__name__}: {show(str(exc))})", "write the options as plain `key: value` lines, without `!!` tags")
     finally:

@@ -165,6 +165,9 @@ def _parse(kind: str, data, where: str, option_where: dict[str, str]) -> Directi
     allowed, required = SPECS[kind]
     unknown = sorted(set(map(str, data)) - allowed)
     if unknown:
+        near = near_option(unknown[0], allowed - set(map(str, data)))
+        if near:  # a misspelled option, as a misspelled kind (check_code_fence)
+            _fail(where, f"{kind}: unknown option {show(unknown[0])}: did you mean {near}?", f"write `{near}:`; allowed options are: {', '.join(sorted(allowed))}")
         _fail(where, f"{kind}: unknown option {', '.join(show(u) for u in unknown[:3])}", f"allowed options are: {', '.join(sorted(allowed))}")
     for name, value in data.items():
         check_strings(value, where, kind, name)
@@ -314,6 +317,16 @@ def edit_distance(a: str, b: str) -> int:
         for j, cb in enumerate(b, 1):
             prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
     return row[-1]
+
+
+def near_option(name: str, options: set[str]) -> str | None:
+    """The one option `name` is a misspelling of (within NEAR_MISS edits, case and - for _ aside),
+    or None where none is, or two are, that near."""
+    key = name.lower().replace("-", "_")
+    scored = sorted((edit_distance(key, o), o) for o in options)
+    if not scored or scored[0][0] > min(NEAR_MISS, len(key) // 2) or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return None
+    return scored[0][1]
 
 
 def is_code_language(name: str) -> bool:

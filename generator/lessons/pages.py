@@ -9,6 +9,7 @@ from pathlib import Path
 from ..store import TraceRequest
 from . import causal_kinds
 from .directives import SPECS, Attention, Compare, Directive, Predictions, check_code_fence, parse_directive
+from .errors import LessonError, collected
 from .errors import fail as _fail
 from .refs import iter_refs
 from .source import check_layout, decode, iter_fences, iter_markdown, read_source, shown_path, split_front_matter
@@ -16,23 +17,34 @@ from .source import check_layout, decode, iter_fences, iter_markdown, read_sourc
 
 def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
     """Every course directive in one Markdown file, validated, after the file itself: UTF-8, its
-    front matter, and where Markdown would read it otherwise (source.check_layout)."""
+    front matter, and where Markdown would read it otherwise (source.check_layout). A mistake
+    in the file itself stops there; the figures' mistakes are all raised together
+    (errors.collected: a LessonErrors for several)."""
     shown = display_path or str(path)
     text = decode(read_source(path, shown), shown).replace("\r\n", "\n").replace("\r", "\n")
     body, removed = split_front_matter(text, shown)
     check_layout(body.split("\n"), shown, 1 + removed, SPECS, check_code_fence)
-    found = []
-    for block in iter_fences(text):
+    found, errors = [], []
+    for block in iter_fences(text):  # every figure's mistake, so that the author sees them all at once
         if block.kind in SPECS:
-            found.append(parse_directive(block.kind, block.body, f"{shown}:{block.line}"))
-    check_ids(found)
-    list(iter_refs(text, shown))  # syntax only; what a reference means is checked against traces
+            try:
+                found.append(parse_directive(block.kind, block.body, f"{shown}:{block.line}"))
+            except LessonError as e:
+                errors.append(e)
+    for check in (lambda: check_ids(found), lambda: list(iter_refs(text, shown))):  # the references' syntax only:
+        try:                                                                    # what one means needs the traces
+            check()
+        except LessonError as e:
+            errors.append(e)
+    error = collected(errors)
+    if error is not None:
+        raise error
     return found
 
 
 def check_lessons(content_dir: Path) -> int:
-    """Parse every lesson of a docs folder (parse_file); the first mistake is a LessonError.
-    Returns the number of figures."""
+    """Parse every lesson of a docs folder (parse_file); the first page with a mistake raises
+    its mistakes (a LessonError, or LessonErrors for several). Returns the number of figures."""
     return sum(len(parse_file(path, shown_path(path))) for path in iter_markdown(content_dir))
 
 

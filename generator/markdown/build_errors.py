@@ -5,7 +5,7 @@ from __future__ import annotations
 from mkdocs.exceptions import BuildError
 from pymdownx.superfences import SuperFencesException
 
-from ..lessons.errors import LessonError
+from ..lessons.errors import LessonError, LessonErrors, collected, shown_errors
 
 
 class CourseBuildError(LessonError, SuperFencesException, BuildError):
@@ -23,3 +23,22 @@ class CourseBuildError(LessonError, SuperFencesException, BuildError):
 
 def reraise(exc: LessonError):
     raise CourseBuildError(exc.where, exc.problem, exc.fix) from None
+
+
+class CourseBuildErrors(CourseBuildError, LessonErrors):
+    """Several mistakes of one page (LessonErrors) raised through Markdown: one line each."""
+
+    def __init__(self, errors: list[LessonError]):
+        CourseBuildError.__init__(self, errors[0].where, errors[0].problem, errors[0].fix)
+        self.all = list(errors)
+        self.errors = shown_errors(self.all)
+        self.message = "\n".join(str(e) for e in self.errors)
+
+
+def raise_kept(errors: list[LessonError]) -> None:
+    """Raise a page's mistakes kept so far (each once, in line order), if there are any."""
+    error = collected(errors)
+    if isinstance(error, LessonErrors):
+        raise CourseBuildErrors(error.all)
+    if error is not None:
+        raise error if isinstance(error, CourseBuildError) else CourseBuildError(error.where, error.problem, error.fix)

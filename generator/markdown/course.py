@@ -52,7 +52,6 @@ import json
 import logging
 import re
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import isfinite
 from pathlib import Path
@@ -72,8 +71,9 @@ from ..lessons.source import GENERATED, check_layout, find_source, shown_path
 from ..render import ref_binding, training_figure as training
 from ..render.context import Ctx, sentence_pairs
 from ..render.ref_common import PENDING_REF, TRACING_REF
-from ..store import DamagedFile, StoreError, TraceStore
-from . import attribute_refs, math, needs_traces, python_view
+from ..store import TraceStore
+from . import attribute_refs, kept_errors, math, needs_traces, python_view
+from .kept_errors import one_line_errors
 from .build_errors import CourseBuildError, reraise
 
 log = logging.getLogger("mkdocs.plugins.generator")
@@ -98,6 +98,8 @@ class PageState:
     model_refs: dict = field(default_factory=dict)  # placeholder -> model of a reference to a model's published facts
     ref_text: dict = field(default_factory=dict)  # placeholder -> (its HTML, "path:line") of each prose reference
     scripts_marked: bool = False  # SCRIPTS_MARK follows the page's first drawn heatmap
+    errors: list = field(default_factory=list)  # the page's mistakes so far, all said at its end (ErrorsPostprocessor)
+    failed_ids: set = field(default_factory=set)  # ids of figures with a mistake (None: one without a readable id): a reference to one is no second mistake
 
     def code_pending(self, placeholder: str):
         """The PendingRef of a reference inside code that has no number in this build, or None."""
@@ -159,6 +161,7 @@ class CourseExtension(Extension):
         md.treeprocessors.register(attribute_refs.AttributeRefs(md, self), "course_attribute_refs", 19)  # after the inline patterns (20)
         math.register(md, self)
         # after raw_html (30) has put the highlighted code back into the page
+        md.postprocessors.register(kept_errors.ErrorsPostprocessor(md, self), "course_errors", 100)
         md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
         md.postprocessors.register(LeakPostprocessor(md, self), "course_leaks", 1)
         md.postprocessors.register(WarnPostprocessor(md, self), "course_warn", 0)
@@ -228,13 +231,6 @@ def read_training_log(path: Path) -> dict | None:
         if found:
             raise CourseBuildError(shown, *found)
     return log
-
-
-def store_failure(exc: StoreError):
-    """A damaged trace, index or heads.json found while rendering: its one line, naming the file."""
-    if isinstance(exc, DamagedFile):
-        raise CourseBuildError(shown_path(exc.path), exc.problem, exc.fix) from None
-    raise CourseBuildError("traces", str(exc), "run `make traces`") from None
 
 
 def _ext(md) -> CourseExtension:
@@ -329,27 +325,18 @@ def fence_validator(language, inputs, options, attrs, md) -> bool:
     return True
 
 
-@contextmanager
-def one_line_errors(where: str, internal: str, fix: str):
-    """Every failure inside becomes one CourseBuildError line: a lesson mistake as it is, a
-    damaged store file naming the file, and a bug as `internal` with its place."""
-    try:
-        yield
-    except CourseBuildError:
-        raise
-    except LessonError as exc:
-        reraise(exc)
-    except StoreError as exc:
-        store_failure(exc)
-    except NoTokenizer as exc:  # a committed tokenizer file missing or damaged: name it, not the lesson
-        raise CourseBuildError(where, f"{exc}", "restore the tokenizer files from git (generator/tiny_model/, generator/gpt2/)") from None
-    except Exception as exc:
-        raise CourseBuildError(where, f"{internal}: {exc!r}"[:300], fix) from exc
-
-
 def fence_format(src, language, class_name, options, md, **kwargs) -> str:
-    """SuperFences formatter: the figure's HTML, or CourseBuildError with `path:line: ...`."""
+    """SuperFences formatter: the figure's HTML; a mistake is kept (one CourseBuildError line,
+    `path:line: ...`) and the page goes on, so that ErrorsPostprocessor says all of them at once."""
     state = _ext(md).state
+    try:
+        return _fence_html(src, language, options, state)
+    except CourseBuildError as exc:
+        kept_errors.keep_fence_error(state, exc, refs.split_source_mark(src, state.shown)[0], language)
+        return ""
+
+
+def _fence_html(src, language, options, state) -> str:
     body, where = refs.split_source_mark(src, state.shown)
     # A bug, too, is one line: never let SuperFences turn it into a silent code block.
     with one_line_errors(where, f"{language}: internal error while rendering", "report it with this block"):
@@ -357,6 +344,7 @@ def fence_format(src, language, class_name, options, md, **kwargs) -> str:
             names = ", ".join(sorted(options["_inputs"]))
             raise LessonError(where, f"{language}: options on the fence line ({names}) are not read", "write every option in the block body as `key: value`")
         directive = parse_directive(language, body, where)
+        kept_errors.warn_byte_tokens(directive)
         try:
             out = render.render(directive, state.ctx)
         except LessonError as e:  # a mistake in one option, found against the traces: its own line
@@ -378,7 +366,17 @@ class RefProcessor(InlineProcessor):
         self.ext = ext
 
     def handleMatch(self, m, data):
+        try:
+            return self._filled(m)
+        except CourseBuildError as exc:  # kept; ErrorsPostprocessor says the page's mistakes at once
+            self.ext.state.errors.append(exc)
+            return "", m.start(0), m.end(0)
+
+    def _filled(self, m):
         state = self.ext.state
+        target = m.group(1).strip().split(".", 1)[0]
+        if target in state.failed_ids or (None in state.failed_ids and target != "model" and target not in state.ctx.figures):
+            return "", m.start(0), m.end(0)  # its figure's own mistake is said already
         where = state.shown
         mark = refs.LINE_MARK_RE.search(m.group(1))
         if mark:

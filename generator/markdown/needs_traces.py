@@ -45,7 +45,7 @@ from ..lessons.refs import strip_code_spans
 from ..lessons.source import walk_lines
 from ..render import pending as pending_render
 from ..render.context import Ctx, Missing
-from .build_errors import CourseBuildError
+from .build_errors import CourseBuildError, raise_kept
 
 MARK_CLASS = "needs-traces"
 MARK = "{: .needs-traces }"
@@ -163,6 +163,7 @@ class NeedsTraces(Treeprocessor):
         return found
 
     def run(self, root: Element) -> None:
+        raise_kept(self.ext.state.errors)  # a reference with a mistake was dropped: its passage is no evidence
         _mark_tables(root)
         parents = {child: parent for parent in root.iter() for child in parent}
         gaps = ModelGaps(self, root)

@@ -27,7 +27,7 @@ from pathlib import Path
 from .. import heads
 from . import vectors
 from ..lessons import pages
-from ..lessons.errors import LessonError
+from ..lessons.errors import LessonError, error_lines
 from ..store import TRACE_FILE_RE, DamagedFile, TraceRequest, TraceStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -49,8 +49,9 @@ def collect_items(content_dir: Path, sentences: Iterable[str], models: list[str]
     items: list = []
     try:
         items.extend(pages.collect(Path(content_dir)))
-    except LessonError as e:  # a lesson mistake: one line, path:line, as check and site say it
-        print(f"error: {e}", file=err)
+    except LessonError as e:  # a lesson's mistakes: one line each, path:line, as check and site say them
+        for line in error_lines(e):
+            print(f"error: {line}", file=err)
         return None
     for s in sentences:
         items.extend(Item(TraceRequest(m, s), "--sentence") for m in models)

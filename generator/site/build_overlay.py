@@ -56,7 +56,8 @@ class BuildOverlay:
         line = str(found) if found is not None else (" ".join(str(exc).split()) or type(exc).__name__)
         where = found.where if found is not None else None
         fix = found.fix if found is not None else None
-        html = render_page("serve-error.html", line=line, where=where, fix=fix)
+        mistakes = getattr(found, "errors", None) or []  # a page's several mistakes: one line each
+        html = render_page("serve-error.html", line=line, where=where, fix=fix, mistakes=[str(e) for e in mistakes])
         with self._lock:
             self.line, self._html = line, html.encode("utf-8")
         return line

@@ -5,10 +5,10 @@ Each page goes through Python-Markdown with mkdocs.yml's own extensions and opti
 fences, references and glossary terms, against the committed tokenizers and the traces), but no
 theme, no MkDocs build and nothing written: assets a page would write go to a temporary folder
 that is removed. The glossary and every page's fences are read first (lessons.pages.parse_file).
-Every mistake is one line `path:line: problem. Fix: remedy`, one per file (a page stops at its
-first), then the pending figures as the build groups them. The notebook of each page checked again
-is run as Run all runs it (generator/notebooks/run.py, cached by content): one that fails is a
-mistake at the line of the figure whose part fails. The exit status is 1 when anything
+Every mistake is one line `path:line: problem. Fix: remedy`, a page's mistakes at once (up to
+lessons.errors.MAX_SHOWN), then the pending figures as the build groups them. The notebook of each
+page checked again is run as Run all runs it (generator/notebooks/run.py, cached by content): one
+that fails is a mistake at the line of the figure whose part fails. The exit status is 1 when anything
 is wrong, so editors and pre-commit hooks can call it (.pre-commit-hooks.yaml).
 """
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from . import build_log, notebook_files, publish
 from .config_check import ConfigError, config_error
 from ..lessons import pages
-from ..lessons.errors import LessonError
+from ..lessons.errors import LessonError, collected, error_lines
 from ..lessons.source import iter_markdown, shown_path
 from ..store import TRACE_FILE_RE, StoreError
 
@@ -94,7 +94,7 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
         publish.check_glossary(cfg)
         errors += publish.reading_path_problems(cfg)
     except LessonError as exc:
-        errors.append(str(exc))
+        errors += error_lines(exc)
     docs = Path(cfg["docs_dir"])
     files = iter_markdown(docs)
     stamp = world_stamp(config_file, cfg) if use_cache else None
@@ -113,15 +113,26 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
                 pending_lines += passed[key]
                 continue
             with build_log.grouped_warnings() as held:
+                found: list[LessonError] = []
                 try:
                     pages.parse_file(path, shown)  # the fences and their options, at their lines
+                except LessonError as exc:  # and on: the page's other mistakes are found against the traces
+                    found.append(exc)
+                try:
                     md = markdown.Markdown(extensions=cfg["markdown_extensions"], extension_configs=configs)
                     md.convert(_page_text(path))  # references and terms, against tokenizers and traces
-                except (LessonError, StoreError) as exc:  # CourseBuildError is a LessonError
+                except LessonError as exc:  # CourseBuildError is a LessonError
+                    found.append(exc)
+                except StoreError as exc:  # a damaged store file: named once, after the page's own mistakes
+                    errors += error_lines(collected(found)) if found else []
                     errors.append(str(exc))
                     continue
                 except Exception as exc:  # a bug is one line too, naming the page
-                    errors.append(f"{shown}:1: internal error while checking: {type(exc).__name__}: {exc}"[:300])
+                    if not found:  # (a file that is not UTF-8 was said by parse_file already)
+                        errors.append(f"{shown}:1: internal error while checking: {type(exc).__name__}: {exc}"[:300])
+                        continue
+                if found:  # each mistake once (both passes read the figures), at most MAX_SHOWN, one line each
+                    errors += error_lines(collected(found))
                     continue
             mine = [f"{p.model}\t{p.what}\t{p.text or ''}\t{p.at}" for p in held.pending]
             passed[key] = mine

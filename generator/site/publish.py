@@ -3,8 +3,8 @@
 `assets` writes content/assets/generated/ (render/assets.py says what goes there) for every trace
 the lessons use, and removes what no lesson uses any more.
 
-`site` first parses every lesson (lessons.pages.check_lessons: the first mistake stops it with
-its line), writes the assets into a temporary folder (not content/), runs MkDocs into another
+`site` first parses every lesson (lessons.pages.check_lessons: a page with mistakes stops it, each
+mistake one line), writes the assets into a temporary folder (not content/), runs MkDocs into another
 temporary folder next to site_dir, puts the fresh assets into the built site, and only when all
 of that succeeds moves the site into place and brings content/assets/generated/ up to date (for
 `mkdocs serve`): a failed build writes nothing, neither site_dir nor content/.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import heads
 from ..lessons import pages
-from ..lessons.errors import LessonError
+from ..lessons.errors import LessonError, error_lines
 from ..lessons.source import GENERATED, iter_markdown, shown_path
 from ..render import pending
 from ..render.asset_files import AssetError
@@ -216,11 +216,22 @@ def mdx_option(cfg, name: str, default: str) -> str:
 BARE_PAGE_ERROR = re.compile(r"Error (?:reading|building) page '[^']*':")
 
 
+class EachLineFormatter(logging.Formatter):
+    """A message of several lines (a page's mistakes, lessons.errors.LessonErrors, which MkDocs
+    logs as one ERROR) as one prefixed line each, so that every mistake reads as its own line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        head = super().format(logging.makeLogRecord({**record.__dict__, "msg": "", "args": None}))
+        lines = text.split("\n")
+        return "\n".join([lines[0]] + [head + line for line in lines[1:]])
+
+
 def setup_logging() -> None:
     logger = logging.getLogger("mkdocs")
     if not any(getattr(h, "_course", False) for h in logger.handlers):
         h = logging.StreamHandler(sys.stderr)
-        h.setFormatter(logging.Formatter("%(levelname)-8s-  %(message)s"))
+        h.setFormatter(EachLineFormatter("%(levelname)-8s-  %(message)s"))
         h.addFilter(lambda record: not BARE_PAGE_ERROR.fullmatch(record.getMessage()))
         h.setLevel(logging.INFO)
         h._course = True  # type: ignore[attr-defined]
@@ -289,7 +300,8 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
             raise downloads.DownloadError(clash)
         write_assets(docs, traces_dir, generated=stage)
     except (LessonError, StoreError, heads.StandInRefused, downloads.DownloadError) as exc:  # one line each, naming the file
-        print(f"error: {exc}", file=sys.stderr)
+        for line in error_lines(exc):  # a page's mistakes at once (lessons.errors.LessonErrors)
+            print(f"error: {line}", file=sys.stderr)
         return 1
     pause_point("assets")
     # the extension writes a missing trace asset into the stage too, never into content/
@@ -455,7 +467,8 @@ def _cmd_assets(args) -> int:
         print(f"error: {generated}: cannot be written ({exc.strerror or exc}). Fix: make the folder writable", file=sys.stderr)
         return 1
     except LessonError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        for line in error_lines(exc):
+            print(f"error: {line}", file=sys.stderr)
         return 2
     finally:
         shutil.rmtree(stage, ignore_errors=True)

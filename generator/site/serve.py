@@ -311,7 +311,8 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         except (Abort, MkDocsException, LessonError, StoreError) as exc:
             line = overlay.failed(exc)
             if not isinstance(exc, Abort):  # MkDocs has logged an Abort's reason itself
-                log.error(line)
+                for each in line.split("\n"):  # a page's several mistakes: one line each
+                    log.error(each)
             return
         overlay.cleared()
 

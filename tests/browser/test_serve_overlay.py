@@ -127,8 +127,8 @@ def test_a_new_author_s_path_make_lesson_serve_a_save_a_typo_and_its_fix(tmp_pat
             page = w.goto(f"{server.url}/my-lesson.html")
             page.wait_for_function(figure_shows("her").replace("#fig-1", "#fig-2"), timeout=120000)  # fig-1: the tokens figure
             text = lesson.read_text(encoding="utf-8")
-            assert 'sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her' in text
-            lesson.write_text(text.replace('sentence: "Lily wanted to play with her"\nlayer: 3\nhead: 3\ntoken: her', f'sentence: "{NEW}"\nlayer: 3\nhead: 3\ntoken: barn')
+            assert 'sentence: "Lily wanted to play with her"\nlayer: 2\nhead: 3\ntoken: her' in text
+            lesson.write_text(text.replace('sentence: "Lily wanted to play with her"\nlayer: 2\nhead: 3\ntoken: her', f'sentence: "{NEW}"\nlayer: 2\nhead: 3\ntoken: barn')
                               .replace("·her gives {{ look.weight(her, Lily) }} of its\nattention to Lily.", "·barn looks at ·bird with {{ look.weight(barn, bird) }}."), encoding="utf-8")
             page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=180000)
             assert TraceStore(root / "traces").has("tiny", NEW)
