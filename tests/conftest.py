@@ -286,6 +286,22 @@ def pytest_collection_modifyitems(session, config, items):
 # ---------------------------------------------------------------- GPT-2's shape, once per run
 
 
+def run_dir(tmp_path_factory) -> Path:
+    """The folder every worker of this pytest run shares: under pytest-xdist each worker's basetemp
+    is a folder of the run's (popen-gw0, ...), so its parent; without xdist, the basetemp."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_course_in_the_run_dir(tmp_path_factory):
+    """course_builds.shared_course builds the course once for the whole run, every worker's tests
+    reading the same build (before, each worker built its own)."""
+    import course_builds
+
+    course_builds.RUN_DIR = run_dir(tmp_path_factory)
+
+
 @pytest.fixture(scope="session")
 def gpt2_shaped(tmp_path_factory):
     """The run's one GPT-2-shaped course (tests/gpt2_store.py): a random GPT-2 small saved as a
@@ -296,7 +312,4 @@ def gpt2_shaped(tmp_path_factory):
     pytest.importorskip("transformers")
     from gpt2_store import shared
 
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's basetemp is a folder of the run's
-        base = base.parent
-    return shared(base)
+    return shared(run_dir(tmp_path_factory))

@@ -16,14 +16,12 @@ building again.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,7 +69,7 @@ class Gpt2Shaped:
 def build(base: Path) -> Gpt2Shaped:
     """The local copy and the course traced and built with it, under `base` (see the module)."""
     local = base / "gpt2-local-copy"
-    local.mkdir(parents=True)
+    local.mkdir(parents=True, exist_ok=True)
     save_random_gpt2(local)
     root = base / "course-copy"
     shutil.copytree(REPO / "content", root / "content", ignore=shutil.ignore_patterns("generated"))
@@ -91,37 +89,16 @@ def build(base: Path) -> Gpt2Shaped:
     assert built.returncode == 0, built.stdout + built.stderr
     sha12 = hashlib.sha256((local / "model.safetensors").read_bytes()).hexdigest()[:12]
     (root / "site.log").write_text(built.stdout + built.stderr, encoding="utf-8")
+    (base / "made.json").write_text(json.dumps({"sha12": sha12}), encoding="utf-8")
     return Gpt2Shaped(root, built.stdout + built.stderr, sha12)
-
-
-@contextmanager
-def locked(path: Path):
-    """Holds an exclusive lock on `path` (fcntl: released by the kernel if the holder dies)."""
-    with open(path, "a+b") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def shared(run_tmp: Path) -> Gpt2Shaped:
     """The run's one GPT-2-shaped course, in `run_tmp` (the folder every worker of this pytest run
-    shares), built by whichever caller comes first."""
-    base = run_tmp / FOLDER
-    done, failed = base / "done.json", base / "failed.txt"
-    with locked(run_tmp / (FOLDER + ".lock")):
-        if failed.is_file():
-            raise AssertionError(f"the run's GPT-2-shaped course failed to build (in another test):\n{failed.read_text(encoding='utf-8')}")
-        if not done.is_file():
-            shutil.rmtree(base, ignore_errors=True)  # a build cut off before it finished
-            base.mkdir(parents=True)
-            try:
-                made = build(base)
-            except BaseException as e:
-                failed.write_text(f"{type(e).__name__}: {e}", encoding="utf-8")
-                raise
-            done.write_text(json.dumps({"root": str(made.root), "sha12": made.sha12}), encoding="utf-8")
-    record = json.loads(done.read_text(encoding="utf-8"))
-    root = Path(record["root"])
+    shares), built by whichever caller comes first (course_builds.built_once)."""
+    from course_builds import built_once
+
+    base = built_once(run_tmp, FOLDER, build)
+    root = base / "course-copy"
+    record = json.loads((base / "made.json").read_text(encoding="utf-8"))
     return Gpt2Shaped(root, (root / "site.log").read_text(encoding="utf-8"), record["sha12"])
