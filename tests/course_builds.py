@@ -240,13 +240,16 @@ def settle(page, timeout: float = 60000) -> None:
         plots.nth(i).scroll_into_view_if_needed()
         plots.nth(i).locator(".main-svg").first.wait_for(state="attached", timeout=timeout)
     page.evaluate("window.scrollTo(0, 0)")
+    page.evaluate(TWO_FRAMES)  # the scroll's own handlers start theirs
     page.wait_for_function(FINITE_ANIMATIONS_DONE, timeout=timeout)
 
 
-# every running CSS transition or animation that ends has ended (a looping one never would)
-# (two frames first: the scroll's own handlers start theirs)
-FINITE_ANIMATIONS_DONE = """() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(document.getAnimations()
-    .every(a => a.playState !== 'running' || a.effect.getComputedTiming().iterations === Infinity)))))"""
+# every running CSS transition or animation that ends has ended (a looping one never would). A
+# predicate for wait_for_function, which polls it every frame: it must answer at once (a Promise it
+# returned would count as true), so the frames to wait first are a page.evaluate of TWO_FRAMES.
+FINITE_ANIMATIONS_DONE = """() => document.getAnimations()
+    .every(a => a.playState !== 'running' || a.effect.getComputedTiming().iterations === Infinity)"""
+TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 
 
 # Every timer and idle callback a page has asked for and not yet had run or cancelled, and every
@@ -279,15 +282,15 @@ PENDING_WORK_INIT = """(() => {
   Object.defineProperty(window, '__coursePendingWork', { get: () => pending.size });
 })();"""
 
-# two frames (so that what the last action set off, a resize, a scroll, a key, has been handled),
-# then: no timer or idle callback pending and no finite animation running
-QUIET_JS = """() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(
-    (window.__coursePendingWork === undefined || window.__coursePendingWork === 0) && document.getAnimations()
-    .every(a => a.playState !== 'running' || a.effect.getComputedTiming().iterations === Infinity)))))"""
+# no timer, idle callback or added script pending and no finite animation running (a predicate
+# that answers at once, as FINITE_ANIMATIONS_DONE)
+QUIET_JS = """() => (window.__coursePendingWork === undefined || window.__coursePendingWork === 0) && document.getAnimations()
+    .every(a => a.playState !== 'running' || a.effect.getComputedTiming().iterations === Infinity)"""
 
 
 def quiet(page, timeout: float = 60000) -> None:
     """Wait until the page has done what the last action set off: its timers, idle callbacks,
     added scripts and CSS transitions have all run (PENDING_WORK_INIT), two frames after it. The wait for a redraw
     after a new width, a scroll or a key, instead of a fixed time."""
+    page.evaluate(TWO_FRAMES)  # what the last action set off (a resize, a scroll, a key) has begun
     page.wait_for_function(QUIET_JS, timeout=timeout)
