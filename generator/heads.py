@@ -84,6 +84,12 @@ SCORING_SENTENCES = (
 
 N_RANDOM = 4  # repeated random sequences per model
 RANDOM_LENGTH = 10  # distinct random tokens in each copy; a trace is 1 + 2 * RANDOM_LENGTH tokens
+# How many of the scoring texts are traced: (repeated random sequences, natural sentences). "full"
+# is the course's, always. "small" is for the test suite's GPT-2-shaped runs (`python -m generator
+# traces --scoring-set small`, refused for the committed traces/): the same code path on 2 + 2 of
+# the 4 + 8 texts, since every scoring text costs a GPT-2-shaped model a trace with its head
+# ablation over the 50,257-word unembedding.
+SCORING_SIZES = {"full": (N_RANDOM, len(SCORING_SENTENCES)), "small": (2, 2)}
 SCORING_SEED = "heads-2022"
 RANDOM_TEXT = "Random tokens, repeated twice ({n} of {total})"
 
@@ -218,10 +224,11 @@ def scoring_requests(
     model_meta: dict | None = None,
     n_random: int = N_RANDOM,
     random_length: int = RANDOM_LENGTH,
+    n_sentences: int | None = None,
 ) -> list[TraceRequest]:
     """Every trace the scores of `model_name` need: the repeated random sequences first (ids
-    given), then the fixed scoring sentences. Never the lessons' sentences: a new lesson must not
-    change a scoreboard.
+    given), then the fixed scoring sentences (the first `n_sentences` of them; all by default).
+    Never the lessons' sentences: a new lesson must not change a scoreboard.
 
     ``scoring_requests(meta)`` (the model's metadata alone, whose ``model`` names it) is the same
     as ``scoring_requests(meta["model"], meta)``."""
@@ -232,8 +239,14 @@ def scoring_requests(
         TraceRequest(model_name, RANDOM_TEXT.format(n=k + 1, total=n_random), repeated_random_ids(vocab, k, random_length))
         for k in range(n_random)
     ]
-    out += [TraceRequest(model_name, text) for text in dict.fromkeys(SCORING_SENTENCES)]
+    out += [TraceRequest(model_name, text) for text in list(dict.fromkeys(SCORING_SENTENCES))[:n_sentences]]
     return out
+
+
+def scoring_size(name: str) -> dict:
+    """scoring_requests' keywords for a size of SCORING_SIZES ("full" or "small")."""
+    n_random, n_sentences = SCORING_SIZES[name]
+    return {"n_random": n_random, "n_sentences": n_sentences}
 
 
 def _texts_for(kind: str, requests: Sequence[TraceRequest]) -> list[TraceRequest]:

@@ -42,6 +42,10 @@ def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False, help="rewrite tests/golden/*.html from the current output")
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpt2_shaped: uses the run's one GPT-2-shaped course (tests/gpt2_store.py; set by pytest_collection_modifyitems)")
+
+
 @pytest.fixture
 def update_golden(request) -> bool:
     return bool(request.config.getoption("--update-golden"))
@@ -271,5 +275,46 @@ SLOW_FIRST = ("test_gpt2_e2e.py", "test_determinism.py", "test_site_build.py", "
 
 
 def pytest_collection_modifyitems(session, config, items):
+    """The slow files first (SLOW_FIRST); the other files with a test of the run's GPT-2-shaped
+    course (the `gpt2_shaped` fixture, marked gpt2_shaped here) last, so that the worker that runs
+    one finds it built by test_gpt2_e2e.py's worker rather than waits on its lock."""
+    shaped = set()
+    for item in items:
+        if "gpt2_shaped" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.gpt2_shaped)
+            shaped.add(item.path.name)
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))  # sort is stable
+    last = len(SLOW_FIRST) + 1
+    items.sort(key=lambda item: rank.get(item.path.name, last if item.path.name in shaped else len(SLOW_FIRST)))  # sort is stable
+
+
+# ---------------------------------------------------------------- GPT-2's shape, once per run
+
+
+def run_dir(tmp_path_factory) -> Path:
+    """The folder every worker of this pytest run shares: under pytest-xdist each worker's basetemp
+    is a folder of the run's (popen-gw0, ...), so its parent; without xdist, the basetemp."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_course_in_the_run_dir(tmp_path_factory):
+    """course_builds.shared_course builds the course once for the whole run, every worker's tests
+    reading the same build (before, each worker built its own)."""
+    import course_builds
+
+    course_builds.RUN_DIR = run_dir(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def gpt2_shaped(tmp_path_factory):
+    """The run's one GPT-2-shaped course (tests/gpt2_store.py): a random GPT-2 small saved as a
+    local copy, the course's GPT-2 sentences and the small scoring set traced with it through the
+    CLI, and the course built --strict. Built by the first worker that needs it, under a file lock,
+    in the folder the run's workers share."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from gpt2_store import shared
+
+    return shared(run_dir(tmp_path_factory))

@@ -8,10 +8,13 @@ unchanged."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -166,16 +169,54 @@ _COURSE: dict[str, Path] = {}
 
 
 REUSE_ENV = "COURSE_TEST_BUILD"
+# The folder every pytest-xdist worker of this run shares (tests/conftest.py sets it); None outside
+# a run of several workers.
+RUN_DIR: Path | None = None
+
+
+@contextmanager
+def locked(path: Path):
+    """Holds an exclusive lock on `path` (fcntl: released by the kernel if the holder dies)."""
+    with open(path, "a+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def built_once(run_dir: Path, name: str, build) -> Path:
+    """run_dir/name, made by `build(folder)` once for the whole run by whichever worker asks first,
+    under a file lock; the others wait for it. A build that failed is recorded, so later callers
+    fail at once with its message instead of building again."""
+    base = Path(run_dir) / name
+    done, failed = base / ".done", base / ".failed"
+    with locked(Path(run_dir) / (name + ".lock")):
+        if failed.is_file():
+            raise AssertionError(f"{name} failed to build (for another test of this run):\n{failed.read_text(encoding='utf-8')}")
+        if not done.is_file():
+            shutil.rmtree(base, ignore_errors=True)  # a build cut off before it finished
+            base.mkdir(parents=True)
+            try:
+                build(base)
+            except BaseException as e:
+                failed.write_text(f"{type(e).__name__}: {e}", encoding="utf-8")
+                raise
+            done.touch()
+    return base
 
 
 def shared_course() -> Path:
-    """One build of the course per test session (module-level, so every test module shares it),
-    in a tmp folder removed at exit. For working on the tests: COURSE_TEST_BUILD=/some/dir
-    builds there once and reuses it in later runs (delete the folder to rebuild)."""
+    """One build of the course per test run: every test module of a worker shares it, and under
+    pytest-xdist every worker (built_once in RUN_DIR). Without xdist, in a tmp folder removed at
+    exit. For working on the tests: COURSE_TEST_BUILD=/some/dir builds there once and reuses it in
+    later runs (delete the folder to rebuild)."""
     reuse = os.environ.get(REUSE_ENV)
     if reuse and "root" not in _COURSE:
         root = Path(reuse)
         _COURSE["root"] = root if (root / "build" / "site" / "index.html").is_file() else build_course(root)
+    if "root" not in _COURSE and RUN_DIR is not None:
+        _COURSE["root"] = built_once(RUN_DIR, "course-build", lambda base: build_course(base / "a")) / "a"
     if "root" not in _COURSE:
         import atexit
         import shutil
@@ -199,10 +240,57 @@ def settle(page, timeout: float = 60000) -> None:
         plots.nth(i).scroll_into_view_if_needed()
         plots.nth(i).locator(".main-svg").first.wait_for(state="attached", timeout=timeout)
     page.evaluate("window.scrollTo(0, 0)")
+    page.evaluate(TWO_FRAMES)  # the scroll's own handlers start theirs
     page.wait_for_function(FINITE_ANIMATIONS_DONE, timeout=timeout)
 
 
-# every running CSS transition or animation that ends has ended (a looping one never would)
-# (two frames first: the scroll's own handlers start theirs)
-FINITE_ANIMATIONS_DONE = """() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(document.getAnimations()
-    .every(a => a.playState !== 'running' || a.effect.getComputedTiming().iterations === Infinity)))))"""
+# every running CSS transition or animation that ends has ended (a looping one never would). A
+# predicate for wait_for_function, which polls it every frame: it must answer at once (a Promise it
+# returned would count as true), so the frames to wait first are a page.evaluate of TWO_FRAMES.
+FINITE_ANIMATIONS_DONE = """() => document.getAnimations()
+    .every(a => a.playState !== 'running' || a.effect.getComputedTiming().iterations === Infinity)"""
+TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+
+
+# Every timer and idle callback a page has asked for and not yet had run or cancelled, and every
+# script it added and has not yet loaded, counted from before its first script (Watched adds this to every context): what "the page's work is
+# done" means to quiet() below, whatever the machine's speed.
+PENDING_WORK_INIT = """(() => {
+  const pending = new Set();
+  const wrap = (set, clear, key) => {
+    const setIt = window[set], clearIt = window[clear];
+    window[set] = function (fn, ...rest) {
+      const id = setIt.call(window, function (...a) { pending.delete(key + id); return typeof fn === 'function' ? fn.apply(this, a) : undefined; }, ...rest);
+      pending.add(key + id);
+      return id;
+    };
+    window[clear] = function (id) { pending.delete(key + id); return clearIt.call(window, id); };
+  };
+  wrap('setTimeout', 'clearTimeout', 't');
+  if (window.requestIdleCallback) wrap('requestIdleCallback', 'cancelIdleCallback', 'i');
+  // a script element added with a src (a trace's part) until it has loaded or failed
+  let scripts = 0;
+  new MutationObserver(records => records.forEach(r => r.addedNodes.forEach(el => {
+    if (el.nodeName !== 'SCRIPT' || !el.src || el.__coursePending) return;
+    const key = 's' + (++scripts);
+    el.__coursePending = true;
+    pending.add(key);
+    const done = () => pending.delete(key);
+    el.addEventListener('load', done, { once: true });
+    el.addEventListener('error', done, { once: true });
+  }))).observe(document, { childList: true, subtree: true });
+  Object.defineProperty(window, '__coursePendingWork', { get: () => pending.size });
+})();"""
+
+# no timer, idle callback or added script pending and no finite animation running (a predicate
+# that answers at once, as FINITE_ANIMATIONS_DONE)
+QUIET_JS = """() => (window.__coursePendingWork === undefined || window.__coursePendingWork === 0) && document.getAnimations()
+    .every(a => a.playState !== 'running' || a.effect.getComputedTiming().iterations === Infinity)"""
+
+
+def quiet(page, timeout: float = 60000) -> None:
+    """Wait until the page has done what the last action set off: its timers, idle callbacks,
+    added scripts and CSS transitions have all run (PENDING_WORK_INIT), two frames after it. The wait for a redraw
+    after a new width, a scroll or a key, instead of a fixed time."""
+    page.evaluate(TWO_FRAMES)  # what the last action set off (a resize, a scroll, a key) has begun
+    page.wait_for_function(QUIET_JS, timeout=timeout)

@@ -175,18 +175,22 @@ def test_rederive_weights_on_a_real_tiny_trace(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAVE_TINY, reason=NO_TINY_REASON)
-def test_rederive_weights_on_a_stand_in_trace(tmp_path):
-    """GPT-2 small's shape (12 × 12 × 64 per head), random weights: ~5 s on one core."""
-    pytest.importorskip("torch")
-    from generator.model import load as models, tracing
-
-    lm = models.load_stand_in()
-    ids = lm.tokenizer_encode("The animal didn't cross the street because it was too tired")[:12]
-    s = TraceStore(tmp_path)
-    traced = tracing.trace(lm, "stand-in", ids)
-    path = s.write(traced)
-    doc = s.load("gpt2", "stand-in", ids)
+def test_rederive_weights_on_a_gpt2_shaped_trace(gpt2_shaped):
+    """GPT-2 small's shape (12 × 12 × 64 per head), random weights: a trace from the run's one
+    GPT-2-shaped course (tests/gpt2_store.py), as the store wrote it."""
+    text = "The animal didn't cross the street because it was too tired"
+    s = TraceStore(gpt2_shaped.traces)
+    doc = s.load("gpt2", text)
+    assert (len(doc["layers"]), len(doc["layers"][0]["heads"]), len(doc["layers"][0]["heads"][0]["q"][0])) == (12, 12, 64)
     assert _rederive_worst(doc) <= 1e-3
-    plain = files.dumps(files.round_floats(traced))
-    assert path.stat().st_size < 0.3 * len(plain)
+    plain = files.dumps(files.round_floats(as_lists(doc)))  # the trace as plain JSON numbers
+    assert s.lookup("gpt2", text).stat().st_size < 0.3 * len(plain)
+
+
+def as_lists(x):
+    """A loaded trace with its decoded arrays (numpy) as the nested lists the tracer wrote."""
+    if isinstance(x, dict):
+        return {k: as_lists(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [as_lists(v) for v in x]
+    return x.tolist() if isinstance(x, np.ndarray) else x

@@ -5,8 +5,10 @@ weights (transformers' GPT2LMHeadModel, seed 0) and saved with `save_pretrained`
 committed tokenizer, into a temporary folder. `python -m generator traces --models gpt2` then loads
 it through COURSE_GPT2_PATH exactly as a user's local copy of GPT-2 is loaded (no stand-in flag,
 COURSE_ALLOW_STANDIN unset, the hub switched off), traces every GPT-2 sentence of a temporary copy
-of the course and the scoring set, and `python -m generator site --strict` builds that copy: zero
-pending, every figure and reference filled in.
+of the course and the scoring set (its small size, `--scoring-set small`: the same code on 3 of
+its 12 texts), and `python -m generator site --strict` builds that copy: zero pending, every
+figure and reference filled in. That run is made once per test run (tests/gpt2_store.py, the
+`gpt2_shaped` fixture) and shared with the other tests that need GPT-2's shape.
 
 The chapter's checks from the random stand-in's traces (figure order, numbers from the trace
 metadata, the rule-chosen head, the literature rows, the 144-head scoreboard, the induction example)
@@ -19,76 +21,25 @@ a local copy never pass for the published model's. The repository's traces/ is n
 
 from __future__ import annotations
 
-import hashlib
 import html as htmllib
 import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
 from generator import heads, schema
 
 pytestmark = pytest.mark.slow
 
-GPT2_FILES = REPO / "generator" / "gpt2"
 IT = "The animal didn't cross the street because it was too tired"
 
 
-def run(args: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if k not in ("COURSE_ALLOW_STANDIN", "COURSE_GPT2_PATH")}
-    # one torch thread: the suite's other worker has the other core (two threads on one free core
-    # took 267 s against 238 s for one, the GPT-2-shaped trace beside a busy loop)
-    full.update({"NO_MKDOCS_2_WARNING": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}, **env)
-    return subprocess.run(args, cwd=cwd, env=full, capture_output=True, text=True, timeout=1500)  # GPT-2-shaped: the whole chapter, its scoring set and circuits.json
-
-
-def save_random_gpt2(folder: Path) -> None:
-    """GPT-2 small's published shape with random weights, saved as a user's local copy would be."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
-
-    config = GPT2Config.from_json_file(str(GPT2_FILES / "config.json"))
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(config)
-    model.save_pretrained(folder)
-    # from_pretrained reads vocab.json and merges.txt (transformers 5 ignores them as constructor
-    # arguments and makes a tokenizer of one token)
-    tokenizer = GPT2TokenizerFast.from_pretrained(str(GPT2_FILES))
-    assert len(tokenizer) == config.vocab_size
-    tokenizer.save_pretrained(folder)
-
-
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    local = tmp_path_factory.mktemp("gpt2-local-copy")
-    save_random_gpt2(local)
-    root = tmp_path_factory.mktemp("course-copy")
-    shutil.copytree(REPO / "content", root / "content", ignore=shutil.ignore_patterns("generated"))
-    shutil.copytree(REPO / "traces" / "tiny", root / "traces" / "tiny")  # the committed tiny traces
-    config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
-    assert "custom_dir: overrides" in config
-    (root / "mkdocs.yml").write_text(config.replace("custom_dir: overrides", f"custom_dir: {json.dumps(str(REPO / 'overrides'))}"), encoding="utf-8")
-    repo_gpt2 = REPO / "traces" / "gpt2"
-    before = sorted(repo_gpt2.rglob("*")) if repo_gpt2.is_dir() else []
-    env = {"COURSE_GPT2_PATH": str(local), "PYTHONPATH": str(REPO)}
-    traced = run([sys.executable, "-m", "generator", "traces", "--models", "gpt2", "--traces-dir", str(root / "traces"),
-                  "--content", str(root / "content")], root, env)
-    assert traced.returncode == 0, traced.stdout + traced.stderr
-    after = sorted(repo_gpt2.rglob("*")) if repo_gpt2.is_dir() else []
-    assert before == after, "tracing the local copy wrote into the repository's traces/gpt2"
-    built = run([sys.executable, "-m", "generator", "site", "--strict", "--no-downloads", "-f", "mkdocs.yml", "-d", str(root / "site")], root, env)
-    assert built.returncode == 0, built.stdout + built.stderr
-    weights = local / "model.safetensors"
-    sha12 = hashlib.sha256(weights.read_bytes()).hexdigest()[:12]
-    return root, built.stdout + built.stderr, sha12
+def course(gpt2_shaped):
+    """(the course copy, the strict build's log, the local copy's sha12): the run's one
+    GPT-2-shaped course (tests/gpt2_store.py), shared with every other test that needs the shape."""
+    return gpt2_shaped.root, gpt2_shaped.log, gpt2_shaped.sha12
 
 
 def visible(page_html: str) -> str:
@@ -110,6 +61,12 @@ def test_the_local_copy_traces_the_chapter_as_gpt2_under_its_own_revision(course
     assert [t["text"] for t in trace["tokens"]][:5] == ["<|endoftext|>", "The", " animal", " didn", "'t"]
     scores = json.loads((root / "traces" / "gpt2" / "heads.json").read_text(encoding="utf-8"))
     assert scores["revision"] == f"local-{sha12}" and scores["standIn"] is False
+    # the small scoring set: the first 2 repeated random sequences, the first 2 sentences
+    n_random, n_sentences = heads.SCORING_SIZES["small"]
+    assert (n_random, n_sentences) == (2, 2) and heads.SCORING_SIZES["full"] == (4, 8)
+    by_key = {t["file"][:-len(".json")]: t["text"] for t in index["traces"]}
+    assert [by_key[k] for k in scores["scoredOn"]["induction"]["traces"]] == [heads.RANDOM_TEXT.format(n=k + 1, total=2) for k in range(2)]
+    assert [by_key[k] for k in scores["scoredOn"]["sink"]["traces"]] == list(heads.SCORING_SENTENCES[:n_sentences])
 
 
 def test_strict_build_has_every_gpt2_figure_and_reference_filled_in(course):

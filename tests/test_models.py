@@ -146,13 +146,23 @@ def test_short_revision_keeps_a_local_copy_marked():
     assert schema.short_revision("stand-in-random-init") == "stand-in-ran"
 
 
-def test_stand_in_trace_shapes():
+def test_stand_in_has_gpt2_small_s_shape():
     lm = models.load_stand_in(small_tokenizer())
     assert lm.name == "gpt2" and lm.revision == "stand-in-random-init" and lm.meta["standIn"] is True
     assert lm.meta["nParams"] == 124_439_808  # GPT-2 small's parameter count (tied embeddings)
-    doc = tracing.trace(lm, "Lily wanted to play")
+    cfg = lm.model.config
+    assert (cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.n_positions, cfg.vocab_size) == (12, 12, 768, 1024, 50257)
+
+
+@pytest.mark.slow
+def test_gpt2_shaped_trace_shapes(gpt2_shaped):
+    """A trace of GPT-2 small's shape, from the run's one GPT-2-shaped course (tests/gpt2_store.py:
+    the tracer on a random GPT-2 small, as on the stand-in, which has the same shape)."""
+    from generator.store import TraceStore
+
+    doc = TraceStore(gpt2_shaped.traces).load("gpt2", "The animal didn't cross the street because it was too tired")
     T = len(doc["tokens"])
-    assert T == 5 and doc["model"] == "gpt2"  # <|endoftext|> + 4 words
+    assert T == 13 and doc["model"] == "gpt2"  # <|endoftext|> + 12 tokens
     assert len(doc["layers"]) == 12
     for layer in doc["layers"]:
         assert len(layer["heads"]) == 12

@@ -145,3 +145,21 @@ def test_code_keeps_plain_numbers_and_pending_stays_pending(site):
     gpt2 = (site / "gpt2.html").read_text(encoding="utf-8")
     for s in spans(gpt2):  # GPT-2's figures wait for their traces: nothing of theirs is bound
         assert 'data-pending="true"' not in figure_html(gpt2, s["data-fig"]), s
+
+
+def test_the_course_build_scores_heads_on_the_full_scoring_set(site):
+    """The full-size path of the scoring set (the GPT-2-shaped course of the tests uses the small
+    one): `traces` without --scoring-set, as the course is traced, scores every kind on all 4
+    repeated random sequences or all 8 sentences."""
+    from generator import heads
+    from generator.store import TraceStore
+
+    traces = site.parents[1] / "traces"
+    doc = json.loads((traces / "tiny" / "heads.json").read_text(encoding="utf-8"))
+    by_key = {e["file"][: -len(".json")]: e for e in TraceStore(traces).entries("tiny")}
+    n_random, n_sentences = heads.SCORING_SIZES["full"]
+    for kind in heads.KINDS:
+        used = [by_key[k] for k in doc["scoredOn"][kind]["traces"]]
+        want = [heads.RANDOM_TEXT.format(n=k + 1, total=n_random) for k in range(n_random)] \
+            if kind in heads.REPEATED_KINDS else list(heads.SCORING_SENTENCES)
+        assert [e["text"] for e in used] == want and len(want) == (n_random if kind in heads.REPEATED_KINDS else n_sentences), kind

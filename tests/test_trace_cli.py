@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("torch")
 
 from generator.model import load as models, trace_run  # noqa: E402
+from generator import heads  # noqa: E402
 from generator.cli import main  # noqa: E402
 from generator.store import TraceRequest, TraceStore  # noqa: E402
 from trace_helpers import random_tiny  # noqa: E402
@@ -104,6 +105,20 @@ def test_cli_unknown_model_and_stand_in_guard(tmp_path, capsys):
     assert "unknown model 'nope'" in capsys.readouterr().err
     assert main(["traces", "--stand-in", "--traces-dir", str(trace_run.COMMITTED_TRACES), "--sentence", "x"]) == 2
     assert "never go into" in capsys.readouterr().err
+
+
+def test_small_scoring_set_stays_out_of_the_committed_traces(tmp_path, capsys):
+    """`--scoring-set small` (the test suite's GPT-2-shaped runs) measures heads on 4 of the 12
+    scoring texts: refused for traces/ before anything is loaded; elsewhere the run asks for those 4."""
+    assert main(["traces", "--scoring-set", "small", "--models", "tiny", "--traces-dir", str(trace_run.COMMITTED_TRACES),
+                 "--sentence", "x"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "never go into" in err and "Fix:" in err, err
+    small = heads.scoring_requests("tiny", None, **heads.scoring_size("small"))
+    full = heads.scoring_requests("tiny", None, **heads.scoring_size("full"))
+    assert full == heads.scoring_requests("tiny", None) and len(full) == 12
+    assert [r.ids for r in small if r.ids] == [r.ids for r in full if r.ids][:2]
+    assert [r.text for r in small if not r.ids] == [r.text for r in full if not r.ids][:2]
 
 
 def test_lesson_mistake_is_one_line(monkeypatch, tmp_path):

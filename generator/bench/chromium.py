@@ -14,10 +14,16 @@ of Chromium against 45.0; the browser tests (236, two workers), 652 CPU-seconds 
 Chromium reads only the last `--disable-features` it is given, so the switch that turns the popup
 off repeats Playwright's own list, read from the installed driver (the same version the tests
 pin); where that list cannot be read, the popup stays on and nothing else changes.
+
+COURSE_CPU_THROTTLE=4 (read by :func:`cpu_throttle_rate`) makes every page the browser tests open
+run its scripts 4 times slower, through the DevTools protocol's `Emulation.setCPUThrottlingRate`
+(:func:`throttle`): a slow, busy machine on demand, so that a test that waits for a fixed time
+instead of for what it needs fails here rather than on CI.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -65,3 +71,37 @@ def _args() -> tuple[str, ...]:
 def launch_args() -> list[str]:
     """The switches every browser test and benchmark passes to `chromium.launch(args=...)`."""
     return list(_args())
+
+
+THROTTLE_ENV = "COURSE_CPU_THROTTLE"
+MAX_THROTTLE = 20.0
+
+
+class BadThrottle(ValueError):
+    """COURSE_CPU_THROTTLE is not a slowdown factor."""
+
+
+def cpu_throttle_rate(environ=None) -> float | None:
+    """The CPU slowdown factor COURSE_CPU_THROTTLE asks for (4: scripts run 4 times slower), or
+    None when it is unset, empty or 1."""
+    raw = (os.environ if environ is None else environ).get(THROTTLE_ENV, "").strip()
+    if raw in ("", "1"):
+        return None
+    try:
+        rate = float(raw)
+    except ValueError:
+        rate = float("nan")
+    if not 1 <= rate <= MAX_THROTTLE:  # NaN fails too
+        raise BadThrottle(f"{THROTTLE_ENV}={raw!r} is not a slowdown factor. Fix: set it to a number from 1 to "
+                          f"{MAX_THROTTLE:g}, such as 4 (4 times slower), or unset it")
+    return rate
+
+
+def throttle(page, rate: float) -> None:
+    """Run `page`'s main thread `rate` times slower (Chrome DevTools' CPU throttling). The
+    DevTools session is kept on the page: the setting lasts as long as the session does."""
+    if getattr(page, "_course_throttle", None) is not None:
+        return
+    session = page.context.new_cdp_session(page)
+    session.send("Emulation.setCPUThrottlingRate", {"rate": rate})
+    page._course_throttle = session

@@ -75,13 +75,14 @@ def composition(lm: LoadedModel) -> dict:
     return {"kinds": ["q", "k", "v"], "scores": scores, "baseline": float(np.mean(base))}
 
 
-def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfig()) -> dict:
+def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfig(), scoring: str = "full") -> dict:
     """The per-model causal file: composition scores; every head's kind scores on the scoring
     set with each head ablated (zero and mean); the in-context-learning score, clean and with
     each head ablated. The scoring texts' ablation runs are the ones their traces made (lm's
-    memo), or are run here when those traces were kept from an earlier run."""
+    memo), or are run here when those traces were kept from an earlier run. `scoring`: the
+    scoring set's size (heads.SCORING_SIZES)."""
     L, H, W, d = dims(lm)
-    requests = heads.scoring_requests(lm.name, dict(lm.meta))
+    requests = heads.scoring_requests(lm.name, dict(lm.meta), **heads.scoring_size(scoring))
     modes = tuple(config.ablations)
     kinds = list(heads.KINDS)
     memo = lm.__dict__.setdefault("_circuit_parts", {})

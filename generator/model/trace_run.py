@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import heads
+from ..heads import SCORING_SIZES
 from . import vectors
 from ..lessons import pages
 from ..lessons.errors import LessonError, error_lines
@@ -115,7 +116,7 @@ def plan(lm, store: TraceStore, by_req: dict[TraceRequest, str], force: bool = F
     return todo, errors
 
 
-def write_causal_files(lm, store: TraceStore, pairs: list, out, err, force: bool = False) -> list[str]:
+def write_causal_files(lm, store: TraceStore, pairs: list, out, err, force: bool = False, scoring: str = "full") -> list[str]:
     """circuits.json (when missing or from another revision) and patching.json (every lesson
     pair of this model) for the loaded model; returns error lines."""
     from . import causal, circuits, tracing
@@ -132,7 +133,7 @@ def write_causal_files(lm, store: TraceStore, pairs: list, out, err, force: bool
     except DamagedFile:
         current = None
     if current is None or current.get("scoringSet") != SCORING_SET_VERSION:
-        circuits_file.write_circuits(store, lm.name, circuits.circuits(lm, causal.reference(lm)), revision)
+        circuits_file.write_circuits(store, lm.name, circuits.circuits(lm, causal.reference(lm), scoring=scoring), revision)
         print(f"{lm.name}: wrote {path.name} (composition scores, kind scores and in-context learning with each head removed)", file=out)
     entries = []
     for model, a, b, names, source in pairs:
@@ -199,8 +200,12 @@ def run_traces(
     err=None,
     followed: Iterable = (),
     pairs: list = (),
+    scoring: str = "full",
 ) -> int:
+    """Trace `items` (and the scoring set, of size `scoring`: heads.SCORING_SIZES) with each of
+    `models` into `store`; the exit status of the module's docstring."""
     out, err = out or sys.stdout, err or sys.stderr
+    size = {} if scoring == "full" else heads.scoring_size(scoring)  # scoring_requests' keywords
     from . import load as models_mod
     from . import tracing
 
@@ -242,7 +247,7 @@ def run_traces(
             print(str(e), file=err)
             meta = store.model_meta(name)
             if meta is not None:
-                for r in heads.scoring_requests(name, meta):
+                for r in heads.scoring_requests(name, meta, **size):
                     by_req.setdefault(r, "heads.scoring_requests")
             absent = [r for r in by_req if not store.usable(r.model, r.text, r.ids)]
             if absent:
@@ -250,7 +255,7 @@ def run_traces(
             else:
                 print(f"{name}: all {len(by_req)} traces are already in {store.root}", file=out)
             continue
-        for r in heads.scoring_requests(name, dict(lm.meta)):
+        for r in heads.scoring_requests(name, dict(lm.meta), **size):
             by_req.setdefault(r, "heads.scoring_requests")
         todo, errors = plan(lm, store, by_req, force=force, err=err, targets=targets)
         content_errors += errors
@@ -269,11 +274,11 @@ def run_traces(
                 check_errors.append(f"{by_req[req]}: {e}")
         if not check_errors:
             try:
-                heads.write_scores(store, name)
+                heads.write_scores(store, name, **size)
             except Exception as e:  # a missing scoring trace, say: report it in one line
                 check_errors.append(f"heads.write_scores({name}): {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         if not check_errors:
-            content_errors += write_causal_files(lm, store, list(pairs), out, err, force=force)
+            content_errors += write_causal_files(lm, store, list(pairs), out, err, force=force, scoring=scoring)
         unused = store.unused(name, by_req)
         pruned = (store.forget(name, unused) + store.prune(name)) if prune else []
         print(
@@ -320,6 +325,10 @@ def main_traces(args) -> int:
         print(f"error: --stand-in traces are random weights and never go into {COMMITTED_TRACES}; "
               f"use another --traces-dir (default {STAND_IN_TRACES})", file=sys.stderr)
         return 2
+    if args.scoring_set != "full" and traces_dir.resolve() == COMMITTED_TRACES.resolve():
+        print(f"error: --scoring-set {args.scoring_set} scores heads on fewer texts than the course's; its head scores "
+              f"never go into {COMMITTED_TRACES}. Fix: give another --traces-dir, or leave --scoring-set out", file=sys.stderr)
+        return 2
     content = Path(args.content)
     if not content.is_dir():
         print(f"error: {content}: no such folder of lessons. Fix: give --content the folder that holds the "
@@ -331,7 +340,7 @@ def main_traces(args) -> int:
     followed, pairs = pages.collect_causal(content)
     with pinned_threads(args.threads), TraceStore(traces_dir).writing(say=lambda line: print(line, file=sys.stderr)) as store:
         return run_traces(models, store, items, force=args.force, prune=args.prune, gpt2_path=args.gpt2_path,
-                          stand_in=args.stand_in, followed=followed, pairs=pairs) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, force=args.force)
+                          stand_in=args.stand_in, followed=followed, pairs=pairs, scoring=args.scoring_set) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, force=args.force)
 
 
 def add_parser(sub) -> None:
@@ -350,6 +359,10 @@ def add_parser(sub) -> None:
     p.add_argument("--gpt2-path", default=None, help="a local GPT-2 checkpoint folder (or set COURSE_GPT2_PATH)")
     p.add_argument("--stand-in", action="store_true",
                    help="trace gpt2 with the random-weight stand-in (tests and make bench; writes to build/stand-in-traces)")
+    p.add_argument("--scoring-set", choices=sorted(SCORING_SIZES), default="full",
+                   help="how many scoring texts the head scores are measured on: full (the course's 4 repeated random "
+                        "sequences and 8 sentences) or small (2 and 2; for tests: the same code, fewer traces; refused "
+                        "for the committed traces/)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: traces are then byte-identical whatever the machine's core count)")
     p.add_argument("--sentence", action="append", help="also trace this sentence with every selected model (repeatable)")

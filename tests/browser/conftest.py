@@ -13,7 +13,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from generator.bench.chromium import CHROMIUM, launch_args
+from generator.bench.chromium import CHROMIUM, cpu_throttle_rate, launch_args, throttle
+from course_builds import PENDING_WORK_INIT
 from generator.site.serve import DroppedConnectionsQuiet
 
 from . import harness
@@ -93,11 +94,43 @@ def browser():
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
+    rate = cpu_throttle_rate()  # COURSE_CPU_THROTTLE=4: every page 4 times slower
     pw = sync_playwright().start()
     b = pw.chromium.launch(executable_path=CHROMIUM, args=launch_args())
-    yield b
+    yield ThrottledBrowser(b, rate) if rate else b
     b.close()
     pw.stop()
+
+
+class _Wrapped:
+    def __init__(self, target, rate: float):
+        self._target, self._rate = target, rate
+
+    def __getattr__(self, name):
+        return getattr(self._target, name)
+
+
+class ThrottledContext(_Wrapped):
+    """A browser context whose pages are throttled before the test sees them (a page it opens
+    itself, a popup, is throttled when its `page` event comes)."""
+
+    def new_page(self):
+        page = self._target.new_page()
+        throttle(page, self._rate)
+        return page
+
+
+class ThrottledBrowser(_Wrapped):
+    """The session's browser under COURSE_CPU_THROTTLE: every context and page it makes is
+    throttled (generator/bench/chromium.py, throttle)."""
+
+    def new_context(self, **options):
+        context = self._target.new_context(**options)
+        context.on("page", lambda page: throttle(page, self._rate))
+        return ThrottledContext(context, self._rate)
+
+    def new_page(self, **options):
+        return self.new_context(**options).new_page()
 
 
 class Watched:
@@ -106,6 +139,7 @@ class Watched:
     def __init__(self, context, page, allowed_hosts: set[str]):
         self.context, self.page = context, page
         context.set_default_timeout(60000)  # two shared cores: be patient, never flaky
+        context.add_init_script(PENDING_WORK_INIT)  # what course_builds.quiet() waits for
         self.allowed_hosts = allowed_hosts
         self.errors: list[str] = []
         self.dialogs: list[str] = []

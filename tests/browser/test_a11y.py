@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from course_builds import INJECTION_PAGE_NAME, REPO, settle
+from course_builds import INJECTION_PAGE_NAME, REPO, quiet, settle
 
 from .conftest import page_opener
 
@@ -75,7 +75,7 @@ def axe(page, every_tab: bool = True) -> list[dict]:
     for k in range(1, page.evaluate(TAB_COUNT) if every_tab else 1):
         missed = page.evaluate(SELECT_TAB, k)
         assert not missed, f"tab {k + 1} did not stay selected in {missed}"
-        page.wait_for_timeout(100)  # ResizeObserver entries for what the tab shows
+        quiet(page)  # ResizeObserver entries for what the tab shows, and their redraws
         found += [dict(v, id=f"{v['id']} (tab {k + 1} of every set)") for v in page.evaluate(AXE_RUN_TABS)]
     return found
 
@@ -218,7 +218,7 @@ def test_keyboard_alone_drives_every_widget_with_focus_visible(course, server, o
         from playwright.sync_api import TimeoutError as PlaywrightTimeout  # lazily, as conftest: no Chromium, no import
 
         try:
-            page.wait_for_function("([b]) => document.querySelector('#fig-1 .course-summary').innerText !== b", arg=[before], timeout=15000)
+            page.wait_for_function("([b]) => document.querySelector('#fig-1 .course-summary').innerText !== b", arg=[before])
         except PlaywrightTimeout:
             pass  # the assertion below says what did not change
         assert summary() != before, f"changing the {control} did not change the summary"

@@ -8,6 +8,8 @@ import shutil
 
 import pytest
 
+from course_builds import quiet
+
 from .conftest import page_opener
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -26,7 +28,7 @@ def test_one_file_chapter_alone_at_375px(course, chapter, plots, offline, tmp_pa
     w = offline()
     page = w.goto(alone.as_uri(), wait_painted=False)  # course.js paints no chapter-3 figure here
     if plots:
-        page.wait_for_function(f"document.querySelectorAll('.course-plot .main-svg').length >= {plots}", timeout=30000)
+        page.wait_for_function(f"document.querySelectorAll('.course-plot .main-svg').length >= {plots}")
     assert [u for u in w.requests if not u.startswith("data:")] == [alone.as_uri()]
     assert page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
     assert not w.errors, w.errors
@@ -68,7 +70,7 @@ def test_the_merge_stepper_walks_every_real_merge(course, offline):
 def test_vectors_page_draws_and_exposes_its_numbers(course, offline):
     w = offline()
     page = w.goto((course / "build" / "site" / "vectors.html").as_uri(), wait_painted=False)
-    page.wait_for_function("document.querySelectorAll('.course-plot .main-svg').length >= 3", timeout=30000)
+    page.wait_for_function("document.querySelectorAll('.course-plot .main-svg').length >= 3")
     width, rows = page.evaluate("[embedding.width, embedding.parts.sum.length]")
     assert width == 128 and rows == len(page.evaluate("embedding.tokens"))
     points = page.evaluate("document.querySelectorAll('figure[data-kind=map] .scatterlayer .point').length")
@@ -128,11 +130,11 @@ def test_the_map_keeps_one_scale_and_its_labels_apart_at_any_width(course, brows
     with page_opener(browser, set(), width=1280) as open_:
         w = open_()
         page = w.goto((course / "build" / "site" / "vectors.html").as_uri(), wait_painted=False)
-        page.wait_for_function("document.querySelector('figure[data-kind=map] .course-plot .main-svg')", timeout=30000)
-        page.wait_for_timeout(400)
+        page.wait_for_function("document.querySelector('figure[data-kind=map] .course-plot .main-svg')")
+        quiet(page)
         wide = page.evaluate(MAP_LABELS)
         page.set_viewport_size({"width": 375, "height": 800})
-        page.wait_for_timeout(800)  # the resize delay, then Plotly's redraw
+        quiet(page)  # the resize delay, then Plotly's redraw
         narrow = page.evaluate(MAP_LABELS)
         assert not w.errors, w.errors
     for got in (wide, narrow):

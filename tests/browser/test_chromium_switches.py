@@ -71,3 +71,61 @@ def test_an_unreadable_driver_leaves_the_switches_as_they_were(tmp_path):
     (tmp_path / "bundle.js").write_text(
         'disabledFeatures = [\n  // See "https://example.org"\n  "PaintHolding",\n  "MediaRouter"\n].filter(Boolean);\n', encoding="utf-8")
     assert chromium.playwright_disabled_features(tmp_path / "bundle.js") == ["PaintHolding", "MediaRouter"]
+
+
+def test_the_throttle_switch_reads_a_slowdown_factor():
+    rate = chromium.cpu_throttle_rate
+    env = chromium.THROTTLE_ENV
+    assert rate({}) is None and rate({env: ""}) is None and rate({env: "1"}) is None
+    assert rate({env: "4"}) == 4.0 and rate({env: " 2.5 "}) == 2.5
+    for bad in ("fast", "0.5", "0", "-4", "nan", "inf", "1e9"):
+        with pytest.raises(chromium.BadThrottle) as e:
+            rate({env: bad})
+        msg = str(e.value)
+        assert "\n" not in msg and msg.startswith(f"{env}={bad!r} ") and "Fix:" in msg, msg
+
+
+@pytest.mark.browser
+def test_every_page_of_a_throttled_browser_is_throttled(browser):
+    """COURSE_CPU_THROTTLE's wiring (conftest.ThrottledBrowser): a page the test opens, one it opens
+    from its context, and a popup each hold a DevTools session that set the throttling."""
+    from .conftest import ThrottledBrowser
+
+    throttled = ThrottledBrowser(browser, 4)
+    context = throttled.new_context()
+    try:
+        first = context.new_page()
+        second = context.new_page()
+        first.goto("data:text/html,<p>x")
+        with first.expect_popup() as popup:
+            first.evaluate("window.open('about:blank')")
+        third = popup.value
+        third.wait_for_load_state()
+        first.wait_for_function("1")  # the popup's page event handled
+        for page in (first, second, third):
+            assert page._course_throttle is not None
+            # the session is live: the rate can be set through it again
+            page._course_throttle.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_quiet_waits_for_the_page_s_timers_idle_callbacks_and_scripts(open_page, harness_url):
+    """course_builds.quiet, the browser tests' wait for "what the last action set off": a timer
+    that sets another, an idle callback and an added script have all run when it returns; a
+    cancelled timer is not waited for. (On the harness page: a data: URL gets no init script.)"""
+    from course_builds import quiet
+
+    if True:
+        w = open_page()
+        w.goto(harness_url("http"))
+        w.page.evaluate("""() => { window.__done = [];
+          setTimeout(() => setTimeout(() => __done.push('timer'), 300), 300);
+          requestIdleCallback(() => __done.push('idle'));
+          clearTimeout(setTimeout(() => __done.push('cancelled'), 100000));
+          const s = document.createElement('script');
+          s.src = 'data:text/javascript,window.__done.push("script")';
+          document.head.appendChild(s); }""")
+        quiet(w.page)
+        assert sorted(w.page.evaluate("__done")) == ["idle", "script", "timer"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_builds import settle
+from course_builds import quiet, settle
 
 from .conftest import page_opener
 
@@ -48,7 +48,7 @@ def test_a_comparison_of_unaligned_sentences_follows_one_token_in_both(course, s
     assert [f.split(" ")[0] for f in moved["focus"]] == ["·Lily", "·Lily"], moved["focus"]
     assert moved["diff"][-1][0] == "4" and len(moved["diff"]) == 5, moved["diff"]
     w.page.evaluate("([id, t]) => course.setState(id, {token: +t})", [fid, built["token"]])
-    w.page.wait_for_timeout(100)
+    quiet(w.page)
     assert w.page.evaluate(READ_JS) == built
     assert not w.errors, w.errors
 
@@ -101,7 +101,7 @@ def test_both_panels_show_cell_numbers_or_neither(course, server, browser, width
           set.querySelectorAll(':scope > input')[i].click(); f.scrollIntoView(); }""", fid)
         plots = w.page.locator(f"#{fid} .js-plotly-plot")
         plots.nth(1).locator(".main-svg").first.wait_for(state="attached")
-        w.page.wait_for_timeout(300)
+        quiet(w.page)
         drawn = w.page.evaluate("""id => [...document.querySelectorAll('#' + id + ' .js-plotly-plot')].map(p =>
           [...p.querySelectorAll('.heatmaplayer text')].filter(t => t.textContent).length)""", fid)
         assert len(drawn) == 2 and (drawn[0] > 0) == (drawn[1] > 0), f"cell numbers per panel at {width} px: {drawn}"

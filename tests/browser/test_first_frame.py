@@ -124,7 +124,8 @@ def test_on_a_slow_network_the_kept_room_says_the_heatmap_is_coming(course, serv
     early = w.page.evaluate(EARLY_JS)
     assert early and all(v["fades"] == 1 and v["delay"] >= 500 and v["opacity"] < 0.5 for v in early), \
         f"shown at once, so a fast page would flash it: {early}"
-    w.page.wait_for_timeout(1500)
+    # its fade-in (a delay, then a fade) has run to the end, however long that took here
+    w.page.wait_for_function("""() => !document.getAnimations().some(a => a.animationName === 'course-appear' && a.playState !== 'finished')""")
     waiting = w.page.evaluate(PLACEHOLDER_JS)
     assert waiting
     for v in waiting:

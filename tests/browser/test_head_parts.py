@@ -12,6 +12,8 @@ from urllib.parse import unquote
 import pytest
 
 from . import harness
+from course_builds import quiet
+
 from .conftest import page_opener
 
 pytestmark = pytest.mark.browser
@@ -34,9 +36,10 @@ def part_requests(w) -> list[tuple[str, str]]:
     return out
 
 
-def settled(page, ms: int = 1500) -> None:
-    """The idle work after the first paint (the shown heads' parts) has had its chance to run."""
-    page.wait_for_timeout(ms)
+def settled(page) -> None:
+    """The idle work after the first paint (the shown heads' parts) has run, and the parts it
+    asked for have loaded."""
+    quiet(page)
 
 
 def shown_parts(page) -> set[tuple[str, str]]:
@@ -60,7 +63,7 @@ def test_a_head_switch_loads_exactly_that_heads_part_and_redraws_from_it(open_pa
     doc = harness_site[1]["lily"]
     w = open_page()
     page = w.goto(harness_url(scheme_, page="lazy.html"))  # no idle loads: every request is the switch's
-    settled(page, 500)
+    settled(page)
     assert part_requests(w) == []
     key = page.get_attribute(FIG1, "data-trace-key")
     h0 = int(page.get_attribute(FIG1, "data-head"))
@@ -71,7 +74,7 @@ def test_a_head_switch_loads_exactly_that_heads_part_and_redraws_from_it(open_pa
     n = len(doc["tokens"])
     expected = harness.summary_text(doc, 2, 1, n - 1)
     page.wait_for_function("([s, t]) => document.querySelector(s).textContent === t", arg=[f"{FIG1} .course-summary", expected])
-    settled(page, 300)
+    settled(page)
     # the layer change showed layer 3 with the old head, then the head change (2, 1): each head's
     # part once, nothing else
     switched = [(key, f"2-{h0}"), (key, "2-1")]
@@ -133,7 +136,7 @@ def test_a_deep_link_loads_the_linked_heads_part(open_page, harness_url, harness
 def test_built_chapter_loads_only_its_shown_heads(course, open_site, server):
     w = open_site()
     page = w.goto(f"{server.base}/attention.html")
-    settled(page, 2500)
+    settled(page)
     got = part_requests(w)
     shown = shown_parts(page)
     assert got and set(got) <= shown, f"parts of heads nobody showed: {set(got) - shown}"
@@ -147,7 +150,7 @@ def test_one_file_chapter_asks_for_no_part(course, browser, tmp_path):
     with page_opener(browser, set()) as open_:
         w = open_()
         page = w.goto(alone.as_uri())
-        page.wait_for_selector("#fig-1 .course-plot .main-svg", timeout=30000)
+        page.wait_for_selector("#fig-1 .course-plot .main-svg")
         # another head, All heads, then every head: all of it is in the file
         page.select_option(f"{FIG1} select[data-control=head]", index=1)
         page.click(f"{FIG1} button[data-action=heads]")

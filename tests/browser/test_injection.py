@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 from generator.render.format import label_tokens, token_label
-from course_builds import INJECTIONS
+from course_builds import INJECTIONS, quiet
 
 from .conftest import Watched
 
@@ -77,9 +77,13 @@ def token_displays(page) -> list[str]:
     return [token_label(t) for t in label_tokens(tokens)]
 
 
+# every image in the page has loaded or failed (an injected <img src=x> has fired its onerror)
+IMAGES_DONE = "() => [...document.images].every(i => i.complete)"
+
+
 def check_page(w: Watched, url: str) -> None:
     page = w.goto(url)
-    page.wait_for_selector("#fig-1 .course-plot .main-svg", timeout=30000)
+    page.wait_for_selector("#fig-1 .course-plot .main-svg")
     # interact: every redraw path (react, tables, summary, top-3, small multiples, hover)
     page.locator("#fig-1 select[data-control=head]").select_option(index=1)
     page.locator("#fig-1 select[data-control=token]").select_option(index=3)
@@ -88,9 +92,10 @@ def check_page(w: Watched, url: str) -> None:
     plot = page.locator("#fig-1 .course-plot .nsewdrag").first
     box = plot.bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.8)
-    page.wait_for_timeout(300)
+    quiet(page)
     hover = page.locator("#fig-1 .hoverlayer").first.text_content() or ""
-    page.wait_for_timeout(500)  # let any injected <img> fail to load and fire onerror
+    page.wait_for_function(IMAGES_DONE)  # any injected <img> failed to load and fired onerror
+    quiet(page)
 
     assert page.evaluate("window.__pwnedHits") == [], "a payload ran"
     assert w.dialogs == [], f"a payload opened a dialog: {w.dialogs}"
@@ -136,8 +141,9 @@ def test_hostile_sentence_in_search_results_is_text(course, server, trapped):
     w = trapped({f"127.0.0.1:{server.port}"})
     page = w.goto(f"{server.base}/index.html", wait_painted=False)
     page.locator("input.md-search__input").press_sequentially("onerror", delay=20)
-    page.wait_for_selector(".md-search-result__item", timeout=20000)
-    page.wait_for_timeout(500)
+    page.wait_for_selector(".md-search-result__item")
+    page.wait_for_function(IMAGES_DONE)
+    quiet(page)
     assert page.evaluate("window.__pwnedHits") == [] and w.dialogs == []
     assert page.locator(".md-search-result img[src=x], .md-search-result img[src=y]").count() == 0
 
@@ -147,6 +153,8 @@ def test_the_trap_catches_a_payload_that_does_run(trapped):
     w = trapped(set())
     w.page.set_content("<p>control</p>")
     w.page.evaluate("html => document.body.insertAdjacentHTML('beforeend', html)", INJECTIONS[0])
-    w.page.wait_for_timeout(500)
+    w.page.wait_for_function(IMAGES_DONE)
+    w.page.wait_for_function("() => window.__pwnedHits.length > 0")
+    quiet(w.page)
     assert w.page.evaluate("window.__pwnedHits") == ["1"]
     assert w.dialogs == ["alert: 1"]

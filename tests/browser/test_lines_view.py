@@ -10,6 +10,8 @@ import json
 
 import pytest
 
+from course_builds import quiet
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 FIG = "fig-5"  # attention.html: one head on 15 tokens (the repeated-words sentence)
@@ -199,7 +201,7 @@ def test_lines_view_prints_within_the_page(course, server, open_site):
     for width in (1280, 720):
         page.set_viewport_size({"width": width, "height": 900})
         page.emulate_media(media="print")
-        page.wait_for_timeout(300)
+        quiet(page)
         box = page.evaluate("""id => { const f = document.getElementById(id), s = f.querySelector('.course-lines-svg');
           const r = s.getBoundingClientRect(), c = f.getBoundingClientRect();
           return {shown: s.getClientRects().length > 0 && getComputedStyle(s.parentNode).display !== 'none', left: r.left, right: r.right,
@@ -225,6 +227,6 @@ def test_axe_with_every_figure_in_the_lines_view(course, server, open_site, caps
         assert chosen >= 4, (rel, chosen)
         page.wait_for_function("n => document.querySelectorAll('.course-lines-svg').length >= n", arg=chosen)
         page.locator(".course-lines-tok[aria-selected=true]").first.focus()  # a focused token too
-        page.wait_for_timeout(400)
+        quiet(page)
         results[rel] = axe(page, every_tab=False)
     print_and_judge(results, f"axe with every figure in the lines view, {scheme}", capsys, w.errors)

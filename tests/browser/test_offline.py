@@ -57,7 +57,7 @@ def change_head(page, fig: str = "#fig-1") -> tuple[str, str]:
         # the head's part loads from its own file first: under load that takes a while
         try:
             page.wait_for_function("([sel, before]) => { const s = document.querySelector(sel); return !!s && s.innerText !== before; }",
-                                   arg=[f"{fig} .course-summary", before], timeout=10000)
+                                   arg=[f"{fig} .course-summary", before])
         except PlaywrightTimeout:
             continue  # this head's summary reads the same
         return before, summary(page, fig)
@@ -99,13 +99,13 @@ def test_hosted_pages_link_to_the_zip_and_chapters_to_their_one_file_copy(course
 def test_unzipped_course_works_from_file_with_no_network(unzipped, offline):
     w = offline()
     page = w.goto((unzipped / "attention.html").as_uri())
-    page.wait_for_selector("#fig-1 .course-plot .main-svg", timeout=30000)
+    page.wait_for_selector("#fig-1 .course-plot .main-svg")
     before, after = change_head(page)
     assert before != after, "changing the head did not change the summary"
     assert page.locator("math").count() > 0, "the formulas (MathML) are missing"
     # search: the offline plugin's inlined index, the worker through the vendored iframe-worker shim
     page.locator("input.md-search__input").press_sequentially("softmax", delay=20)
-    page.wait_for_selector(".md-search-result__item", timeout=20000)
+    page.wait_for_selector(".md-search-result__item")
     assert "matching document" in page.inner_text(".md-search-result__meta")
     links = page.locator(".md-search-result__link").evaluate_all("as => as.map(a => a.href)")
     assert links and all(urlparse(h).scheme == "file" for h in links)
@@ -132,7 +132,7 @@ def test_one_file_chapter_alone_works_with_no_other_file(course, chapter, offlin
     shutil.copy(course / "build" / "site" / "downloads" / chapter, alone)
     w = offline()
     page = w.goto(alone.as_uri())
-    page.wait_for_selector("#fig-1 .course-plot .main-svg", timeout=30000)
+    page.wait_for_selector("#fig-1 .course-plot .main-svg")
     before, after = change_head(page)
     assert before != after
     # the heavy parts are inline: courseReady() resolves without loading anything

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_builds import settle
+from course_builds import quiet, settle
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -55,7 +55,7 @@ def first_view(w, base: str, width: int) -> dict:
         chart.scroll_into_view_if_needed()
         chart.locator(".main-svg").first.wait_for(state="attached")
     w.page.evaluate("window.scrollTo(0, 0)")
-    w.page.wait_for_timeout(300)  # a redraw for a new width runs on the next frame
+    quiet(w.page)  # a redraw for a new width runs on the next frame
     return w.page.evaluate(MEASURE_JS)
 
 
@@ -161,7 +161,7 @@ def test_on_a_phone_the_grid_does_not_move_up_and_down_as_the_reader_steps_throu
     assert len(set(tops[n:])) == 1, f"the grid moved on the second pass: {tops[n:]}"
     # a new width breaks the lines anew: the summary's kept height starts again
     w.page.set_viewport_size({"width": 1280, "height": 900})
-    w.page.wait_for_timeout(300)
+    quiet(w.page)
     one_line = w.page.evaluate("(() => { const s = document.querySelector('#fig-1 .course-summary'); return [s.getBoundingClientRect().height, parseFloat(getComputedStyle(s).lineHeight)]; })()")
     assert one_line[0] < 2 * one_line[1], f"the phone's kept height stayed at 1280 px: {one_line}"
     assert not w.errors, w.errors
@@ -182,16 +182,24 @@ def test_no_page_has_prose_wider_than_the_measure(course, server, open_site):
 
 
 SCROLL_THROUGH = """async () => {
+  const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const heights = [];
   for (let y = 0; y < document.documentElement.scrollHeight; y += 700) {
     window.scrollTo(0, y);
-    await new Promise(r => setTimeout(r, 120));
+    await frames();  // what scrolled into view rendered
     heights.push(document.documentElement.scrollHeight);
   }
   window.scrollTo(0, 0);
-  await new Promise(r => setTimeout(r, 300));
+  await frames();
   return heights;
 }"""
+
+
+def wheel(page, dy: int) -> None:
+    """The mouse wheel turned by dy px, as a reader scrolls, and its (smooth) scroll ended."""
+    page.evaluate("() => { window.__scrollEnded = new Promise(r => addEventListener('scrollend', r, {once: true})); }")
+    page.mouse.wheel(0, dy)
+    page.evaluate("() => window.__scrollEnded")
 
 
 @pytest.mark.parametrize("name", ["attention.html", "gpt2.html", "heads.html"])
@@ -214,12 +222,11 @@ def test_the_page_keeps_one_height_while_a_reader_scrolls(course, server, open_s
 
     heading = w.page.evaluate("[...document.querySelectorAll('.md-typeset h2[id]')].slice(-2)[0].id")
     w.page.evaluate(f"location.hash = {'#' + heading!r}")  # as a link in the contents jumps
-    w.page.wait_for_timeout(500)
+    quiet(w.page)
     top = w.page.evaluate(f"document.getElementById({heading!r}).getBoundingClientRect().top")
     assert 0 <= top < 300, f"the jump to #{heading} left it {top:.0f} px from the top"
     for dy in [-500] * 5 + [500] * 5:
-        w.page.mouse.wheel(0, dy)
-        w.page.wait_for_timeout(150)
-    w.page.wait_for_timeout(400)
+        wheel(w.page, dy)
+        quiet(w.page)  # what the scroll set off (blocks rendered, sizes kept)
     back = w.page.evaluate(f"document.getElementById({heading!r}).getBoundingClientRect().top")
     assert abs(back - top) <= 8, f"{name}: #{heading} was {top:.0f} px from the top, {back:.0f} after 2,500 px up and back"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_builds import settle
+from course_builds import quiet, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -36,7 +36,7 @@ def test_phone_grids_read_at_11px_and_top_three_lists_fold(course, server, open_
     figs = page.locator(".course-fig[data-kind=attention]")
     for i in range(figs.count()):
         figs.nth(i).scroll_into_view_if_needed()
-    page.wait_for_timeout(500)
+    quiet(page)  # every grid scrolled to drawn
     labels = page.evaluate(LABELS)
     long = [x for x in labels if 15 <= x["n"] <= 22]
     assert len(long) >= 3, labels

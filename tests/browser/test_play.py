@@ -20,7 +20,7 @@ import shutil
 import numpy as np
 import pytest
 
-from course_builds import REPO
+from course_builds import REPO, quiet
 
 from .conftest import page_opener
 from .test_a11y import axe
@@ -198,7 +198,7 @@ def test_the_playground(browser, course, play_url, tmp_path):
             int(frozen["layer"]) + 1, int(frozen["head"]) + 1, int(frozen["token"]))  # the token from 0, as its menu
         page.evaluate("([s]) => window.course.setState('fig-1', s)",
                       [{k: int(frozen[k]) for k in ("layer", "head", "token")}])
-        page.wait_for_timeout(300)
+        quiet(page)
         assert figure_signature(page, "#fig-1") == figure_signature(other, "#fig-1")
         other.close()
 
@@ -397,7 +397,7 @@ def test_served_over_http_with_everything_open(browser, server, width, scheme):
         page.locator(".course-play-ablation details.course-causal-other > summary").click()
         assert page.evaluate("document.querySelector('.course-play-ablation details').open")
         page.locator("#fig-1 table.course-table").wait_for(state="visible")
-        page.wait_for_timeout(300)
+        quiet(page)
         assert page.evaluate("document.body.scrollWidth <= window.innerWidth"), "the page scrolls sideways"
         assert w.errors == [], "\n".join(w.errors)
         violations = axe(page)
@@ -667,7 +667,7 @@ def test_a_reader_review_of_the_playground(browser, play_url):
 
         sentence = " ".join(["Lily saw a dog and the dog saw Lily."] * 4)  # 41 tokens
         page.fill("#play-text", "")
-        page.wait_for_function("document.querySelector('.course-play-live').textContent.includes('Type a sentence')", timeout=10000)
+        page.wait_for_function("document.querySelector('.course-play-live').textContent.includes('Type a sentence')")
         # twelve keystrokes 40 ms apart, timed in the page: one announcement, after the pause
         page.evaluate("""([text]) => new Promise((done) => { window.__live = 0; new MutationObserver(() => window.__live++)
           .observe(document.querySelector('.course-play-live'), {childList: true, characterData: true, subtree: true});
@@ -675,8 +675,8 @@ def test_a_reader_review_of_the_playground(browser, play_url):
           (function key(i) { if (i > text.length) { done(); return; }
             box.value = text.slice(0, i); box.dispatchEvent(new Event('input', {bubbles: true})); setTimeout(() => key(i + 1), 40); })(1); })""",
                       [sentence[:12]])
-        page.wait_for_function("document.querySelector('.course-play-live').textContent.includes('read')", timeout=10000)
-        page.wait_for_timeout(1200)
+        page.wait_for_function("document.querySelector('.course-play-live').textContent.includes('read')")
+        quiet(page)  # every timer the burst set has run: a second announcement would have come
         assert page.evaluate("window.__live") == 1, "one announcement for the burst, once it paused"
         assert page.get_attribute("#fig-1 .course-summary", "aria-live") == "off"
         page.focus("#fig-1-layer")
@@ -717,7 +717,7 @@ def test_a_reader_review_of_the_playground(browser, play_url):
         link = ".course-play-ablation #fig-2 a >> nth=5"
         page.focus(link)
         page.keyboard.press("Enter")
-        page.wait_for_function("location.hash.startsWith('#s=') && location.hash.includes('&layer=2&head=2')", timeout=10000)
-        page.wait_for_timeout(300)
+        page.wait_for_function("location.hash.startsWith('#s=') && location.hash.includes('&layer=2&head=2')")
+        quiet(page)
         assert page.evaluate("document.activeElement.matches('.course-play-ablation #fig-2 a')"), "the focus stays on the cell followed"
         assert page.evaluate(f"{API}.error") is None and w.errors == [], w.errors

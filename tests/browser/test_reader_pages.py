@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from course_builds import FINITE_ANIMATIONS_DONE, settle
+from course_builds import FINITE_ANIMATIONS_DONE, quiet, settle
 
 from .conftest import page_opener
 from .test_a11y import axe, built_pages, print_and_judge
@@ -96,7 +96,7 @@ def test_every_heatmap_and_chart_is_legible(course, server, open_site, width):
     for rel in built_pages(course):
         w.page.goto(f"{server.base}/{rel}")
         settle(w.page)
-        w.page.wait_for_timeout(200)  # a redraw for a new width runs on the next frame
+        quiet(w.page)  # a redraw for a new width runs on the next frame
         plots = w.page.evaluate(PLOT_BOXES, PLOTS)
         drawn += len(plots)
         problems += [f"{rel}: {p}" for p in check_legible(plots, width)]

@@ -8,6 +8,8 @@ import math
 
 import pytest
 
+from course_builds import quiet
+
 pytestmark = pytest.mark.browser
 
 FIG1 = "#fig-1"
@@ -175,7 +177,7 @@ def test_a_small_grid_chosen_on_a_short_screen_brings_the_big_grid_into_view(ope
     page.wait_for_function("() => document.activeElement && document.activeElement.matches('button.course-mini')")
     plot_top = "document.querySelector('#fig-1 .course-plot').getBoundingClientRect().top"
     page.keyboard.press("ArrowRight")
-    page.wait_for_timeout(200)
+    quiet(page)  # the key handled, and anything it set off
     assert page.evaluate(plot_top) > page.evaluate("innerHeight"), "the keys must not scroll the reader away"
     mini = page.locator(f"{FIG1} button.course-mini[data-layer='1'][data-head='2']")
     mini.scroll_into_view_if_needed()
@@ -202,7 +204,7 @@ def test_heatmaps_stay_legible(open_page, harness_url, width):
     for fig in ("#fig-1", "#fig-2"):
         page.locator(f"{fig} .course-plot").scroll_into_view_if_needed()
         page.locator(f"{fig} .course-plot .main-svg").first.wait_for(state="attached")
-    page.wait_for_timeout(300)  # a width change redraws once per frame
+    quiet(page)  # a width change redraws once per frame
     plots = page.evaluate(PLOT_BOXES, "#fig-1 .js-plotly-plot, #fig-2 .js-plotly-plot")
     assert len(plots) == 2
     assert check_legible(plots, width) == []

@@ -72,7 +72,7 @@ def test_the_fade_follows_the_scroll_position_the_width_and_focus(open_site, ser
 
     wide_keep = caption_clear()
     page.set_viewport_size({"width": 300, "height": 800})
-    page.wait_for_function("(b) => parseFloat(b.style.getPropertyValue('--course-more-keep')) !== %r" % wide_keep, arg=box.element_handle(), timeout=5000)
+    page.wait_for_function("(b) => parseFloat(b.style.getPropertyValue('--course-more-keep')) !== %r" % wide_keep, arg=box.element_handle())
     assert caption_clear() > wide_keep
     page.set_viewport_size({"width": 375, "height": 800})
     settled(page)

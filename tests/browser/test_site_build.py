@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from course_builds import quiet
+
 from conftest import LILY, lily_trace, run_build, synthetic_trace, training_log_doc, unbound, write_project
 
 from . import harness
@@ -136,7 +138,7 @@ def open_site(browser, site):
 def test_built_page_loads_clean_offline(open_site, site, scheme):
     w = open_site()
     page = w.goto(url(site, scheme, "lesson.html"))
-    page.wait_for_timeout(500)
+    quiet(page)
     assert w.errors == [] and w.dialogs == [] and w.external == []
     assert page.evaluate("typeof Plotly") == "object"
     # the planted head of tests/conftest.py, as CONTRACT.md's example
@@ -188,7 +190,7 @@ def test_code_tab_and_heavy_parts(open_site, site):
     w = open_site()
     w.page.add_init_script("window.courseConfig = {idleParts: false}")
     page = w.goto(url(site, "file", "lesson.html"))
-    page.wait_for_timeout(200)
+    quiet(page)
     assert page.evaluate("trace.layers[0].heads[0].q") is None
     page.get_by_text("Code", exact=True).first.click()
     page.wait_for_function("Array.isArray(trace.layers[0].heads[0].q)")
@@ -208,7 +210,7 @@ def test_injected_token_inert_on_built_page(open_site, site, scheme):
     page.locator("#fig-6 .course-heads").wait_for(state="visible")  # the small grids, once weights.js is in
     page.select_option("#fig-6 select[data-control=token]", "2")
     page.hover("#fig-6 .nsewdrag")
-    page.wait_for_timeout(200)
+    quiet(page)
     assert page.evaluate("window.__pwned") is None
     assert w.dialogs == []
     assert page.evaluate("document.querySelectorAll('article img, .md-content img').length") == 0

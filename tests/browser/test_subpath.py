@@ -222,7 +222,7 @@ def test_search_finds_pages_under_the_prefix(pages_server, open_sub):
     w.goto(pages_server.root + "index.html", wait_painted=False)
     w.page.wait_for_load_state("load")
     w.page.locator("input.md-search__input").press_sequentially("softmax", delay=20)
-    w.page.wait_for_selector(".md-search-result__item", timeout=30000)
+    w.page.wait_for_selector(".md-search-result__item")
     assert "matching document" in w.page.inner_text(".md-search-result__meta")
     links = w.page.locator(".md-search-result__link").evaluate_all("as => as.map(a => a.href)")
     assert links and all(h.startswith(pages_server.root) for h in links), links

@@ -47,7 +47,7 @@ def test_every_kind_s_chance_level_shows_in_its_own_colour(open_site, server):
     chart = w.page.locator(".course-fig[data-kind=training]").last
     chart.scroll_into_view_if_needed()
     w.page.wait_for_function("""() => Array.from(document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot'))
-        .some(p => p.data.some(t => /^chance/.test(t.name)))""", timeout=30000)
+        .some(p => p.data.some(t => /^chance/.test(t.name)))""")
     lines = w.page.evaluate(CHANCE_JS)
     assert len(lines) >= 2
     by_level: dict[float, list[dict]] = {}
@@ -74,7 +74,7 @@ def test_both_charts_label_the_same_steps_up_to_the_last(open_site, server, widt
     w.goto(f"{server.base}/training.html", wait_painted=False)
     w.page.locator(".course-fig[data-kind=training]").last.scroll_into_view_if_needed()
     w.page.wait_for_function("document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot .xtick').length > 0 && "
-                             "document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot').length >= 2", timeout=30000)
+                             "document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot').length >= 2")
     got = w.page.evaluate("""() => Array.from(document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot')).map(p => ({
       ticks: [...p.querySelectorAll('.xtick text')].map(t => t.textContent),
       last: Math.max(...p.data.flatMap(t => t.x))}))""")
