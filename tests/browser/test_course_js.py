@@ -9,6 +9,8 @@ import pytest
 
 from generator.render import format as fmt
 
+from course_builds import quiet
+
 from . import harness
 
 pytestmark = pytest.mark.browser
@@ -54,7 +56,7 @@ def test_loads_clean_and_offline(open_page, harness_url, scheme):
     page.wait_for_function("document.querySelectorAll('.course-plot .main-svg').length >= 1")
     assert page.evaluate("typeof Plotly") == "object"
     assert page.evaluate("Array.isArray(traces) && trace === traces[0]")
-    page.wait_for_timeout(300)  # idle work (heavy parts) has a chance to run and fail loudly
+    quiet(page)  # idle work (heavy parts) has run, and would have failed loudly
     assert w.errors == []
     assert w.dialogs == []
     assert w.external == []
@@ -428,7 +430,7 @@ def test_code_tab_loads_parts_at_once(open_page, harness_url):
     page = w.goto(harness_url(page="lazy.html"))
     # the page set up (under load that can take longer than the wait below), then time for an idle load
     page.wait_for_function("typeof trace !== 'undefined' && window.course && window.course.paintedAt !== null")
-    page.wait_for_timeout(300)
+    quiet(page)  # every idle callback has run: an idle load would have happened by now
     assert page.evaluate("trace.layers[0].heads[0].q === undefined")
     assert not any(u.endswith(".js") and "/traces/" in u for u in w.requests)
     page.click("label[for=__tabbed_1_2]")
@@ -449,7 +451,7 @@ def test_injected_token_never_executes(open_page, harness_url, harness_site, sch
     page.locator("#fig-2 .course-heads").wait_for(state="visible")  # the small grids, once weights.js is in
     page.select_option("#fig-2 select[data-control=token]", "2")
     page.hover("#fig-2 .nsewdrag")
-    page.wait_for_timeout(200)
+    quiet(page)  # the hover's redraw and tooltip have run
     assert page.evaluate("window.__pwned") is None
     assert w.dialogs == []
     assert page.evaluate("document.querySelectorAll('img').length") == 0

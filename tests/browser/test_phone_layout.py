@@ -106,6 +106,6 @@ def test_no_box_scrolls_up_and_down_inside_a_phone_page(course, server, open_sit
     page = w.goto(f"{server.base}/{rel}", wait_painted=False)  # GPT-2's page draws nothing in a copy without its weights
     settle(page)
     page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")  # every block laid out
-    page.wait_for_timeout(300)
+    quiet(page)
     assert page.evaluate(INNER_SCROLL) == [], rel
     assert w.errors == []
