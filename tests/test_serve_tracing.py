@@ -263,3 +263,23 @@ def test_a_save_while_the_model_loads_builds_once_and_says_its_mistake_once(tmp_
     assert len(errors) == 1 and "'lilly'" in errors[0], log
     assert log.count("Detected file changes") == 1 and log.count("Reloading browsers") == 1, log
     assert "Traceback" not in log
+
+
+def test_a_build_no_save_asked_for_does_not_say_the_same_mistakes_again(tmp_path):
+    """A trace written by another process (`make traces`) rebuilds the pages while a mistake
+    stands: the box stays, and the terminal, which said the mistake at its save, does not say it
+    again. A save says it again."""
+    import subprocess
+    import sys
+
+    root = project(tmp_path / "course", TWO_FIGURES.replace("@SENTENCE@", NEW).replace("lily.weight(her, Lily)", "lilly.weight(her, Lily)"))
+    with serving(root, ("--no-trace",)) as server:
+        wait_for(lambda: "'lilly'" in server.log(), 120, "the mistake was never said")
+        start = len(server.log())
+        done = subprocess.run([sys.executable, "-m", "generator", "traces", "--models", "tiny", "--content", str(root / "content"),
+                               "--traces-dir", str(root / "traces"), "--sentence", NEW], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        wait_for(lambda: "Reloading browsers" in server.log()[start:], 120, "the new trace made no build")
+        assert "'lilly'" not in server.log()[start:], server.log()
+        (root / "content" / "fox.md").write_text((root / "content" / "fox.md").read_text(encoding="utf-8") + "\nSaved again.\n", encoding="utf-8")
+        wait_for(lambda: "'lilly'" in server.log()[start:], 120, "a save did not say the mistake again")

@@ -174,6 +174,22 @@ def full_build(cfg, site_dir: Path):
     shutil.rmtree(old, ignore_errors=True)
 
 
+class ErrorRepeats(logging.Filter):
+    """A log handler's filter for one build: notes each error line (`errors`) and holds back those
+    in `quiet`, the last build's, when no save came between (MkDocs logs a page's mistake itself)."""
+
+    def __init__(self, quiet: frozenset[str]):
+        super().__init__()
+        self.quiet, self.errors = quiet, set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR:
+            return True
+        message = record.getMessage()
+        self.errors.add(message)
+        return message not in self.quiet
+
+
 class DroppedConnectionsQuiet:
     """A socketserver mixin: a browser that drops a connection (a reload, a closed tab) is no
     error, so its traceback is not printed into the author's terminal; any other error still is.
@@ -307,9 +323,9 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     config.plugins.on_startup(command="serve", dirty=False)
 
     overlay = BuildOverlay()
-    # the last failed build's lines, and the count of saves (watched files other than traces/)
-    # it followed: a build that only a trace asked for says the same mistakes again only if changed
-    saves = {"seen": 0, "said": None, "at": -1}
+    # the last build's error lines, and the count of saves (watched files other than traces/) it
+    # followed: a build that no save asked for (a trace landing) does not say the same ones again
+    saves = {"seen": 0, "said": frozenset(), "at": -1}
 
     def builder(cfg=None):
         """One build; a failure is said in one line and shown over the last good page (the server
@@ -317,18 +333,24 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         from mkdocs.exceptions import Abort, MkDocsException
 
         seen = saves["seen"]
+        repeats = ErrorRepeats(saves["said"] if saves["at"] == seen else frozenset())
+        handlers = [h for h in logging.getLogger("mkdocs").handlers if getattr(h, "_course", False)]
+        for h in handlers:
+            h.addFilter(repeats)
         try:
-            build_once(cfg)
-        except (Abort, MkDocsException, LessonError, StoreError) as exc:
-            line = overlay.failed(exc)
-            repeated = (line, seen) == (saves["said"], saves["at"])  # no save since it was said
-            saves["said"], saves["at"] = line, seen
-            if not isinstance(exc, Abort) and not repeated:  # MkDocs has logged an Abort's reason itself
-                for each in line.split("\n"):  # a page's several mistakes: one line each
-                    log.error(each)
-            return
-        saves["said"] = None
-        overlay.cleared()
+            try:
+                build_once(cfg)
+            except (Abort, MkDocsException, LessonError, StoreError) as exc:
+                line = overlay.failed(exc)
+                if not isinstance(exc, Abort):  # MkDocs has logged an Abort's reason itself
+                    for each in line.split("\n"):  # a page's several mistakes: one line each
+                        log.error(each)
+                return
+            overlay.cleared()
+        finally:
+            for h in handlers:
+                h.removeFilter(repeats)
+            saves["said"], saves["at"] = frozenset(repeats.errors), seen
 
     def build_once(cfg=None):
         if tracer is not None:
