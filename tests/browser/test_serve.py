@@ -76,6 +76,7 @@ def test_a_save_of_a_new_sentence_reloads_the_page_once(course, open_served, tmp
     with serving(course) as server:
         page = open_served(server)().goto(f"{server.url}/new-lesson.html")
         page.wait_for_function(figure_shows("her"))
+        page.wait_for_load_state("load")  # the figure may be painted before the page's own load event
         loads = []
         page.on("load", lambda _page: loads.append(page.url))
         start = len(server.log())
@@ -88,7 +89,7 @@ def test_a_save_of_a_new_sentence_reloads_the_page_once(course, open_served, tmp
         page.wait_for_function(figure_shows("bridge"), timeout=120000)
         page.wait_for_load_state("load")
         log = server.log()[start:]
-    assert len(loads) == 1, log
+    assert len(loads) == 1, (loads, log)
     assert log.count("Reloading browsers") == 1 and f"traced {NEW!r}" in log, log
 
 
