@@ -67,3 +67,13 @@ def test_the_playground_bench_reads_the_page_s_delays_from_page_js(tmp_path, mon
     assert play.page_constant("TYPING_DELAY") == 90
     with pytest.raises(SystemExit, match="no `var QUICK_RUN"):
         play.page_constant("QUICK_RUN")
+
+
+@pytest.mark.parametrize("fix, word", [(1.25, "met"), (3.5, "missed")])
+def test_the_preview_bench_reports_how_long_a_fixed_mistake_takes_to_clear(fix, word):
+    from generator.bench import preview
+
+    text = preview.report({"first": 4.0, "torch_s": 2.0, "load_s": 0.5, "warm": [1.0, 2.0, 2.5], "fix": fix})
+    line = next(line for line in text.splitlines() if "a fixed mistake" in line)
+    assert f"{fix:.2f} s from saving the fix to the error box gone and the figure painted" in line
+    assert line.endswith(f"[target <= {preview.FIX_TARGET_S:.0f} s: {word}]")

@@ -190,3 +190,96 @@ def test_a_dropped_connection_prints_no_traceback_and_a_real_error_still_does(tm
         assert "ValueError: a real bug" in capsys.readouterr().err
     finally:
         server.server_close()
+
+
+def sitecustomize_gating_torch(folder: Path, gate: Path) -> Path:
+    """A sitecustomize whose first `import torch` in the tracer's thread waits until the file `gate`
+    exists: the server's model is still loading, for as long as the test wants, when the author
+    saves. (The server's start looks for torch without importing it, in its main thread.)"""
+    folder.mkdir(parents=True)
+    (folder / ("sitecustomize" + ".py")).write_text(  # the wait is in the module's execution: a finder runs under the import lock
+        "import importlib.util, os, sys, threading, time\n"
+        "class _Gate:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name != 'torch' or threading.current_thread().name != 'course-tracer':\n"
+        "            return None\n"
+        "        sys.meta_path.remove(self)\n"
+        "        spec = importlib.util.find_spec('torch')\n"
+        "        run = spec.loader.exec_module\n"
+        "        def exec_module(module):\n"
+        f"            while not os.path.exists({str(gate)!r}):\n"
+        "                time.sleep(0.05)\n"
+        "            run(module)\n"
+        "        spec.loader.exec_module = exec_module\n"
+        "        return spec\n"
+        "sys.meta_path.insert(0, _Gate())\n", encoding="utf-8")
+    return folder
+
+
+TRACED = "Lily wanted to play with her"
+TWO_FIGURES = f"""# Fox
+
+```attention
+model: tiny
+sentence: "{TRACED}"
+layer: 1
+head: 1
+id: lily
+```
+
+·her gives Lily {{{{ lily.weight(her, Lily) }}}} here.
+
+```attention
+model: tiny
+sentence: "@SENTENCE@"
+layer: 1
+head: 1
+id: fox
+```
+"""
+
+
+def test_a_save_while_the_model_loads_builds_once_and_says_its_mistake_once(tmp_path, monkeypatch):
+    """A save made before the model has loaded (the server has just started) needs a trace: the
+    build waits for it rather than build a page of "tracing…" and then, when the trace lands,
+    build again and print the page's mistake a second time."""
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("PYTHONPATH", str(sitecustomize_gating_torch(tmp_path / "site-hook", gate)))
+    root = project(tmp_path / "course", TWO_FIGURES.replace("@SENTENCE@", TRACED))
+    lesson = root / "content" / "fox.md"
+    with serving(root) as server:
+        wait_for(lambda: "Reloading browsers" in server.log() or "Documentation built" in server.log(), 120, "no first build")
+        start = len(server.log())
+        mistake = "lilly.weight(her, Lily)"  # a misspelled id
+        lesson.write_text(TWO_FIGURES.replace("@SENTENCE@", NEW).replace("lily.weight(her, Lily)", mistake), encoding="utf-8")
+        wait_for(lambda: "Detected file changes" in server.log()[start:], 60, "the save made no build")
+        assert not TraceStore(root / "traces").has("tiny", NEW)
+        gate.touch()  # the model loads now, while the save's build runs
+        wait_for(lambda: "Reloading browsers" in server.log()[start:].partition(f"traced {NEW!r}")[2], 180,
+                 "the build with the new trace never ended")
+        log = server.log()[start:]
+    assert TraceStore(root / "traces").has("tiny", NEW)
+    errors = [line for line in log.splitlines() if "ERROR" in line]
+    assert len(errors) == 1 and "'lilly'" in errors[0], log
+    assert log.count("Detected file changes") == 1 and log.count("Reloading browsers") == 1, log
+    assert "Traceback" not in log
+
+
+def test_a_build_no_save_asked_for_does_not_say_the_same_mistakes_again(tmp_path):
+    """A trace written by another process (`make traces`) rebuilds the pages while a mistake
+    stands: the box stays, and the terminal, which said the mistake at its save, does not say it
+    again. A save says it again."""
+    import subprocess
+    import sys
+
+    root = project(tmp_path / "course", TWO_FIGURES.replace("@SENTENCE@", NEW).replace("lily.weight(her, Lily)", "lilly.weight(her, Lily)"))
+    with serving(root, ("--no-trace",)) as server:
+        wait_for(lambda: "'lilly'" in server.log(), 120, "the mistake was never said")
+        start = len(server.log())
+        done = subprocess.run([sys.executable, "-m", "generator", "traces", "--models", "tiny", "--content", str(root / "content"),
+                               "--traces-dir", str(root / "traces"), "--sentence", NEW], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        wait_for(lambda: "Reloading browsers" in server.log()[start:], 120, "the new trace made no build")
+        assert "'lilly'" not in server.log()[start:], server.log()
+        (root / "content" / "fox.md").write_text((root / "content" / "fox.md").read_text(encoding="utf-8") + "\nSaved again.\n", encoding="utf-8")
+        wait_for(lambda: "'lilly'" in server.log()[start:], 120, "a save did not say the mistake again")

@@ -153,6 +153,12 @@ class Tracer:
         """Whether every model these requests need is loaded already (so tracing is quick)."""
         return all(r.model in self.loaded for r in requests)
 
+    def loading(self, requests) -> bool:
+        """Whether every model these requests need is loaded or being loaded as the server starts
+        (preload), and none has failed to load: its traces come within seconds, so a build may
+        wait for them rather than build twice (a page of "tracing…", then its figure)."""
+        return all(r.model in self.loaded or (r.model in self.preload and r.model not in self.unavailable) for r in requests)
+
     def busy_models(self) -> set[str]:
         """Models with sentences queued or being traced."""
         with self._lock:

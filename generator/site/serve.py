@@ -7,7 +7,11 @@ changes, read off MkDocs 1.6's source:
   missing; a background Tracer traces them with the model kept loaded between saves, writes them
   atomically into traces/ (TraceStore.write), and the traces/ watch rebuilds the page, which the
   browser then reloads with the real heatmap. Once the model is loaded, a build waits for the
-  tracer (a tiny trace takes a fraction of a second), so one save makes one rebuild;
+  tracer (a tiny trace takes a fraction of a second), and a build after a save waits for the
+  model still loading as the server starts too, so one save makes one rebuild, one reload and
+  one line per mistake (a page of "tracing…" first would mean a second build, which printed the
+  page's mistakes again). A build that only a trace asked for (no save since) does not repeat
+  the last build's mistakes;
 * traces/ is watched (its index.json and heads.json files: a trace is visible once its index
   lists it), so a trace made by another process (`make traces`) shows without touching a lesson;
   a change this process has already built is not built twice;
@@ -62,6 +66,9 @@ log = logging.getLogger("mkdocs.course.serve")
 DEFAULT_HOST = "127.0.0.1"  # MkDocs's default dev_addr
 DEFAULT_PORT = 8000
 WARM_WAIT_S = 10.0  # how long a build waits for a loaded model to trace what the page needs
+# how long a build after a save waits for the model still loading as the server starts (torch's
+# import takes seconds, more on a loaded machine): one build, and one reload, with the figure
+LOADING_WAIT_S = 30.0
 # ---------------------------------------------------------------- the server
 
 
@@ -165,6 +172,22 @@ def full_build(cfg, site_dir: Path):
     os.rename(site_dir, old / "site")
     os.rename(fresh, site_dir)
     shutil.rmtree(old, ignore_errors=True)
+
+
+class ErrorRepeats(logging.Filter):
+    """A log handler's filter for one build: notes each error line (`errors`) and holds back those
+    in `quiet`, the last build's, when no save came between (MkDocs logs a page's mistake itself)."""
+
+    def __init__(self, quiet: frozenset[str]):
+        super().__init__()
+        self.quiet, self.errors = quiet, set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR:
+            return True
+        message = record.getMessage()
+        self.errors.add(message)
+        return message not in self.quiet
 
 
 class DroppedConnectionsQuiet:
@@ -300,21 +323,34 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     config.plugins.on_startup(command="serve", dirty=False)
 
     overlay = BuildOverlay()
+    # the last build's error lines, and the count of saves (watched files other than traces/) it
+    # followed: a build that no save asked for (a trace landing) does not say the same ones again
+    saves = {"seen": 0, "said": frozenset(), "at": -1}
 
     def builder(cfg=None):
         """One build; a failure is said in one line and shown over the last good page (the server
         then reloads the browsers, as after a good build, so the page gets the overlay)."""
         from mkdocs.exceptions import Abort, MkDocsException
 
+        seen = saves["seen"]
+        repeats = ErrorRepeats(saves["said"] if saves["at"] == seen else frozenset())
+        handlers = [h for h in logging.getLogger("mkdocs").handlers if getattr(h, "_course", False)]
+        for h in handlers:
+            h.addFilter(repeats)
         try:
-            build_once(cfg)
-        except (Abort, MkDocsException, LessonError, StoreError) as exc:
-            line = overlay.failed(exc)
-            if not isinstance(exc, Abort):  # MkDocs has logged an Abort's reason itself
-                for each in line.split("\n"):  # a page's several mistakes: one line each
-                    log.error(each)
-            return
-        overlay.cleared()
+            try:
+                build_once(cfg)
+            except (Abort, MkDocsException, LessonError, StoreError) as exc:
+                line = overlay.failed(exc)
+                if not isinstance(exc, Abort):  # MkDocs has logged an Abort's reason itself
+                    for each in line.split("\n"):  # a page's several mistakes: one line each
+                        log.error(each)
+                return
+            overlay.cleared()
+        finally:
+            for h in handlers:
+                h.removeFilter(repeats)
+            saves["said"], saves["at"] = frozenset(repeats.errors), seen
 
     def build_once(cfg=None):
         if tracer is not None:
@@ -323,6 +359,9 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
                 job = tracer.submit(needed)
                 if tracer.warm(needed):  # quick: build once, with the real figure
                     job.done.wait(WARM_WAIT_S)
+                elif cfg is None and tracer.loading(needed):  # a save while the model loads: still one build
+                    log.info(f"waiting for the model to load to trace {len(needed)} new sentence(s)")
+                    job.done.wait(LOADING_WAIT_S)
                 else:
                     log.info(f"tracing {len(needed)} new sentence(s) in the background; the page reloads when done")
         # the store's stamp, the new traces and those still being traced, taken at one moment (Taken)
@@ -372,6 +411,8 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
         if p.is_relative_to(traces_dir):  # only an index or heads.json this build has not seen
             if p.name not in WATCHED_STORE_FILES or store_stamp(traces_dir) == built["stamp"]:
                 return True
+        else:
+            saves["seen"] += 1
         rebuilds.note(path)
         return False
 

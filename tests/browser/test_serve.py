@@ -63,6 +63,38 @@ def test_a_saved_new_sentence_becomes_a_real_heatmap(course, open_served):
 
 @pytest.mark.browser
 @pytest.mark.slow
+def test_a_save_of_a_new_sentence_reloads_the_page_once(course, open_served, tmp_path, monkeypatch):
+    """Saved while the model is still loading (torch's import held back until the save's build
+    has started), a new sentence needs a trace: the page reloads once, with its figure, not once
+    for a page of "tracing…" and again when the trace lands."""
+    from test_serve_tracing import sitecustomize_gating_torch
+
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("PYTHONPATH", str(sitecustomize_gating_torch(tmp_path / "site-hook", gate)))
+    lesson = course / "content" / "new-lesson.md"
+    write_lesson(lesson, "Lily wanted to play with her")  # traced: the page starts with a real figure
+    with serving(course) as server:
+        page = open_served(server)().goto(f"{server.url}/new-lesson.html")
+        page.wait_for_function(figure_shows("her"))
+        page.wait_for_load_state("load")  # the figure may be painted before the page's own load event
+        loads = []
+        page.on("load", lambda _page: loads.append(page.url))
+        start = len(server.log())
+        write_lesson(lesson, NEW)
+        end = time.monotonic() + 60
+        while "Detected file changes" not in server.log()[start:]:
+            assert time.monotonic() < end, "the save made no build"
+            time.sleep(0.1)
+        gate.touch()  # the model loads now, while the save's build runs
+        page.wait_for_function(figure_shows("bridge"), timeout=120000)
+        page.wait_for_load_state("load")
+        log = server.log()[start:]
+    assert len(loads) == 1, (loads, log)
+    assert log.count("Reloading browsers") == 1 and f"traced {NEW!r}" in log, log
+
+
+@pytest.mark.browser
+@pytest.mark.slow
 def test_a_trace_written_by_another_process_shows_without_touching_the_lesson(course, open_served):
     lesson = course / "content" / "other.md"
     write_lesson(lesson, OTHER)
