@@ -25,7 +25,7 @@ from generator.lessons.refs import Ref, iter_refs, parse_ref
 from generator.lessons.source import check_layout
 
 WHERE = "content/x.md:7"
-ONE_LINE = re.compile(r"^content/x\.md(?::\d+)?: [^\n]+\. Fix: [^\n]+$")
+ONE_LINE = re.compile(r"^content/x\.md(?::\d+)?: [^\n]+[.?] Fix: [^\n]+$")  # "did you mean x? Fix: …"
 # derandomize: the same examples on every run, so CI is reproducible; a new failure is found by
 # raising max_examples here, not by luck.
 SETTINGS = settings(deadline=1000, max_examples=400, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -268,7 +268,12 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     final = Path(site_dir or cfg["site_dir"]).resolve()
     docs = Path(cfg["docs_dir"])
     traces_dir = mdx_option(cfg, "traces_dir", "traces")
-    cfg["nav"] = marked_nav(cfg.get("nav"), pages_lacking_a_model(docs, traces_dir))
+    try:  # the store is read here first: a damaged index is its one line, as everywhere after
+        cfg["nav"] = marked_nav(cfg.get("nav"), pages_lacking_a_model(docs, traces_dir))
+    except (LessonError, StoreError) as exc:
+        for line in error_lines(exc):
+            print(f"error: {line}", file=sys.stderr)
+        return 1
     remove_leftovers(final)
     tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
     stage = final.with_name(f".{final.name}.assets-{os.getpid()}")  # the assets, until the build succeeds
