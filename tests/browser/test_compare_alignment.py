@@ -97,8 +97,10 @@ def test_both_panels_show_cell_numbers_or_neither(course, server, browser, width
         settle(w.page)
         fid = w.page.evaluate(READ_JS)["id"]
         w.page.evaluate("""id => { const f = document.getElementById(id), set = f.closest('.tabbed-set');
-          const i = [...set.querySelectorAll(':scope > .tabbed-content > .tabbed-block')].findIndex(b => b.contains(f));
-          set.querySelectorAll(':scope > input')[i].click(); f.scrollIntoView(); }""", fid)
+          if (set) {  // a figure under a tab (none in the course now: issue 45 keeps the argument in Story)
+            const i = [...set.querySelectorAll(':scope > .tabbed-content > .tabbed-block')].findIndex(b => b.contains(f));
+            set.querySelectorAll(':scope > input')[i].click(); }
+          f.scrollIntoView(); }""", fid)
         plots = w.page.locator(f"#{fid} .js-plotly-plot")
         plots.nth(1).locator(".main-svg").first.wait_for(state="attached")
         quiet(w.page)
