@@ -48,8 +48,8 @@ def test_every_browser_target_is_labelled_met_or_missed():
 
 
 def test_the_preview_labels_the_first_and_the_next_saves():
-    fast = preview.report({"first": 4.0, "torch_s": 2.0, "load_s": 0.5, "warm": [1.0, 2.0]})
-    slow = preview.report({"first": 9.0, "torch_s": 2.0, "load_s": 0.5, "warm": [4.0, 5.0]})
+    fast = preview.report({"first": 4.0, "torch_s": 2.0, "load_s": 0.5, "warm": [1.0, 2.0], "fix": 1.5})
+    slow = preview.report({"first": 9.0, "torch_s": 2.0, "load_s": 0.5, "warm": [4.0, 5.0], "fix": 4.0})
     labelled(fast, "met")
     labelled(slow, "missed")
     assert "first save: 4.00 s in all [target <= 5 s: met]" in fast
