@@ -118,7 +118,7 @@ def offline_env(tmp_path_factory) -> dict[str, str]:
 
 
 def execute(nb, folder: Path, env: dict[str, str]):
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute(env=env)
+    nbclient.NotebookClient(nb, timeout=300, startup_timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute(env=env)  # the kernel's start is a bound, not a wait: under load it took over nbclient's default 60 s
     return nb
 
 
