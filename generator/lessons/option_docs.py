@@ -39,6 +39,10 @@ KINDS: dict[str, str] = {
     "lens": "the logit lens: the top guesses read off the model after the embedding and after each layer",
     "circuit": "what feeds one head: each earlier head's effect on its score and on the loss, "
                "and the composition scores from the weights",
+    "architecture": "the model as a picture, drawn from its config: the embedding, each layer's heads and MLP adding "
+                    "into the residual stream, the unembedding, with the parts the page's figures read marked “here”",
+    "arrows": "a stepper's two-number vectors drawn as arrows: the query, the keys and their shadows on the query (the dot product), "
+              "the scores and shares as bars; or the values scaled by their shares and added into the result",
 }
 
 _TOKEN = "a token by its text (`her`, `·her`) or its position (`#6`, counting `<|endoftext|>` as #0)"
@@ -102,6 +106,11 @@ BY_KIND: dict[tuple[str, str], Option] = {
                                       'sentences: ["Lily wanted to play with her", "Ben wanted to play with his"]'),
     ("lens", "guesses"): Option("a whole number from 1 to 5", "1", "guesses: 3"),
     ("circuit", "head"): Option("a head, as `L4H4` (layer 4, head 4)", "required", "head: L4H4"),
+    ("architecture", "here"): Option("a part or a list of up to 4: `embedding`, `unembedding`, `residual`, `heads`, a layer's heads "
+                                     "(`L2`), a head (`L2H3`) or a layer's MLP (`MLP2`)", "nothing marked", "here: L2H3"),
+    ("arrows", "stepper"): Option("the id of a stepper figure above on the page, whose vectors have 2 numbers", "required", "stepper: toy"),
+    ("arrows", "show"): Option("`scores` (steps 1 to 3: query, keys, scores, shares) or `mixing` (steps 4 and 5: the values added up)",
+                               "scores", "show: mixing"),
     ("circuit", "kind"): Option("a score kind: `previous-token`, `duplicate-token`, `induction`, `sink`", "induction",
                                 "kind: induction"),
 }

@@ -87,6 +87,7 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ model.tiny.training.headJump(induction) }} ("from 0.15 at step 500 to 0.83 at step 750",
                 the largest rise) headPeak(kind) ("0.90 at step 2,750") headLeaders(kind) ("layer 4,
                 heads 1 and 4": every head that was the best)
+    architecture, arrows: no references (a drawn diagram shows the model's config or a stepper's numbers)
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """
 
@@ -100,6 +101,7 @@ from ..lessons.refs import Ref
 from . import attention, compare, model_refs as models, pending, predictions, scoreboard, softmax, stepper, training_figure as training
 from . import embedding, layernorm, merges, neighbours, token_split, vector_map  # chapters 1 and 2
 from . import ablation, attribution, circuit, lens, patching  # the causal chapter
+from . import architecture, arrows  # the drawn diagrams
 from .context import Ctx
 from .ref_common import check_arity, ref_fail
 
@@ -122,6 +124,8 @@ KINDS: dict[str, ModuleType] = {
     "patching": patching,
     "lens": lens,
     "circuit": circuit,
+    "architecture": architecture,  # the drawn diagrams
+    "arrows": arrows,
 }
 assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 

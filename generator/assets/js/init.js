@@ -40,7 +40,9 @@
     embedding: { now: initEmbedding },
     layernorm: { now: initLayerNorm },
     map: { now: initMap },
-    neighbours: { now: null }
+    neighbours: { now: null },
+    architecture: { now: null },  // drawn diagrams: static SVG, nothing to set up
+    arrows: { now: null }
   };
 
   var drawn = [];  // the chapter 1-2 plots of the page shown now: {fig, draw, width}
