@@ -87,12 +87,20 @@ class Labels:
         lx, ly = x + (6 if right else -6), y + 4
         return self.put(lx, ly, "start" if right else "end", text)
 
-    def beside(self, plane: Plane, start, end, text: str) -> dict:
-        """A label beside the middle of an arrow, on its left as it points (above one pointing right)."""
+    def beside(self, plane: Plane, start, end, text: str, avoid=None) -> dict:
+        """A label beside the middle of an arrow, on the side farther from the arrow `avoid`
+        ((start, end), the result drawn over the parts), else on its left as it points."""
         (x1, y1), (x2, y2) = (plane.x(float(start[0])), plane.y(float(start[1]))), (plane.x(float(end[0])), plane.y(float(end[1])))
         length = math.hypot(x2 - x1, y2 - y1) or 1.0
         nx, ny = (y2 - y1) / length, -(x2 - x1) / length  # (screen): the left-hand normal
-        lx, ly = (x1 + x2) / 2 + 12 * nx, (y1 + y2) / 2 + 12 * ny + 4
+        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
+        if avoid is not None:
+            (ax, ay), (bx, by) = [(plane.x(float(p[0])), plane.y(float(p[1]))) for p in avoid]
+            def gap(sign: int) -> float:
+                return distance_to_segment(mx + 12 * sign * nx, my + 12 * sign * ny, ax, ay, bx, by)
+            if gap(-1) > gap(1):
+                nx, ny = -nx, -ny
+        lx, ly = mx + 12 * nx, my + 12 * ny + 4
         return self.put(lx, ly, "start" if nx > 0.3 else "end" if nx < -0.3 else "middle", text)
 
     def put(self, lx: float, ly: float, anchor: str, text: str) -> dict:
@@ -100,6 +108,12 @@ class Labels:
             ly += LABEL_STEP
         self.placed.append((lx, ly))
         return {"x": px(lx), "y": px(ly), "anchor": anchor, "text": text}
+
+
+def distance_to_segment(x: float, y: float, ax: float, ay: float, bx: float, by: float) -> float:
+    dx, dy = bx - ax, by - ay
+    t = max(0.0, min(1.0, ((x - ax) * dx + (y - ay) * dy) / ((dx * dx + dy * dy) or 1.0)))
+    return math.hypot(x - ax - t * dx, y - ay - t * dy)
 
 
 def arrow(plane: Plane, start, end) -> dict:
@@ -164,9 +178,10 @@ def mixing_view(d, nums: dict, s: dict) -> dict:
     values = [{"full": arrow(plane, (0, 0), v[j]), "scaled": arrow(plane, (0, 0), parts[i]),
                "label": step4.at(plane, v[j], f"value ({toks[j]})")} for i, j in enumerate(seen)]
     starts = [np.zeros(2), *ends[:-1]]
-    chain = [{"arrow": arrow(plane, starts[i], ends[i]), "label": step5.beside(plane, starts[i], ends[i], f"{num(w[j])} × {toks[j]}")}
-             for i, j in enumerate(seen)]
     out = nums["out"][f]  # (2,)
+    chain = [{"arrow": arrow(plane, starts[i], ends[i]),
+              "label": step5.beside(plane, starts[i], ends[i], f"{num(w[j])} × {toks[j]}", avoid=(np.zeros(2), out))}
+             for i, j in enumerate(seen)]
     return {"plane": plane.grid(), "value_arrows": values, "chain": chain, "out": arrow(plane, (0, 0), out),
             "out_label": step5.at(plane, out, f"result ({toks[f]})"), "size": {"w": px(PLOT + 2 * SIDE), "h": px(TOP + PLOT + BOTTOM)}}
 
