@@ -29,7 +29,7 @@ HEADS_WIDTH = 300  # the heads of one layer share this width; a cell is at most 
 MAX_CELL, GAP = 26, 3
 MLP_WIDTH = 52
 BOX_HEIGHT = 30  # the embedding and unembedding
-MIN_WIDTH = 440  # the boxes' sentences fit at 12 px
+MIN_WIDTH = 300  # the boxes' sentences fit at 12 px; the tiny model fits a 343 px phone column at 11 px or more
 HERE_GAP = 14  # from the marked part's row end to its "here" label
 
 

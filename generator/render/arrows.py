@@ -30,8 +30,8 @@ SIDE = 74  # room left and right of the square for the arrows' labels
 TOP = 16  # room above it for the panel's title
 BOTTOM = 10
 LABEL_STEP = 14  # a label this close to another moves down a line
-BAR_LABELS = 64  # the bars' token column
-BAR_AREA, BAR_TEXT = 78, 44  # one bar column: the bars, then their numbers
+BAR_LABELS = 52  # the bars' token column
+BAR_AREA, BAR_TEXT = 56, 38  # one bar column: the bars, then their numbers (all fit a 343 px phone column)
 ROW = 24
 
 
