@@ -94,12 +94,16 @@ def test_golden_architecture(tmp_path, update_golden):
     check_golden("architecture", drawn("architecture", "model: tiny\nhere: [L2H3, MLP4]\nid: parts\n", ctx_for(tmp_path)), update_golden)
 
 
-def test_golden_arrows_scores(tmp_path, update_golden):
-    check_golden("arrows_scores", drawn("arrows", "stepper: toy\n", with_stepper(tmp_path)), update_golden)
+def test_golden_arrows(tmp_path, update_golden):
+    check_golden("arrows", drawn("arrows", "stepper: toy\n", with_stepper(tmp_path)), update_golden)
 
 
-def test_golden_arrows_mixing(tmp_path, update_golden):
-    check_golden("arrows_mixing", drawn("arrows", "stepper: toy\nshow: mixing\n", with_stepper(tmp_path)), update_golden)
+def test_show_picks_the_steps(tmp_path):
+    """All five steps by default (4 pictures); steps 1-3 (the plane and the bars) or 4-5 (two planes)."""
+    ctx = with_stepper(tmp_path)
+    titles = {show: re.findall(r"<title[^>]*>(Steps? \d)", drawn("arrows", f"stepper: toy\nshow: {show}\n", ctx, f"content/page.md:{20 + i * 5}"))
+              for i, show in enumerate(("all", "scores", "mixing"))}
+    assert titles == {"all": ["Step 1", "Steps 1", "Step 4", "Step 5"], "scores": ["Step 1", "Steps 1"], "mixing": ["Step 4", "Step 5"]}
 
 
 # ---------------------------------------------------------------- the model, from its config
@@ -152,7 +156,7 @@ def test_here_marks_the_parts_named_and_the_head_of_an_attention_figure(tmp_path
 
 def test_the_arrows_show_the_steppers_own_numbers(tmp_path):
     ctx = with_stepper(tmp_path)
-    scores = drawn("arrows", "stepper: toy\n", ctx)
+    scores = drawn("arrows", "stepper: toy\nshow: scores\n", ctx)
     bars = re.findall(r'<text class="course-dia-num"[^>]*>([^<]*)</text>', scores)
     tokens = ["Lily", "ran", "she"]
     want = [ref(f"toy.{name}(she, {t})", ctx) for t in tokens for name in ("score", "scaled", "weight")]
@@ -240,7 +244,7 @@ def test_the_chapters_hold_the_diagrams_as_svg_with_text_alternatives():
     from course_builds import shared_course
 
     site = shared_course() / "build" / "site"
-    want = {"vectors.html": ["architecture"], "attention.html": ["arrows", "arrows", "architecture"], "causal.html": ["architecture"]}
+    want = {"vectors.html": ["architecture"], "attention.html": ["arrows", "architecture"], "causal.html": ["architecture"]}
     for page, kinds in want.items():
         text = (site / page).read_text(encoding="utf-8")
         figures = re.findall(r'<figure class="course-fig course-diagram" id="fig-\d+" data-kind="(\w+)".*?</figure>', text, re.S)

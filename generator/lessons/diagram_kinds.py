@@ -9,7 +9,7 @@ stepper's made-up vectors, with no trace and no JavaScript.
 
     ```arrows
     stepper: toy                # the id of a stepper figure above on the page
-    show: scores                # or `mixing`: the values scaled by their weights and added up
+    show: all                   # the default: steps 1-3 (`scores`) and steps 4-5 (`mixing`)
     id: toy-arrows
     ```
 
@@ -34,7 +34,7 @@ PLACES = ("embedding", "unembedding", "residual", "heads")  # the parts `here` n
 _PART_RE = re.compile(r"^(?:L(\d+)H(\d+)|L(\d+)|MLP(\d+))$")
 FIGURE = "#"  # `here: lily` is kept as "#lily"
 MAX_HERE = 4  # more marks than this and "here" says nothing
-SHOWS = ("scores", "mixing")  # steps 1-3 of the stepper, and steps 4-5
+SHOWS = ("all", "scores", "mixing")  # the five steps of the stepper, steps 1-3, steps 4-5
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Architecture(Directive):
 @dataclass(frozen=True)
 class Arrows(Directive):
     stepper: str = ""  # the id of the stepper whose vectors are drawn
-    show: str = "scores"
+    show: str = "all"
     caption: str | None = None
 
 
@@ -97,12 +97,12 @@ def parse_arrows(data: dict, common: dict, where: str) -> Arrows:
     stepper = data["stepper"]
     if not isinstance(stepper, str) or not ID_RE.match(stepper):
         _fail(where, f"{kind}: 'stepper' must be the id of a stepper figure, not {show(stepper)}", "write `stepper: toy`")
-    what = data.get("show", "scores")
+    what = data.get("show", "all")
     if what not in SHOWS:
         near = difflib.get_close_matches(str(what), SHOWS, n=1, cutoff=0.6)
         hint = f": did you mean {near[0]}?" if near else ""
-        _fail(where, f"{kind}: 'show' must be scores or mixing, not {show(what)}{hint}",
-              "write `show: scores` (queries, keys, scores and weights) or `show: mixing` (the values added up)")
+        _fail(where, f"{kind}: 'show' must be all, scores or mixing, not {show(what)}{hint}",
+              "write `show: all` (every step), `show: scores` (queries, keys, scores and weights) or `show: mixing` (the values added up)")
     return Arrows(**common, stepper=stepper, show=what, caption=text_option(data.get("caption"), where, kind, "caption"))
 
 

@@ -42,7 +42,7 @@ KINDS: dict[str, str] = {
     "architecture": "the model as a picture, drawn from its config: the embedding, each layer's heads and MLP adding "
                     "into the residual stream, the unembedding, with the parts the page's figures read marked “here”",
     "arrows": "a stepper's two-number vectors drawn as arrows: the query, the keys and their shadows on the query (the dot product), "
-              "the scores and shares as bars; or the values scaled by their shares and added into the result",
+              "the scores and shares as bars, then the values scaled by their shares and added into the result",
 }
 
 _TOKEN = "a token by its text (`her`, `·her`) or its position (`#6`, counting `<|endoftext|>` as #0)"
@@ -109,8 +109,8 @@ BY_KIND: dict[tuple[str, str], Option] = {
     ("architecture", "here"): Option("a part or a list of up to 4: `embedding`, `unembedding`, `residual`, `heads`, a layer's heads "
                                      "(`L2`), a head (`L2H3`) or a layer's MLP (`MLP2`)", "nothing marked", "here: L2H3"),
     ("arrows", "stepper"): Option("the id of a stepper figure above on the page, whose vectors have 2 numbers", "required", "stepper: toy"),
-    ("arrows", "show"): Option("`scores` (steps 1 to 3: query, keys, scores, shares) or `mixing` (steps 4 and 5: the values added up)",
-                               "scores", "show: mixing"),
+    ("arrows", "show"): Option("`all`, `scores` (steps 1 to 3: query, keys, scores, shares) or `mixing` (steps 4 and 5: the values added up)",
+                               "all: the five steps", "show: mixing"),
     ("circuit", "kind"): Option("a score kind: `previous-token`, `duplicate-token`, `induction`, `sink`", "induction",
                                 "kind: induction"),
 }

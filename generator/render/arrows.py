@@ -3,7 +3,7 @@
 the keys it can see as arrows, each key's shadow on the query's line (the dot product as a
 projection), then the scores, the scaled scores and the softmax shares as bars. `show: mixing`
 draws steps 4 and 5: each value arrow scaled by its share, then the scaled arrows added head to
-tail into the result. Every number is the stepper's own (its Figure.numbers, and stepper.view()
+tail into the result; `show: all` (the default) draws both, all five steps in one figure. Every number is the stepper's own (its Figure.numbers, and stepper.view()
 for the text), so nothing is typed twice; the words are in arrows.html."""
 
 from __future__ import annotations
@@ -195,12 +195,14 @@ def stepper_figure(d: Arrows, ctx: Ctx) -> Figure:
         raise LessonError(where, f"arrows: stepper '{d.stepper}' is not the id of a stepper figure above on this page (steppers above: {steppers})",
                           "give `stepper:` the id of a stepper figure that comes before this one")
     nums = fig.numbers
-    drawn = ("q", "k") if d.show == "scores" else ("v",)
-    sizes = sorted({int(nums[m].shape[1]) for m in drawn})
-    if sizes != [2]:
-        what = "queries and keys" if d.show == "scores" else "values"
+    for what, drawn in (("queries and keys", ("q", "k")), ("values", ("v",))):
+        if d.show == {"values": "scores", "queries and keys": "mixing"}[what]:
+            continue  # this figure does not draw them
+        sizes = sorted({int(nums[m].shape[1]) for m in drawn})
+        if sizes == [2]:
+            continue
         raise LessonError(where, f"arrows: the {what} of stepper '{d.stepper}' have {' or '.join(map(str, sizes))} numbers, and only 2 can be drawn as arrows in a plane",
-                          f"give that stepper's {what} 2 numbers each, or leave this figure out")
+                          f"give that stepper's {what} 2 numbers each, or draw only the other steps (`show: scores` or `show: mixing`)")
     return fig
 
 
@@ -210,8 +212,9 @@ def render(d: Arrows, ctx: Ctx) -> str:
     s = stepper.view(sd, nums)  # the stepper's own text of every number
     n = ctx.next_number()
     ctx.register(d, Figure("arrows", n, d, focus=sd.focus, numbers=nums))
-    view = scores_view(sd, nums, s) if d.show == "scores" else mixing_view(sd, nums, s)
-    return templating.render(f"arrows_{d.show}.html", n=n, d=d, s=s, g=view, stepper_n=fig.number)
+    view = {"scores": scores_view(sd, nums, s) if d.show in ("all", "scores") else None,
+            "mixing": mixing_view(sd, nums, s) if d.show in ("all", "mixing") else None}
+    return templating.render("arrows.html", n=n, d=d, s=s, g=view, stepper_n=fig.number)
 
 
 def ref(ref: Ref, fig: Figure) -> str:  # REFS is empty: check_arity refuses every name first
