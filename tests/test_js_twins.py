@@ -18,9 +18,12 @@ import numpy as np
 import pytest
 
 from conftest import REPO
+from generator import heads, registry, schema
+from generator.lessons import values
 from generator.render import causal_data, grid, softmax
 from generator.render import format as fmt
 from generator.render.play_model import play_js
+from generator.store import codec
 from test_token_labels import SENTENCE, js_function
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -44,10 +47,22 @@ TWINS = {
     "contrastRatio": "format.contrast_ratio",
     "signedStyle": "causal_data.signed_style",
     "rankedHeads": "causal_data.ranked_heads",
+    "pageTokens": "format.page_tokens",
+    "patternTargets": "heads.pattern_targets",
+    "scaleDecimals": "codec.scale_decimals",
+    "npRound": "np.round",
 }
-PLAY_TWINS = ("luminance", "contrastRatio", "signedStyle", "rankedHeads")
+PLAY_TWINS = ("luminance", "contrastRatio", "signedStyle", "rankedHeads", "pageTokens", "patternTargets")
+# constants a script keeps beside the twins that read them, each held to Python's value:
+# (script part, JS name, Python's value)
+CONSTANTS = [
+    ("js/traces.js", "SCALE_DIGITS", codec.SCALE_DIGITS),
+    ("js/softmax.js", "SCORE_LIMIT", values.MAX_MAGNITUDE),
+    ("js/softmax.js", "SOFTMAX_DECIMALS", len(fmt.f3(0.0).split(".")[1])),  # the softmax table's f3
+    ("play/scores.js", "SCORE_KINDS", list(registry.KINDS)),
+]
 # "as format.diff2", "as causal_data.signed_style", "Python's token_label": a comment naming what it copies
-NAMED_COPY = re.compile(r"\bas (?:format|fmt|causal_data|grid|softmax)\.(\w+)|Python's (token_label|token_spoken)\b")
+NAMED_COPY = re.compile(r"\bas (?:format|fmt|causal_data|grid|softmax|heads|codec)\.(\w+)|Python's (token_label|token_spoken)\b")
 
 
 def run_node(program: str, cases) -> object:
@@ -143,6 +158,45 @@ def test_play_js_colours_and_ranks_the_ablation_cells_as_python_does():
     for scale, styles in zip(scales, got["styles"]):
         assert styles == [causal_data.signed_style(x, scale) for x in xs], scale
     assert got["heads"] == [[[l, h] for l, h, _ in causal_data.ranked_heads(g)] for g in grids]
+
+
+def test_play_js_reads_tokens_and_score_patterns_as_python_does():
+    rng = random.Random(6)
+    texts = [" her", "Lily", " ", "\n", "\t", " a\tb", "<|endoftext|>", ".", " red", "red", "x\ny"]
+    sentences = [[rng.randrange(len(texts)) for _ in range(rng.randrange(1, 14))] for _ in range(200)]
+    ids = [[rng.randrange(5) for _ in range(rng.randrange(1, 16))] for _ in range(200)]
+    got = run_node(play_program(
+        "var tok = { text: function (id) { return cases.texts[id]; } };\n"
+        "process.stdout.write(JSON.stringify({tokens: cases.sentences.map(s => pageTokens(tok, s)),"
+        " targets: cases.kinds.map(k => cases.ids.map(s => patternTargets(k, s)))}));"),
+        {"texts": texts, "sentences": sentences, "ids": ids, "kinds": list(registry.KINDS)})
+    for s, js in zip(sentences, got["tokens"]):
+        want = fmt.page_tokens([{"id": i, "text": texts[i], "display": schema.display_token(texts[i]), "spoken": schema.spoken_token(texts[i])} for i in s])
+        assert js == want, s
+    for kind, per_kind in zip(registry.KINDS, got["targets"]):
+        assert per_kind == [[list(t) for t in heads.pattern_targets(kind, s)] for s in ids], kind
+
+
+def test_the_page_decodes_a_trace_s_numbers_as_the_store_does():
+    source = (ASSETS / "js" / "traces.js").read_text(encoding="utf-8")
+    rng = np.random.default_rng(8)
+    scales = sorted({float(f"{x:.2g}") for x in rng.uniform(1e-6, 10, 300)})
+    xs = rng.normal(0, 3, 3000).tolist() + [k / 2 for k in range(-20, 21)]
+    got = run_node("var cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n"
+                   + re.search(r"var SCALE_DIGITS = [^;]*;", source).group(0) + "\n"
+                   + js_function(source, "scaleDecimals") + "\n" + js_function(source, "npRound") + "\n"
+                   "process.stdout.write(JSON.stringify({dec: cases.scales.map(scaleDecimals),"
+                   " round: [0, 1, 2, 3].map(d => cases.xs.map(x => npRound(x, d)))}));", {"scales": scales, "xs": xs})
+    assert got["dec"] == [codec.scale_decimals(s) for s in scales]
+    for d, js in enumerate(got["round"]):
+        assert js == np.round(np.array(xs), d).tolist(), d
+
+
+def test_the_constants_a_script_keeps_are_python_s():
+    for part, name, want in CONSTANTS:
+        m = re.search(rf"var {name} = ([^;]*);", (ASSETS / part).read_text(encoding="utf-8"))
+        assert m, f"{part} no longer has {name}: take it out of CONSTANTS"
+        assert json.loads(m.group(1).replace("'", '"')) == want, (part, name)
 
 
 def test_every_copy_a_script_names_is_a_checked_twin():
