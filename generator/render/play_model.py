@@ -220,7 +220,7 @@ def play_js() -> str:
     template = live_template(2, int(config["n_layer"]), int(config["n_head"]), 1)
     body = "  var ABLATION_TEMPLATE = " + fmt.json_for_script(template) + ";\n\n" + body
     # signed_style's constants, from causal_data (the one copy: ablation.js colours by them)
-    body = "  var SIGNED_RULE = " + fmt.json_for_script(signed_rule()) + ";\n" + body
+    body = "  var SIGNED_RULE = " + fmt.json_for_script(signed_rule(), separators=(",", ":")) + ";\n" + body
     return ("/* play.js: the tiny model in the reader's page (the playground, play.html). Loaded only there.\n"
             " * Parts: generator/assets/play/ (" + ", ".join(PLAY_PARTS) + "), joined by generator/render/play_model.py. */\n"
             "(function (root) {\n  'use strict';\n\n" + body
