@@ -29,9 +29,6 @@ SENTENCES = [
     "Tom and Sue ran to the river to see the fish.",
     "Mom gave Lily a warm hug before bed.",
 ]
-# The trace runs score heads on the small scoring set (heads.SCORING_SIZES: 2 + 2 texts, not 4 +
-# 8): the same code path, the same locks and writes, 9 traces a run instead of 17.
-SMALL_SCORING = ("--scoring-set", "small")
 
 
 def trace_files(model_dir: Path) -> list[Path]:
@@ -45,7 +42,7 @@ def temp_files(model_dir: Path) -> list[Path]:
 def test_a_killed_trace_run_leaves_a_loadable_store_and_a_rerun_completes_it(tmp_path):
     traces, content = tmp_path / "traces", tmp_path / "content"
     content.mkdir()
-    args = ["--traces-dir", str(traces), "--content", str(content), *SMALL_SCORING]
+    args = ["--traces-dir", str(traces), "--content", str(content)]
     for s in SENTENCES:
         args += ["--sentence", s]
     proc = subprocess.Popen(traces_command(*args), cwd=REPO, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -99,7 +96,7 @@ def test_two_trace_runs_at_once_end_as_one_run_would(tmp_path):
     content.mkdir()
 
     def args(traces: Path, sentences: list[str]) -> list[str]:
-        out = ["--traces-dir", str(traces), "--content", str(content), *SMALL_SCORING]
+        out = ["--traces-dir", str(traces), "--content", str(content)]
         for s in sentences:
             out += ["--sentence", s]
         return out
