@@ -64,10 +64,11 @@ def scheduled_files(args: list[str], collection: list[str]) -> list[str]:
     return handed + list(sched.workqueue)
 
 
-# conftest's order: a slow file of few tests first, files of many short tests, a GPT-2-shaped file last
-COLLECTION = ([f"tests/{SLOW_FIRST[0]}::t{i}" for i in range(3)] + [f"tests/test_short_{k}.py::t{i}" for k in range(4) for i in range(40)]
-              + [f"tests/test_shaped.py::t{i}" for i in range(60)])
-IN_ORDER = [f"tests/{SLOW_FIRST[0]}"] + [f"tests/test_short_{k}.py" for k in range(4)] + ["tests/test_shaped.py"]
+# conftest's order: a slow file of few tests first, files of many short tests, a GPT-2-shaped file
+# last (made-up file names but the first, which the scheduler only groups by)
+COLLECTION = ([f"tests/{SLOW_FIRST[0]}::t{i}" for i in range(3)] + [f"short-{k}::t{i}" for k in range(4) for i in range(40)]
+              + [f"gpt2-shaped::t{i}" for i in range(60)])
+IN_ORDER = [f"tests/{SLOW_FIRST[0]}"] + [f"short-{k}" for k in range(4)] + ["gpt2-shaped"]
 
 
 @pytest.mark.parametrize("target", ["test", "test-quick"])
@@ -78,4 +79,4 @@ def test_make_hands_the_files_out_in_conftest_s_order(target):
 def test_xdist_s_default_order_is_not_conftest_s():
     # the check above can fail: without --no-loadscope-reorder the files go by their number of tests
     args = [a for a in pytest_args("test") if a != "--no-loadscope-reorder"]
-    assert scheduled_files(args, COLLECTION)[0] == "tests/test_shaped.py"
+    assert scheduled_files(args, COLLECTION)[0] == "gpt2-shaped"
