@@ -38,6 +38,17 @@ from course_builds import REPO, run, traces_command, tree_digest, tree_stat
 
 BEN = "Ben wanted to play with her"
 
+# The tiny model's figure on Lily's sentence, as the catalogue's lesson and the serve tests' have it
+LILY_FIGURE = """\
+```attention
+model: tiny
+sentence: "Lily wanted to play with her"
+layer: 3
+head: 3
+id: lily
+```
+"""
+
 GOOD = """\
 ---
 description: A lesson for the catalogue.
@@ -47,14 +58,7 @@ description: A lesson for the catalogue.
 
 Attention is how tokens look back. Reading time: {{ page.minutes }} min.
 
-```attention
-model: tiny
-sentence: "Lily wanted to play with her"
-layer: 3
-head: 3
-id: lily
-```
-
+""" + LILY_FIGURE + """
 In layer {{ lily.layer }}, head {{ lily.head }}, ·her gives {{ lily.weight(her, Lily) }} to Lily.
 The model has {{ model.tiny.nLayer }} layers.
 
@@ -500,18 +504,7 @@ TRACE_CASES = [
 # ---------------------------------------------------------------- running the real build
 
 
-LILY_LESSON = """# Lily
-
-```attention
-model: tiny
-sentence: "Lily wanted to play with her"
-layer: 3
-head: 3
-id: lily
-```
-
-·her gives {{ lily.weight(her, Lily) }} to Lily.
-"""  # the one-figure lesson the serve tests edit while serving
+LILY_LESSON = "# Lily\n\n" + LILY_FIGURE + "\n·her gives {{ lily.weight(her, Lily) }} to Lily.\n"  # the one-figure lesson the serve tests edit while serving
 
 
 def small_course(root: Path, lessons: dict[str, str], yml: str | None = None) -> Path:
