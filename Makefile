@@ -102,13 +102,16 @@ $(AXE_STAMP):
 # not once per worker. From a fresh clone of this round's merge (.ci/run, CI=true, the machine otherwise
 # idle): 1,511 passed, 15 skipped, pytest 12 min 54 s (.ci/run 13 min 48 s, installs included); the slowest
 # setup is the shared GPT-2-shaped course (88 s), then the accessibility walks (24-39 s each).
+# --no-loadscope-reorder: the files go out in tests/conftest.py's order (the slowest first, the
+# GPT-2-shaped ones last); xdist's default reorders them by their number of tests, which had a
+# GPT-2-shaped file's worker wait 94 s on the course's lock (tests/test_suite_order.py).
 test: $(TEST_STAMP) $(AXE_STAMP)
-	$(PY) -m pytest -n auto --dist loadfile --durations=25
+	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=25
 
 ## The inner loop: every test but the browser ones and those of the GPT-2-shaped course (about a
 ## quarter of the suite's time). `make test` (and CI) runs them all.
 test-quick: $(TEST_STAMP)
-	$(PY) -m pytest -n auto --dist loadfile --ignore=tests/browser -m "not browser and not gpt2_shaped" --durations=10
+	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder --ignore=tests/browser -m "not browser and not gpt2_shaped" --durations=10
 
 ## Refresh generator/assets/vendor/ (Plotly's cartesian partial bundle) from the npm registry and
 ## check its integrity and sha256; the only target that needs npm.

@@ -38,6 +38,17 @@ from course_builds import REPO, run, traces_command, tree_digest, tree_stat
 
 BEN = "Ben wanted to play with her"
 
+# The tiny model's figure on Lily's sentence, as the catalogue's lesson and the serve tests' have it
+LILY_FIGURE = """\
+```attention
+model: tiny
+sentence: "Lily wanted to play with her"
+layer: 3
+head: 3
+id: lily
+```
+"""
+
 GOOD = """\
 ---
 description: A lesson for the catalogue.
@@ -47,14 +58,7 @@ description: A lesson for the catalogue.
 
 Attention is how tokens look back. Reading time: {{ page.minutes }} min.
 
-```attention
-model: tiny
-sentence: "Lily wanted to play with her"
-layer: 3
-head: 3
-id: lily
-```
-
+""" + LILY_FIGURE + """
 In layer {{ lily.layer }}, head {{ lily.head }}, ·her gives {{ lily.weight(her, Lily) }} to Lily.
 The model has {{ model.tiny.nLayer }} layers.
 
@@ -500,13 +504,44 @@ TRACE_CASES = [
 # ---------------------------------------------------------------- running the real build
 
 
+LILY_LESSON = "# Lily\n\n" + LILY_FIGURE + "\n·her gives {{ lily.weight(her, Lily) }} to Lily.\n"  # the one-figure lesson the serve tests edit while serving
+
+
+def small_course(root: Path, lessons: dict[str, str], yml: str | None = None) -> Path:
+    """A small course in `root`: a home page, the glossary, `lessons` (file name: text) and
+    mkdocs.yml (the repository's unless `yml`); its traces are the caller's."""
+    content = root / "content"
+    content.mkdir(parents=True)
+    (content / "index.md").write_text("# Home\n\nA course about attention.\n", encoding="utf-8")
+    (content / "glossary.md").write_text("# Glossary\n\n[[glossary]]\n", encoding="utf-8")
+    (content / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
+    for name, text in lessons.items():
+        (content / name).write_text(text, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(mkdocs_yml() if yml is None else yml, encoding="utf-8")
+    return root
+
+
+def served_course(root: Path, lessons: dict[str, str], yml: str | None = None) -> Path:
+    """small_course with the committed traces, as `make serve` reads them."""
+    small_course(root, lessons, yml)
+    shutil.copytree(REPO / "traces", root / "traces")
+    return root
+
+
+def get_url(url: str) -> tuple[int, str]:
+    """A served page's HTTP status and text (an error page's too)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            return r.status, r.read().decode("utf-8")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8")
+
+
 def base_project(root: Path) -> None:
-    (root / "content").mkdir(parents=True)
-    (root / "content" / "index.md").write_text("# Home\n\nA course about attention.\n", encoding="utf-8")
-    (root / "content" / "glossary.md").write_text("# Glossary\n\n[[glossary]]\n", encoding="utf-8")
-    (root / "content" / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
-    (root / "content" / "lesson.md").write_text(GOOD, encoding="utf-8")
-    (root / "mkdocs.yml").write_text(mkdocs_yml(), encoding="utf-8")
+    small_course(root, {"lesson.md": GOOD})
     write_traces(root / "traces", [lily_trace(), synthetic_trace(BEN)])
 
 

@@ -57,3 +57,22 @@ def test_a_trace_linked_to_dev_zero_is_damaged_not_missing(tmp_path):
     with pytest.raises(DamagedFile) as err:
         TraceStore(tmp_path).load("tiny", LILY)
     assert "is not a regular file" in str(err.value) and str(path.name) in str(err.value)
+
+
+def test_the_store_and_the_asset_step_share_one_bounded_read(tmp_path):
+    """render.asset_files.read_bytes is the store's read (one bounded read, not two copies): the same
+    problem in the same words, only the error's kind and its fix differ; a missing file is 'is missing'."""
+    from generator.render.asset_files import AssetError, read_bytes as asset_read
+    from generator.store.files import read_bytes as store_read
+
+    missing, folder = tmp_path / "gone.json", tmp_path / "dir"
+    folder.mkdir()
+    for path in (missing, folder):
+        with pytest.raises(DamagedFile) as store_err:
+            store_read(path, 100)
+        with pytest.raises(AssetError) as asset_err:
+            asset_read(path)
+        assert store_err.value.problem == str(asset_err.value).split(": ", 1)[1].split(". Fix:")[0]
+    assert store_err.value.problem.startswith("is not a regular file")
+    with pytest.raises(DamagedFile, match=r"gone.json: is missing\. Fix"):
+        store_read(missing, 100)

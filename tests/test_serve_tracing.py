@@ -7,7 +7,6 @@ mkdocs.yml, theme and committed traces)."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 import urllib.request
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import markdown
 import pytest
 
-from catalogue import GLOSSARY, mkdocs_yml
+from catalogue import served_course
 from course_builds import REPO
 from generator.bench.preview import serving
 from generator.lessons.errors import LessonError
@@ -40,13 +39,7 @@ id: fox
 
 
 def project(root: Path, lesson: str = LESSON) -> Path:
-    (root / "content").mkdir(parents=True)
-    (root / "content" / "index.md").write_text("# Home\n\nA course about attention.\n", encoding="utf-8")
-    (root / "content" / "glossary.md").write_text("# Glossary\n\n[[glossary]]\n", encoding="utf-8")
-    (root / "content" / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
-    (root / "content" / "fox.md").write_text(lesson, encoding="utf-8")
-    (root / "mkdocs.yml").write_text(mkdocs_yml(), encoding="utf-8")
-    shutil.copytree(REPO / "traces", root / "traces")
+    served_course(root, {"fox.md": lesson})
     assert not TraceStore(root / "traces").has("tiny", NEW)
     return root
 

@@ -7,10 +7,10 @@ a fix, never a traceback."""
 from __future__ import annotations
 
 import json
-import stat
 from pathlib import Path
 
 from ..lessons.errors import LessonError
+from ..store import files
 from ..tokens import shown  # a path as the repository names it (generator/tiny_model/tokenizer.json)
 
 MAX_BYTES = 64 * 1024 * 1024  # the largest, the Plotly bundle and the tiny weights, are a few MB
@@ -29,19 +29,12 @@ class AssetError(LessonError):
 
 
 def read_bytes(path: Path, fix: str | None = None) -> bytes:
+    """The store's bounded read (store.files.read_bytes: a regular file, at most MAX_BYTES), its
+    damage told as an AssetError; an empty file is damage here too."""
     try:
-        st = path.stat()
-    except OSError as e:
-        raise AssetError(path, "is missing" if isinstance(e, FileNotFoundError) else f"cannot be read ({e.strerror or e})", fix) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise AssetError(path, "is not a regular file (a folder, device or FIFO is in its place)", fix)
-    if st.st_size > MAX_BYTES:
-        raise AssetError(path, f"is {st.st_size:,} bytes, over the limit of {MAX_BYTES:,}", fix)
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
-    except OSError as e:
-        raise AssetError(path, f"cannot be read ({e.strerror or e})", fix) from None
+        data = files.read_bytes(path, MAX_BYTES, fix or restore(path))
+    except files.DamagedFile as e:
+        raise AssetError(path, e.problem, e.fix) from None
     if not data:
         raise AssetError(path, "is empty", fix)
     return data

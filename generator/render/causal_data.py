@@ -150,6 +150,16 @@ def verdict(removed: float, whole: float) -> str:
 
 
 SOLID_FROM = 0.5  # |x| / scale from which a cell is a solid colour; below it a tint of the page
+POSITIVE_RGB = (33, 102, 172)  # blue, the solid end for a positive change
+NEGATIVE_RGB = (179, 88, 6)  # orange, for a negative one
+TINT_ALPHA = (0.05, 0.6)  # a weak cell's tint: alpha = 0.05 + 0.6 · |x| / scale
+
+
+def signed_rule() -> dict:
+    """signed_style's constants as play.js reads them (SIGNED_RULE, written in by
+    play_model.play_js): the playground's ablation cells are coloured by this one rule."""
+    return {"solidFrom": SOLID_FROM, "positive": list(POSITIVE_RGB), "negative": list(NEGATIVE_RGB),
+            "tintBase": TINT_ALPHA[0], "tintSlope": TINT_ALPHA[1]}
 
 
 def signed_style(x: float, scale: float) -> str:
@@ -157,9 +167,9 @@ def signed_style(x: float, scale: float) -> str:
     scale. Weak cells are a translucent tint over the page, in its own text colour, so they read
     in both palettes; strong ones are solid, with black or white text, whichever reads better."""
     t = 0.0 if scale <= 0 else min(1.0, abs(x) / scale)
-    end = (33, 102, 172) if x >= 0 else (179, 88, 6)
+    end = POSITIVE_RGB if x >= 0 else NEGATIVE_RGB
     if t < SOLID_FROM:
-        return f"background:rgba({end[0]},{end[1]},{end[2]},{0.05 + 0.6 * t:.2f})"
+        return f"background:rgba({end[0]},{end[1]},{end[2]},{TINT_ALPHA[0] + TINT_ALPHA[1] * t:.2f})"
     rgb = tuple(round(255 + (e - 255) * t) for e in end)
     text = (0, 0, 0) if fmt.contrast_ratio(rgb, (0, 0, 0)) >= fmt.contrast_ratio(rgb, (255, 255, 255)) else (255, 255, 255)
     hexa = "#%02x%02x%02x" % rgb

@@ -210,6 +210,7 @@ def play_model_js(dtype: str = "float32") -> bytes:
 def play_js() -> str:
     """The playground's classic script: its parts in one closure; `coursePlay` is its one global."""
     from .ablation import live_template
+    from .causal_data import signed_rule
     from .script import without_comments_or_indents
 
     # without the parts' comment lines and indentation, as course.js (the page's script stays under a chapter's 1.8 MB)
@@ -218,6 +219,8 @@ def play_js() -> str:
     config = tiny_config()
     template = live_template(2, int(config["n_layer"]), int(config["n_head"]), 1)
     body = "  var ABLATION_TEMPLATE = " + fmt.json_for_script(template) + ";\n\n" + body
+    # signed_style's constants, from causal_data (the one copy: ablation.js colours by them)
+    body = "  var SIGNED_RULE = " + fmt.json_for_script(signed_rule(), separators=(",", ":")) + ";\n" + body
     return ("/* play.js: the tiny model in the reader's page (the playground, play.html). Loaded only there.\n"
             " * Parts: generator/assets/play/ (" + ", ".join(PLAY_PARTS) + "), joined by generator/render/play_model.py. */\n"
             "(function (root) {\n  'use strict';\n\n" + body

@@ -239,6 +239,13 @@ def setup_logging() -> None:
         logger.setLevel(logging.INFO)
 
 
+def report_errors(lines, status: int = 1) -> int:
+    """Each line as `error: …` on stderr; `status`, the exit status the build returns."""
+    for line in lines:
+        print(f"error: {line}", file=sys.stderr)
+    return status
+
+
 def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site_dir: str | None = None, with_downloads: bool = True) -> int:
     """assets + `mkdocs build` (+ the offline downloads, generator/site/downloads.py) into a temporary
     folder, moved over site_dir on success. Returns an exit status; on failure the previous
@@ -271,9 +278,7 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     try:  # the store is read here first: a damaged index is its one line, as everywhere after
         cfg["nav"] = marked_nav(cfg.get("nav"), pages_lacking_a_model(docs, traces_dir))
     except (LessonError, StoreError) as exc:
-        for line in error_lines(exc):
-            print(f"error: {line}", file=sys.stderr)
-        return 1
+        return report_errors(error_lines(exc))
     remove_leftovers(final)
     tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
     stage = final.with_name(f".{final.name}.assets-{os.getpid()}")  # the assets, until the build succeeds
@@ -297,17 +302,13 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
         check_glossary(cfg)
         path_problems = reading_path_problems(cfg)
         if path_problems:  # every one, as `make check` lists them
-            for line in path_problems:
-                print(f"error: {line}", file=sys.stderr)
-            return 1
+            return report_errors(path_problems)
         clash = downloads.name_clash(p.relative_to(docs).with_suffix(".html").as_posix() for p in iter_markdown(docs)) if with_downloads else None
         if clash:  # before anything is built: one of the two chapters would be lost
             raise downloads.DownloadError(clash)
         write_assets(docs, traces_dir, generated=stage)
     except (LessonError, StoreError, heads.StandInRefused, downloads.DownloadError) as exc:  # one line each, naming the file
-        for line in error_lines(exc):  # a page's mistakes at once (lessons.errors.LessonErrors)
-            print(f"error: {line}", file=sys.stderr)
-        return 1
+        return report_errors(error_lines(exc))  # a page's mistakes at once (lessons.errors.LessonErrors)
     pause_point("assets")
     # the extension writes a missing trace asset into the stage too, never into content/
     cfg["mdx_configs"].setdefault("generator.markdown.course", {})["assets_dir"] = str(stage)
@@ -472,9 +473,7 @@ def _cmd_assets(args) -> int:
         print(f"error: {generated}: cannot be written ({exc.strerror or exc}). Fix: make the folder writable", file=sys.stderr)
         return 1
     except LessonError as exc:
-        for line in error_lines(exc):
-            print(f"error: {line}", file=sys.stderr)
-        return 2
+        return report_errors(error_lines(exc), status=2)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     print(f"assets: {len(written)} file(s) written under {generated}", file=sys.stderr)

@@ -79,9 +79,9 @@ def read_bytes(path: Path, limit: int, fix: str = REPAIR_FIX) -> bytes:
     try:
         st = path.stat()
     except OSError as e:
-        raise DamagedFile(path, f"cannot be read ({e.strerror or e})", fix) from None
+        raise DamagedFile(path, "is missing" if isinstance(e, FileNotFoundError) else f"cannot be read ({e.strerror or e})", fix) from None
     if not stat.S_ISREG(st.st_mode):
-        raise DamagedFile(path, "is not a regular file (a device, FIFO or folder)", fix)
+        raise DamagedFile(path, "is not a regular file (a folder, device or FIFO is in its place)", fix)
     if st.st_size > limit:
         raise DamagedFile(path, f"is {st.st_size:,} bytes, over the limit of {limit:,}", fix)
     try:

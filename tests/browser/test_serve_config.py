@@ -8,59 +8,23 @@ off."""
 from __future__ import annotations
 
 import re
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from generator.bench.preview import serving
 
-from catalogue import GLOSSARY, mkdocs_yml
-from course_builds import REPO
+from catalogue import LILY_LESSON, get_url as get, mkdocs_yml, served_course
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LILY = """# Lily
-
-```attention
-model: tiny
-sentence: "Lily wanted to play with her"
-layer: 3
-head: 3
-id: lily
-```
-
-·her gives {{ lily.weight(her, Lily) }} to Lily.
-"""
 OTHER = "# Other\n\nA lesson that the author deletes.\n"
 NAV = "nav:\n  - Home: index.md\n  - Lily: lily.md\n  - Other: other.md\n  - Glossary: glossary.md\n\ntheme:\n"
 
 
 def project(root: Path, nav: bool = False) -> Path:
-    import shutil
-
-    content = root / "content"
-    content.mkdir(parents=True)
-    (content / "index.md").write_text("# Home\n\nA course about attention.\n", encoding="utf-8")
-    (content / "glossary.md").write_text("# Glossary\n\n[[glossary]]\n", encoding="utf-8")
-    (content / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
-    (content / "lily.md").write_text(LILY, encoding="utf-8")
-    (content / "other.md").write_text(OTHER, encoding="utf-8")
     yml = mkdocs_yml()
-    if nav:
-        yml = yml.replace("\ntheme:\n", "\n" + NAV, 1)
-    (root / "mkdocs.yml").write_text(yml, encoding="utf-8")
-    shutil.copytree(REPO / "traces", root / "traces")
-    return root
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=60) as r:
-            return r.status, r.read().decode("utf-8")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode("utf-8")
+    return served_course(root, {"lily.md": LILY_LESSON, "other.md": OTHER}, yml.replace("\ntheme:\n", "\n" + NAV, 1) if nav else yml)
 
 
 def box_line(html: str) -> str | None:

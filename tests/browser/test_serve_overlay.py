@@ -5,44 +5,25 @@ copy of the course (the repository's mkdocs.yml and theme, committed traces), tr
 from __future__ import annotations
 
 import contextlib
-import shutil
 from pathlib import Path
 
 import pytest
 
 from generator.bench.preview import figure_shows, serving
 
-from catalogue import GLOSSARY, mkdocs_yml
+from catalogue import LILY_LESSON, get_url as get, served_course
 from course_builds import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-GOOD = """# Lily
-
-```attention
-model: tiny
-sentence: "Lily wanted to play with her"
-layer: 3
-head: 3
-id: lily
-```
-
-·her gives {{ lily.weight(her, Lily) }} to Lily.
-"""
+GOOD = LILY_LESSON
 TYPO = GOOD.replace("{{ lily.weight(her, Lily) }}", "{{ lily.weight(her, Bob) }}")
 LINE = ("content/lily.md:11: reference {{ lily.weight(her, Bob) }}: to: no token 'Bob' in the sentence; its tokens are "
         "#0 '<|endoftext|>', #1 'Lily', #2 '·wanted', #3 '·to', #4 '·play', #5 '·with', #6 '·her'. Fix: name one of these tokens, or give its position like #6")
 
 
 def project(root: Path) -> Path:
-    (root / "content").mkdir(parents=True)
-    (root / "content" / "index.md").write_text("# Home\n\nA course about attention.\n", encoding="utf-8")
-    (root / "content" / "glossary.md").write_text("# Glossary\n\n[[glossary]]\n", encoding="utf-8")
-    (root / "content" / "glossary.yml").write_text(GLOSSARY, encoding="utf-8")
-    (root / "content" / "lily.md").write_text(GOOD, encoding="utf-8")
-    (root / "mkdocs.yml").write_text(mkdocs_yml(), encoding="utf-8")
-    shutil.copytree(REPO / "traces", root / "traces")
-    return root
+    return served_course(root, {"lily.md": GOOD})
 
 
 def test_a_failed_build_shows_over_the_last_good_page_and_goes_on_the_next_good_one(tmp_path, open_served):
@@ -142,17 +123,6 @@ def test_a_new_author_s_path_make_lesson_serve_a_save_a_typo_and_its_fix(tmp_pat
             page.wait_for_function("() => !document.querySelector('#course-build-error')", timeout=90000)
             page.wait_for_function(figure_shows("barn").replace("#fig-1", "#fig-2"), timeout=90000)
             assert w.errors == []
-
-
-def get(url: str) -> tuple[int, str]:
-    import urllib.error
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(url, timeout=60) as r:
-            return r.status, r.read().decode("utf-8")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode("utf-8")
 
 
 def test_a_failed_full_build_keeps_the_last_good_pages_and_the_next_build_is_full(tmp_path):

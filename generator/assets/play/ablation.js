@@ -84,7 +84,6 @@
   // live_template), and here each slot becomes text (never HTML), each cell its number and colour.
   // The colours are causal_data.signed_style's, the numbers format.diff2's as course.js writes them
   // (window.course.signed2; test_play holds the page's figure to a frozen one cell by cell).
-  var SOLID_FROM = 0.5; // as causal_data.SOLID_FROM
   var SLOT = /\u27e6([a-z.-]+)\u27e7/g;
 
   function luminance(c) {
@@ -95,15 +94,23 @@
     var la = luminance(a), lb = luminance(b), hi = Math.max(la, lb), lo = Math.min(la, lb);
     return (hi + 0.05) / (lo + 0.05);
   }
-  // as causal_data.signed_style: blue for positive, orange for negative, a tint below SOLID_FROM
+  // as causal_data.signed_style: blue for positive, orange for negative, a tint below solidFrom;
+  // its constants are SIGNED_RULE, written in from causal_data.signed_rule() by the build
   function signedStyle(x, scale) {
-    var t = scale <= 0 ? 0 : Math.min(1, Math.abs(x) / scale);
-    var end = x >= 0 ? [33, 102, 172] : [179, 88, 6];
-    if (t < SOLID_FROM) return 'background:rgba(' + end.join(',') + ',' + window.course.fmt(0.05 + 0.6 * t, 2) + ')';
+    var R = SIGNED_RULE, t = scale <= 0 ? 0 : Math.min(1, Math.abs(x) / scale);
+    var end = x >= 0 ? R.positive : R.negative;
+    if (t < R.solidFrom) return 'background:rgba(' + end.join(',') + ',' + window.course.fmt(R.tintBase + R.tintSlope * t, 2) + ')';
     var rgb = end.map(function (e) { return window.course.roundHalfEven(255 + (e - 255) * t); }); // Python's round()
     var black = contrastRatio(rgb, [0, 0, 0]) >= contrastRatio(rgb, [255, 255, 255]);
     var hex = '#' + rgb.map(function (c) { return (c < 16 ? '0' : '') + c.toString(16); }).join('');
     return 'background:' + hex + ';color:' + (black ? '#000' : '#fff');
+  }
+
+  // as causal_data.ranked_heads: [layer, head, effect], the largest change as shown first, ties by layer, then head
+  function rankedHeads(eff) {
+    var cells = [], fmt2 = function (x) { return window.course.fmt(x, 2); };
+    eff.forEach(function (row, l) { row.forEach(function (e, h) { cells.push([l, h, e]); }); });
+    return cells.sort(function (a, b) { return Math.abs(Number(fmt2(b[2]))) - Math.abs(Number(fmt2(a[2]))) || a[0] - b[0] || a[1] - b[1]; });
   }
 
   // (layer, head) effects of one mode: the measure's change, as ablation_effects reads a trace
@@ -128,10 +135,7 @@
     ABLATIONS.forEach(function (mode, m) {
       var eff = effectsOf(res, m, cols), flat = [].concat.apply([], eff);
       var scale = Math.max(Math.abs(Math.max.apply(null, flat)), Math.abs(Math.min.apply(null, flat)), 1e-9);
-      var cells = [];
-      eff.forEach(function (row, l) { row.forEach(function (e, h) { cells.push([l, h, e]); }); });
-      // as causal_data.ranked_heads: the largest change as shown first, ties by layer, then head
-      cells.sort(function (a, b) { return Math.abs(Number(fmt2(b[2]))) - Math.abs(Number(fmt2(a[2]))) || a[0] - b[0] || a[1] - b[1]; });
+      var cells = rankedHeads(eff);
       slots['top.' + mode] = 'layer ' + (cells[0][0] + 1) + ', head ' + (cells[0][1] + 1);
       slots['effect.' + mode] = signed2(cells[0][2]);
       var rows = tables[m].tBodies[0].rows;
