@@ -40,7 +40,8 @@
     embedding: { now: initEmbedding },
     layernorm: { now: initLayerNorm },
     map: { now: initMap },
-    neighbours: { now: null }
+    neighbours: { now: null },
+    guess: { now: initGuess }  // not a figure: a question's choices (form.course-guess)
   };
 
   var drawn = [];  // the chapter 1-2 plots of the page shown now: {fig, draw, width}
@@ -55,7 +56,7 @@
       figuresById = {};
       paintedAt = null;
     }
-    var found = document.querySelectorAll('figure.course-fig');
+    var found = document.querySelectorAll('figure.course-fig, form.course-guess');
     var plottable = [];
     var fresh = false;
     Array.prototype.forEach.call(found, function (fig) {
