@@ -108,13 +108,13 @@ def _number(text: str) -> bool:
 
 def condition(text, where: str) -> Condition:
     if not isinstance(text, str):
-        _fail(where, f"guess: a condition must be text, not {show(text)}", 'quote it: `when: "ab.ablated(L2H3) < 0"`')
+        _fail(where, f"guess: choices: a condition must be text, not {show(text)}", 'quote it: `when: "ab.ablated(L2H3) < 0"`')
     m = COND_RE.match(text)
     if not m or any(op in m["right"] for op in ("<", ">", "=")):
-        _fail(where, f"guess: condition {show(text)} cannot be read", f"write `reference op value` with one of {' '.join(OPS)}, like `ab.ablated(L2H3) < 0`")
+        _fail(where, f"guess: choices: condition {show(text)} cannot be read", f"write `reference op value` with one of {' '.join(OPS)}, like `ab.ablated(L2H3) < 0`")
     left, right = _side(m["left"], where), _side(m["right"], where)
     if left.ref is None and right.ref is None:
-        _fail(where, f"guess: condition {show(text)} reads no reference, so the traces cannot decide it", "put a figure's reference on one side, like `ab.clean > 0`")
+        _fail(where, f"guess: choices: condition {show(text)} reads no reference, so the traces cannot decide it", "put a figure's reference on one side, like `ab.clean > 0`")
     return Condition(left, m["op"], right, text.strip())
 
 

@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import bisect
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..lessons import refs
+from ..lessons.directives import parse_directive
 from ..lessons.errors import LessonError
+from ..lessons.guess_kind import refs_of
 from ..lessons.source import decode, iter_markdown, read_source, shown_path, split_front_matter, walk_lines
 from .lesson import GLOSSARY_MARKER, Term, load_glossary, term_pattern
 from .math import MATH_INLINE_RE
@@ -277,11 +280,18 @@ def line_refs(line: str) -> list[tuple[str, str]]:
 
 
 def answer_refs(rest) -> set[str]:
-    """The references of the question's collapsed answer: the first `??? question` block after
-    it, before the next `##` heading or question."""
+    """The references of the question's answers: its first `guess` block (what decides the right
+    choice, and what the verdict says) and its collapsed answer, the first `??? question` block
+    after it, each before the next `##` heading or question."""
     out: set[str] = set()
-    inside, indent = False, 0
-    for _i, line, role, _fence in rest:
+    inside, indent, guess, body = False, 0, None, []
+    for _i, line, role, fence in rest:
+        if role == "open" and guess is None and (fence["lang"] or "") == "guess":
+            guess = fence
+        elif role == "body" and fence is guess:
+            body.append(line)
+        elif role == "close" and fence is guess:
+            out.update(guess_refs(body))
         if role != "prose":
             continue
         if not inside:
@@ -294,6 +304,16 @@ def answer_refs(rest) -> set[str]:
             break
         out.update(key for key, _written in line_refs(line))
     return out
+
+
+def guess_refs(body: list[str]) -> set[str]:
+    """The references a `guess` block reads, spaces left out (a block with a mistake has none here:
+    the build names its mistake)."""
+    try:
+        g = parse_directive("guess", textwrap.dedent("\n".join(body)), "")
+    except LessonError:
+        return set()
+    return {"".join(r.raw.split()) for r in refs_of(g)}
 
 
 # ---------------------------------------------------------------- 3. no build words
