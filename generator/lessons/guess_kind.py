@@ -30,21 +30,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from .body import show
-from .errors import LessonError
 from .errors import fail as _fail
 from .values import Directive
 
-# refs.py reads directives.py, which reads this module: its names are read when a guess is parsed
+# refs.py reads directives.py, which reads this module: a reference is kept here as written
+# (one line, spaces as one) and read by refs.parse_ref when the guess is rendered (render/guess.py)
 REF_BODY_RE = re.compile(r"^(?P<target>[a-z][a-z0-9_-]*)\.(?P<path>[A-Za-z][A-Za-z0-9_.]*)(?:\((?P<args>[^()]*)\))?$")  # as refs.REF_BODY_RE
 REF_RE = re.compile(r"\{\{(?P<body>.*?)\}\}")  # as refs.REF_RE
 
 
-def parse_ref(body: str, where: str):
-    from .refs import parse_ref as parse
-    return parse(body, where)
+def parse_ref(body: str, where: str) -> str:
+    raw = " ".join(body.split())
+    m = REF_BODY_RE.match(raw)
+    if not m or (m["args"] is not None and any(not a.strip() for a in m["args"].split(","))):
+        _fail(where, f"guess: reference {{{{ {raw} }}}} cannot be read", "write `figure-id.name(arguments)`, like `lily.argmax(her)`")
+    return raw
+
 
 MAX_CHOICES = 6  # more would be a quiz, not a guess
 MAX_SAY_CHARS = 80
@@ -56,7 +59,7 @@ COND_RE = re.compile(r"^\s*(?P<left>\S(?:.*?\S)?)\s*(?P<op><=|>=|!=|<|>|=)\s*(?P
 class Side:
     """One side of a condition: a reference, or a literal."""
 
-    ref: Any = None  # a lessons.refs.Ref
+    ref: str | None = None  # a reference as written, without braces
     literal: str = ""
 
 
@@ -77,9 +80,9 @@ class Choice:
 @dataclass(frozen=True)
 class Guess(Directive):
     choices: tuple[Choice, ...] = ()
-    right: Any = None  # `right:`: the choice whose text this reference writes
+    right: str | None = None  # a reference as written  # `right:`: the choice whose text this reference writes
     answer: str = ""  # the answer in one or two sentences; its `{{ }}` references are filled in
-    answer_refs: tuple = ()  # lessons.refs.Ref each
+    answer_refs: tuple[str, ...] = ()  # the answer's references as written
 
 
 SPECS: dict[str, tuple[set[str], set[str]]] = {
@@ -167,15 +170,12 @@ def parse_guess(data: dict, common: dict, where: str) -> Guess:
         _fail(where, "guess: 'answer' must be a sentence", 'write `answer: "It flips: {{ ab.clean }} becomes {{ ab.ablated(L2H3) }}."`')
     if "{{" in REF_RE.sub("", answer):
         _fail(where, "guess: a `{{` in 'answer' is never closed", "close the reference with `}}`")
-    try:
-        answer_refs = tuple(parse_ref(m["body"], where) for m in REF_RE.finditer(answer))
-    except LessonError as e:
-        raise LessonError(where, f"guess: 'answer': {e.problem}", e.fix) from None
+    answer_refs = tuple(parse_ref(m["body"], where) for m in REF_RE.finditer(answer))
     return Guess(**common, choices=parsed, right=right, answer=" ".join(answer.split()), answer_refs=answer_refs)
 
 
-def refs_of(g: Guess) -> list:
-    """Every reference the guess reads: its right choice, its conditions, its answer."""
+def refs_of(g: Guess) -> list[str]:
+    """Every reference the guess reads, as written: its right choice, its conditions, its answer."""
     out = [g.right] if g.right else []
     for c in g.choices:
         for cond in c.when:

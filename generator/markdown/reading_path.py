@@ -313,7 +313,7 @@ def guess_refs(body: list[str]) -> set[str]:
         g = parse_directive("guess", textwrap.dedent("\n".join(body)), "")
     except LessonError:
         return set()
-    return {"".join(r.raw.split()) for r in refs_of(g)}
+    return {"".join(r.split()) for r in refs_of(g)}
 
 
 # ---------------------------------------------------------------- 3. no build words

@@ -18,7 +18,7 @@ from typing import Callable
 from ..lessons.directives import Directive
 from ..lessons.errors import LessonError
 from ..lessons.guess_kind import REF_RE, Condition, Guess, Side, refs_of
-from ..lessons.refs import Ref
+from ..lessons.refs import Ref, parse_ref
 from . import templating
 from .context import Ctx, Figure
 from .ref_common import PENDING_REF, TRACING_REF, ref_fail
@@ -77,25 +77,25 @@ def fill(text: str, ctx: Ctx, render_ref: Callable[[Ref, Ctx], str]) -> str:
 
 def graded(g: Guess, k: int, ctx: Ctx, render_ref: Callable[[Ref, Ctx], str]) -> str:
     values: dict[str, str] = {}
-    for r in refs_of(g):
-        out = render_ref(r, ctx)
+    for raw in refs_of(g):
+        out = render_ref(parse_ref(raw, g.where), ctx)
         if out in (PENDING_REF, TRACING_REF):
             return ""  # no numbers in this copy: the question and its answer box, as without JavaScript
-        values[r.raw] = plain(out)
+        values[raw] = plain(out)
 
     def value(side: Side) -> str:
-        return values[side.ref.raw] if side.ref else side.literal
+        return values[side.ref] if side.ref else side.literal
 
     if g.right is not None:
-        right = [i for i, c in enumerate(g.choices) if same_text(c.say, values[g.right.raw])]
+        right = [i for i, c in enumerate(g.choices) if same_text(c.say, values[g.right])]
     else:
         right = [i for i, c in enumerate(g.choices) if all(holds(cond, value, g.where) for cond in c.when)]
     if len(right) != 1:
-        deciding = [r.raw for r in refs_of(g)[: len(refs_of(g)) - len(g.answer_refs)]]
+        deciding = refs_of(g)[: len(refs_of(g)) - len(g.answer_refs)]
         said = ", ".join(f"{r} = {values[r]}" for r in dict.fromkeys(deciding))
         which = "no choice" if not right else " and ".join(repr(g.choices[i].say) for i in right)
         raise LessonError(g.where, f"guess: with these traces {which} {'is' if len(right) < 2 else 'are both'} right ({said})",
                           "make exactly one choice right: its `when` true of these numbers and every other's false (or `right:` writing one of the choices)")
-    answer = REF_RE.sub(lambda m: values[" ".join(m["body"].split())[:120]], g.answer)
+    answer = REF_RE.sub(lambda m: values[" ".join(m["body"].split())], g.answer)
     payload = {"choices": [c.say for c in g.choices], "right": right[0], "answer": answer}
     return templating.render("guess.html", k=k, choices=payload["choices"], payload=payload)
