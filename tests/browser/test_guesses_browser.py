@@ -1,0 +1,48 @@
+"""A "Guess first" question's choices on the built course, in Chromium: a wrong choice gets
+another verdict than the right one, all of it by keyboard alone, and without JavaScript the form
+stays hidden and the collapsed answer is there as before."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_wrong_choice_gets_another_verdict_than_the_right_one_by_keyboard_alone(open_site, server):
+    w = open_site()
+    w.goto(f"{server.base}/causal.html")
+    page = w.page
+    form = page.locator("form.course-guess").first
+    form.wait_for(state="visible")
+    data = form.evaluate("f => JSON.parse(f.querySelector('script.course-data').textContent)")
+    radios = form.locator("input[type=radio]")
+    verdicts = {}
+    for chosen in (data["right"], (data["right"] + 1) % len(data["choices"])):
+        radios.nth(0).focus()  # Tab lands on the group; the arrow keys move through it
+        for _ in range(chosen):
+            page.keyboard.press("ArrowDown")
+        assert radios.nth(chosen).is_checked()
+        page.keyboard.press("Tab")  # to the button
+        assert page.evaluate("document.activeElement.classList.contains('course-guess-check')")
+        page.keyboard.press("Enter")
+        verdict = form.locator(".course-guess-verdict")
+        verdict.wait_for(state="visible")
+        verdicts[chosen] = verdict.inner_text()
+    right, wrong = verdicts[data["right"]], verdicts[(data["right"] + 1) % len(data["choices"])]
+    assert right != wrong
+    assert right.startswith(f"You chose \u2018{data['choices'][data['right']]}\u2019. Right.")
+    assert wrong.startswith(f"You chose \u2018{data['choices'][(data['right'] + 1) % len(data['choices'])]}\u2019. Not quite")
+    assert data["answer"] in right and data["answer"] in wrong  # the frozen numbers, in both
+    assert form.locator(".course-guess-verdict").get_attribute("aria-live") == "polite"
+    assert page.url.endswith("/causal.html")  # nothing was sent: the form never submits
+    assert w.errors == []
+
+
+def test_without_javascript_the_question_keeps_its_collapsed_answer(open_site, server):
+    w = open_site(js=False)
+    w.goto(f"{server.base}/causal.html", wait_painted=False)
+    page = w.page
+    assert page.locator("form.course-guess").count() >= 1
+    assert not page.locator("form.course-guess").first.is_visible()
+    assert page.locator("details.question").first.is_visible()
