@@ -11,7 +11,8 @@ build step, file or command.
   and a table row that links to a page (the home page's list of chapters) may name what that
   page, or a page before it, introduces. One line per term and page: its first early use. The named section must exist and use the term. A term without `introduced`
   is not checked (a test requires it of every term of the course's own glossary).
-* **Questions first.** A paragraph that starts `**Guess first.**` is a question; its answer is
+* **Questions first.** A paragraph that starts `**Guess first.**` is a question, with a `guess`
+  block of choices under it; its answer is
   the first collapsed `??? question` block after it, before the next `##` heading. A number the
   answer gives (a `{{ id.field(args) }}` reference, as written) must not be on the page above the
   question, or the page shows the answer before it asks. (A figure above the question may set
@@ -260,6 +261,10 @@ def check_questions(page: Page) -> list[LessonError]:
         n = page.first + i + 1
         if role != "prose":
             continue
+        if GUESS_RE.match(line) and not offers_choices(body[k + 1:]):
+            errors.append(LessonError(
+                f"{page.shown}:{n}", "this \"Guess first\" offers no choices: the reader can think a guess but never give it",
+                "add a `guess` block under it, before its answer, whose choices the traces grade (authoring.md, \"Let the reader give the guess\")"))
         if GUESS_RE.match(line):
             early = sorted(above[r] for r in answer_refs(body[k + 1:]) if r in above)
             if early:
@@ -277,6 +282,17 @@ def line_refs(line: str) -> list[tuple[str, str]]:
     """(the reference without spaces, to compare; the reference as written) for each `{{ }}` of a
     prose line."""
     return [("".join(rm["body"].split()), rm["body"].strip()) for rm in refs.REF_RE.finditer(refs.strip_code_spans(line))]
+
+
+def offers_choices(rest) -> bool:
+    """Whether a `guess` block follows the question before its collapsed answer, the next `##`
+    heading or the next question."""
+    for _i, line, role, fence in rest:
+        if role == "open" and (fence["lang"] or "") == "guess":
+            return True
+        if role == "prose" and (line.startswith("## ") or GUESS_RE.match(line) or ANSWER_RE.match(line)):
+            return False
+    return False
 
 
 def answer_refs(rest) -> set[str]:
