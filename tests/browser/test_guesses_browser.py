@@ -53,3 +53,32 @@ def test_without_javascript_the_question_keeps_its_collapsed_answer(open_site, s
     assert page.locator("form.course-guess").count() >= 1
     assert not page.locator("form.course-guess").first.is_visible()
     assert page.locator("details.question").first.is_visible()
+
+
+@pytest.mark.parametrize("viewport,scheme", [(1280, "light"), (1280, "dark"), (375, "light"), (375, "dark")])
+def test_a_graded_guess_has_no_axe_violation_and_a_visible_focus(open_site, server, viewport, scheme):
+    """axe-core on every guess of a page once each is graded (a wrong choice, so the verdict
+    shows), at both widths, light and dark; the focus ring shows on the choices and the button."""
+    from .test_a11y import FOCUS_STYLE, axe
+
+    w = open_site(viewport={"width": viewport, "height": 900}, color_scheme=scheme)
+    w.goto(f"{server.base}/circuits.html")
+    page = w.page
+    forms = page.locator("form.course-guess")
+    assert forms.count() == 3
+    for i in range(forms.count()):
+        form = forms.nth(i)
+        form.wait_for(state="visible")
+        data = form.evaluate("f => JSON.parse(f.querySelector('script.course-data').textContent)")
+        radio = form.locator("input[type=radio]").nth((data["right"] + 1) % len(data["choices"]))
+        radio.focus()
+        page.keyboard.press("Space")
+        assert page.evaluate(FOCUS_STYLE)["visible"]
+        page.keyboard.press("Tab")
+        style = page.evaluate(FOCUS_STYLE)
+        assert style["cls"] == "course-guess-check" and (style["outline"] or style["shadow"]), style
+        page.keyboard.press("Enter")
+        form.locator(".course-guess-verdict").wait_for(state="visible")
+    violations = axe(page, every_tab=False)
+    assert violations == [], violations
+    assert w.errors == []
