@@ -73,6 +73,8 @@ def test_right_names_the_choice_a_reference_writes(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("body, message", [
     ('choises: [a, b]\nright: sm.weight(Lily)\nanswer: "x"\n', "c.md:7: guess: unknown option 'choises': did you mean choices? Fix: write `choices:`"),
+    ('choices:\n  - {say: a, wehn: "sm.weight(Lily) > 0.5"}\n  - {say: b, when: "sm.weight(Lily) <= 0.5"}\nanswer: "x"\n',
+     "c.md:7: guess: choices: unknown option 'wehn': did you mean when? Fix: write `when:`"),
     ('choices: [a, b]\nanswer: "x"\n', "c.md:7: guess: choice 'a' has no `when`. Fix: give each choice `say:` and `when:`"),
     ('choices: [{say: a, when: "sm.weight(Lily) >> 1"}, {say: b, when: "sm.weight(Lily) < 1"}]\nanswer: "x"\n',
      "c.md:7: guess: choices: condition 'sm.weight(Lily) >> 1' cannot be read. Fix: write `reference op value`"),

@@ -28,6 +28,7 @@ A condition is `left op right`, each side a reference without braces (`ab.clean`
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -130,7 +131,10 @@ def _choice(item, where: str, by_right: bool) -> Choice:
         _fail(where, f"guess: a choice must be text or a mapping, not {show(item)}", "write `- say: flips` with `when: \"ab.ablated(L2H3) < 0\"` under it")
     unknown = sorted(set(map(str, item)) - {"say", "when"})
     if unknown:
-        _fail(where, f"guess: a choice has unknown option {show(unknown[0])}", "a choice takes `say` and `when`")
+        near = difflib.get_close_matches(unknown[0].lower(), ["say", "when"], n=1, cutoff=0.5)
+        if near:
+            _fail(where, f"guess: choices: unknown option {show(unknown[0])}: did you mean {near[0]}?", f"write `{near[0]}:`; a choice takes `say` and `when`")
+        _fail(where, f"guess: choices: a choice has unknown option {show(unknown[0])}", "a choice takes `say` and `when`")
     if "say" not in item:
         _fail(where, "guess: a choice has no `say`", "write what the reader picks: `say: flips`")
     when = item.get("when")
