@@ -94,7 +94,8 @@ def graded(g: Guess, k: int, ctx: Ctx, render_ref: Callable[[Ref, Ctx], str]) ->
         deciding = refs_of(g)[: len(refs_of(g)) - len(g.answer_refs)]
         said = ", ".join(f"{r} = {values[r]}" for r in dict.fromkeys(deciding))
         which = "no choice" if not right else " and ".join(repr(g.choices[i].say) for i in right)
-        raise LessonError(g.where, f"guess: with these traces {which} {'is' if len(right) < 2 else 'are both'} right ({said})",
+        verb = "is" if len(right) < 2 else "are both" if len(right) == 2 else "are all"
+        raise LessonError(g.where, f"guess: with these traces {which} {verb} right ({said})",
                           "make exactly one choice right: its `when` true of these numbers and every other's false (or `right:` writing one of the choices)")
     answer = REF_RE.sub(lambda m: values[" ".join(m["body"].split())], g.answer)
     payload = {"choices": [c.say for c in g.choices], "right": right[0], "answer": answer}
