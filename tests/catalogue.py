@@ -306,7 +306,9 @@ CASES = [
          file="content/glossary.yml", at="introduced:",
          files={"content/glossary.yml": GLOSSARY.replace("  aliases: [tokens]\n", "  aliases: [tokens]\n  introduced: lesson.md#nowhere\n")}),
     Case("guess-first-answered-above", GOOD.replace("The weight of Lily is {{ sm.weight(Lily) }}.\n",
-         "The weight of Lily is {{ sm.weight(Lily) }}.\n\n**Guess first.** How much does Lily get?\n\n??? question \"Show the answer\"\n\n    {{ sm.weight(Lily) }}.\n"),
+         "The weight of Lily is {{ sm.weight(Lily) }}.\n\n**Guess first.** How much does Lily get?\n\n```guess\nchoices:\n"
+         "  - {say: more than half, when: \"sm.weight(Lily) > 0.5\"}\n  - {say: half or less, when: \"sm.weight(Lily) <= 0.5\"}\n"
+         "answer: \"Lily gets {{ sm.weight(Lily) }}.\"\n```\n\n??? question \"Show the answer\"\n\n    {{ sm.weight(Lily) }}.\n"),
          "this \"Guess first\" is answered above it: its answer's {{ sm.weight(Lily) }} is shown at line {answer}. "
          "Fix: ask the question before that number, or give the number after the answer".replace("{answer}", str(line_of(GOOD, "The weight of Lily is"))),
          at="**Guess first.**"),

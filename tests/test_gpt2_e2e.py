@@ -234,3 +234,9 @@ def test_a_copy_with_gpt2_s_traces_has_no_notice_and_keeps_every_passage(course)
     assert re.search(r"With every head in place, GPT-2 prefers ·Mary by \S*\d", causal), "chapter 6's GPT-2 passage"
     notebook = (site / "notebooks" / "gpt2.ipynb").read_text(encoding="utf-8")
     assert "built without the weights" not in notebook and "One head, step by step" in notebook
+    # chapter 4's guess is graded from GPT-2's numbers here (a copy without them shows no form):
+    # at ·it the two sentences do not differ yet, in any causal model
+    guess = re.search(r'<form class="course-guess".*?class="course-data">(.*?)</script>', page, re.S)
+    assert guess, "chapter 4's guess has no form in a copy with GPT-2's traces"
+    data = json.loads(guess.group(1))
+    assert data["choices"][data["right"]] == "the same in both"

@@ -159,12 +159,28 @@ id: sm
 
 **Guess first.** Which label gets most?
 
+```guess
+choices:
+  - {say: Lily, when: "sm.weight(she) < 0.5"}
+  - {say: another, when: "sm.weight(she) >= 0.5"}
+answer: "She gets less than half."
+```
+
 ??? question "Show the answer"
 
     Lily, with {{ sm.weight(Lily) }}.
 
 After the answer, {{ sm.weight(Lily) }} again.
 """
+
+
+def test_a_question_without_choices_is_one_line(tmp_path):
+    page = GUESS.replace("{above}", "").replace("```guess\nchoices:", "```text\nchoices:")
+    errors = course(tmp_path, {"one.md": ONE, "two.md": TWO, "guess.md": page}, nav=NAV + [{"Guess": "guess.md"}])
+    assert errors == [
+        f"{tmp_path / 'content' / 'guess.md'}:{line(page, '**Guess first.**')}: this \"Guess first\" offers no choices: the reader can think "
+        "a guess but never give it. Fix: add a `guess` block under it, before its answer, whose choices the traces grade "
+        "(authoring.md, \"Let the reader give the guess\")"]
 
 
 def test_a_question_answered_above_itself_is_one_line(tmp_path):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..registry import KINDS as SCORE_KINDS
 from ..schema import TOP_K_PREDICTIONS
 from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, load_body_lines, show
-from . import causal_kinds, diagram_kinds, token_kinds, vector_kinds
+from . import causal_kinds, diagram_kinds, guess_kind, token_kinds, vector_kinds
 from .errors import LessonError, a_type
 from .errors import fail as _fail
 from .values import (
@@ -103,10 +103,11 @@ SPECS: dict[str, tuple[set[str], set[str]]] = {
     "training": ({"model", "id"}, set()),
     "predictions": ({"model", "sentences", "guesses", "id"}, {"model", "sentences"}),
 }
-# Chapters 1 and 2's kinds, the causal chapter's and the drawn diagrams live in their own modules, one per family; each gives its SPECS and a
+# Chapters 1 and 2's kinds, the causal chapter's, the drawn diagrams and the guesses live in their own modules, one per family; each gives its SPECS and a
 # builder per kind, called with the checked options like the branches below.
-BUILDERS = {**token_kinds.BUILDERS, **vector_kinds.BUILDERS, **causal_kinds.BUILDERS, **diagram_kinds.BUILDERS}
-SPECS |= token_kinds.SPECS | vector_kinds.SPECS | causal_kinds.SPECS | diagram_kinds.SPECS
+FAMILIES = (token_kinds, vector_kinds, causal_kinds, diagram_kinds, guess_kind)
+BUILDERS = {kind: build for family in FAMILIES for kind, build in family.BUILDERS.items()}
+SPECS |= {kind: spec for family in FAMILIES for kind, spec in family.SPECS.items()}
 DIRECTIVE_KINDS = tuple(SPECS)
 
 

@@ -37,6 +37,9 @@ KINDS: dict[str, str] = {
     "attribution": "each part's direct share of a logit or a logit difference at one token; the parts add up",
     "patching": "each head's output moved from one sentence into the other, and what that does at one token",
     "lens": "the logit lens: the top guesses read off the model after the embedding and after each layer",
+    "guess": "a \"Guess first\" question's choices: the reader picks one and checks it, and the page says "
+             "whether it is right and gives the answer with its numbers; the traces decide which choice is right "
+             "(hidden without JavaScript, where the question's collapsed answer stays as it is)",
     "circuit": "what feeds one head: each earlier head's effect on its score and on the loss, "
                "and the composition scores from the weights",
     "architecture": "the model as a picture, drawn from its config: the embedding, each layer's heads and MLP adding "
@@ -105,6 +108,14 @@ BY_KIND: dict[tuple[str, str], Option] = {
     ("patching", "sentences"): Option("a list of two sentences with as many tokens", "required",
                                       'sentences: ["Lily wanted to play with her", "Ben wanted to play with his"]'),
     ("lens", "guesses"): Option("a whole number from 1 to 5", "1", "guesses: 3"),
+    ("guess", "choices"): Option("a list of 2 to 6 choices: each `{say: text, when: condition}`, a condition being "
+                                 "`reference op value` (op: < <= > >= = !=) or a list of them that must all hold; "
+                                 "plain texts with `right:`", "required",
+                                 'choices: [{say: flips, when: "ab.ablated(L2H3) < 0"}, {say: holds, when: "ab.ablated(L2H3) >= 0"}]'),
+    ("guess", "right"): Option("a reference, without braces, whose text is the right choice", "each choice's `when` decides",
+                               "right: lily.argmax(her)"),
+    ("guess", "answer"): Option("a sentence, with `{{ }}` references, that the verdict gives after the reader's choice", "required",
+                                'answer: "It goes from {{ ab.clean }} to {{ ab.ablated(L2H3) }}."'),
     ("circuit", "head"): Option("a head, as `L4H4` (layer 4, head 4)", "required", "head: L4H4"),
     ("architecture", "here"): Option("a part or a list of up to 4: `embedding`, `unembedding`, `residual`, `heads`, a layer's heads "
                                      "(`L2`), a head (`L2H3`) or a layer's MLP (`MLP2`)", "nothing marked", "here: L2H3"),

@@ -163,6 +163,7 @@ class CourseExtension(Extension):
         # after raw_html (30) has put the highlighted code back into the page
         md.postprocessors.register(kept_errors.ErrorsPostprocessor(md, self), "course_errors", 100)
         md.postprocessors.register(CodeRefPostprocessor(md, self), "course_code_refs", 25)
+        md.postprocessors.register(GuessPostprocessor(md, self), "course_guesses", 24)
         md.postprocessors.register(LeakPostprocessor(md, self), "course_leaks", 1)
         md.postprocessors.register(WarnPostprocessor(md, self), "course_warn", 0)
 
@@ -421,6 +422,20 @@ class CodeRefPostprocessor(Postprocessor):
             text = text.replace(placeholder, html.escape(plain, quote=False))
         # No clearing: toc runs the postprocessors on each heading before the page itself.
         return text
+
+
+class GuessPostprocessor(Postprocessor):
+    """Grades each `guess` once the page's figures are rendered: it stands before the one it reads."""
+
+    def __init__(self, md, ext: CourseExtension):
+        super().__init__(md)
+        self.ext = ext
+
+    def run(self, text: str) -> str:
+        try:
+            return render.guess.fill(text, self.ext.state.ctx, render.render_ref) if self.ext.state.ctx.guesses else text
+        except LessonError as exc:
+            reraise(exc)
 
 
 class LeakPostprocessor(Postprocessor):

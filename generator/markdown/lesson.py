@@ -244,7 +244,7 @@ def reading_time(text: str) -> ReadingTime:
             continue
         directive = fence is not None and (fence["lang"] or "") in SPECS
         if role == "open":
-            figures += directive
+            figures += directive and fence["lang"] != "guess"  # a guess's choices are read with its question
         elif role == "body":
             words += 0 if directive else len(WORD_RE.findall(line))
         elif role == "close":

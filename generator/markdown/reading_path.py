@@ -11,7 +11,8 @@ build step, file or command.
   and a table row that links to a page (the home page's list of chapters) may name what that
   page, or a page before it, introduces. One line per term and page: its first early use. The named section must exist and use the term. A term without `introduced`
   is not checked (a test requires it of every term of the course's own glossary).
-* **Questions first.** A paragraph that starts `**Guess first.**` is a question; its answer is
+* **Questions first.** A paragraph that starts `**Guess first.**` is a question, with a `guess`
+  block of choices under it; its answer is
   the first collapsed `??? question` block after it, before the next `##` heading. A number the
   answer gives (a `{{ id.field(args) }}` reference, as written) must not be on the page above the
   question, or the page shows the answer before it asks. (A figure above the question may set
@@ -30,11 +31,14 @@ from __future__ import annotations
 
 import bisect
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..lessons import refs
+from ..lessons.directives import parse_directive
 from ..lessons.errors import LessonError
+from ..lessons.guess_kind import refs_of
 from ..lessons.source import decode, iter_markdown, read_source, shown_path, split_front_matter, walk_lines
 from .lesson import GLOSSARY_MARKER, Term, load_glossary, term_pattern
 from .math import MATH_INLINE_RE
@@ -257,6 +261,10 @@ def check_questions(page: Page) -> list[LessonError]:
         n = page.first + i + 1
         if role != "prose":
             continue
+        if GUESS_RE.match(line) and not offers_choices(body[k + 1:]):
+            errors.append(LessonError(
+                f"{page.shown}:{n}", "this \"Guess first\" offers no choices: the reader can think a guess but never give it",
+                "add a `guess` block under it, before its answer, whose choices the traces grade (authoring.md, \"Let the reader give the guess\")"))
         if GUESS_RE.match(line):
             early = sorted(above[r] for r in answer_refs(body[k + 1:]) if r in above)
             if early:
@@ -276,12 +284,30 @@ def line_refs(line: str) -> list[tuple[str, str]]:
     return [("".join(rm["body"].split()), rm["body"].strip()) for rm in refs.REF_RE.finditer(refs.strip_code_spans(line))]
 
 
+def offers_choices(rest) -> bool:
+    """Whether a `guess` block follows the question before its collapsed answer, the next `##`
+    heading or the next question."""
+    for _i, line, role, fence in rest:
+        if role == "open" and (fence["lang"] or "") == "guess":
+            return True
+        if role == "prose" and (line.startswith("## ") or GUESS_RE.match(line) or ANSWER_RE.match(line)):
+            return False
+    return False
+
+
 def answer_refs(rest) -> set[str]:
-    """The references of the question's collapsed answer: the first `??? question` block after
-    it, before the next `##` heading or question."""
+    """The references of the question's answers: its first `guess` block (what decides the right
+    choice, and what the verdict says) and its collapsed answer, the first `??? question` block
+    after it, each before the next `##` heading or question."""
     out: set[str] = set()
-    inside, indent = False, 0
-    for _i, line, role, _fence in rest:
+    inside, indent, guess, body = False, 0, None, []
+    for _i, line, role, fence in rest:
+        if role == "open" and guess is None and (fence["lang"] or "") == "guess":
+            guess = fence
+        elif role == "body" and fence is guess:
+            body.append(line)
+        elif role == "close" and fence is guess:
+            out.update(guess_refs(body))
         if role != "prose":
             continue
         if not inside:
@@ -294,6 +320,16 @@ def answer_refs(rest) -> set[str]:
             break
         out.update(key for key, _written in line_refs(line))
     return out
+
+
+def guess_refs(body: list[str]) -> set[str]:
+    """The references a `guess` block reads, spaces left out (a block with a mistake has none here:
+    the build names its mistake)."""
+    try:
+        g = parse_directive("guess", textwrap.dedent("\n".join(body)), "")
+    except LessonError:
+        return set()
+    return {"".join(r.split()) for r in refs_of(g)}
 
 
 # ---------------------------------------------------------------- 3. no build words

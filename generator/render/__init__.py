@@ -32,6 +32,7 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.total }} (e^x and the total in scientific notation from 1e6, 1.97e+434)
     scoreboard  {{ id.top(induction, 3) }} {{ id.score(induction, 6, 6) }} {{ id.rank(induction, 6, 6) }}
                 {{ id.chance(induction) }} (the score of a head spreading its attention evenly)
+                {{ id.best(induction) }} (the highest score of that kind, alone)
     predictions {{ id.tokens }} {{ id.guess(with, 2) }} (the first guess after ·with in sentence 2, "·his 0.73")
     ablation    {{ id.clean }} {{ id.effect(L2H3) }} {{ id.ablated(L2H3) }} {{ id.others(L2H3) }} (the largest
                 change of any other head) {{ id.top(3) }} {{ id.head(1) }} ("layer 2, head 3")
@@ -102,6 +103,7 @@ from . import attention, compare, model_refs as models, pending, predictions, sc
 from . import embedding, layernorm, merges, neighbours, token_split, vector_map  # chapters 1 and 2
 from . import ablation, attribution, circuit, lens, patching  # the causal chapter
 from . import architecture, arrows  # the drawn diagrams
+from . import guess  # a "Guess first" question's choices
 from .context import Ctx
 from .ref_common import check_arity, ref_fail
 
@@ -126,6 +128,7 @@ KINDS: dict[str, ModuleType] = {
     "circuit": circuit,
     "architecture": architecture,  # the drawn diagrams
     "arrows": arrows,
+    "guess": guess,
 }
 assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 

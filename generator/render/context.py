@@ -101,6 +101,7 @@ class Ctx:
     tokens_listed: dict = field(default_factory=dict)  # (model, sentence) -> the pending figure that lists its tokens
     job_heads: list = field(default_factory=list)  # (where, kind, "L2H3"): heads a figure names for a job
     causal_heads: set = field(default_factory=set)  # "L2H3": heads a causal number on the page is about
+    guesses: list = field(default_factory=list)  # the page's `guess` blocks, graded once the page is rendered (render/guess.py)
     pattern_only: set = field(default_factory=set)  # wheres of figures marked `pattern-only: true`: their jobs need no test
     tracing: frozenset = frozenset()  # (model, sentence) `make serve` is tracing now: "tracing…", not an error
     # models `make serve` traces on save, and the (model, sentence) its tracer refused: a sentence of

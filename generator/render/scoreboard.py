@@ -27,11 +27,11 @@ from .pick import clearest_row, shows
 from .format import f2
 from .ref_common import int_arg, ref_fail
 
-REFS = {"top": (1, 2), "score": (3, 3), "rank": (3, 3), "chance": (1, 1)}
+REFS = {"top": (1, 2), "best": (1, 1), "score": (3, 3), "rank": (3, 3), "chance": (1, 1)}
 # the arguments' names, as the reference for authors writes them: {{ id.top(kind, n) }}
 ARGS: dict[str, tuple[str, ...]] = {
     "top": ("kind", "n"), "score": ("kind", "layer", "head"), "rank": ("kind", "layer", "head"),
-    "chance": ("kind",),
+    "chance": ("kind",), "best": ("kind",),
 }
 RANKED_ROWS = 16  # GPT-2's 144 heads would make a ranking four screens long; the tiny model's 16 all show
 
@@ -113,7 +113,8 @@ def render(d: Scoreboard, ctx: Ctx) -> str:
 def ref(ref: Ref, fig: Figure) -> str:
     """`top(kind, n)`: "layer 5, head 1 (0.93)", n of them joined by ", "; `score(kind, layer,
     head)`: that head's score; `rank(kind, layer, head)`: its place, 1 = highest (heads.ranked);
-    `chance(kind)`: the score of a head spreading its attention evenly (heads.chance)."""
+    `chance(kind)`: the score of a head spreading its attention evenly (heads.chance); `best(kind)`:
+    the highest score alone."""
     scores = fig.numbers["scores"]
     kind = ref.args[0]
     if kind not in fig.directive.scores:  # type: ignore[attr-defined]
@@ -121,6 +122,8 @@ def ref(ref: Ref, fig: Figure) -> str:
     if ref.name == "chance":
         return f2(scores.chance(kind))
     ranked_heads = scores.ranked(kind)
+    if ref.name == "best":  # the number alone, for a guess's condition (render/guess.py)
+        return f2(ranked_heads[0][2])
     if ref.name == "top":
         n = int_arg(ref, ref.args[1], "count", 1, len(ranked_heads)) if len(ref.args) > 1 else 1
         return ", ".join(f"layer {l + 1}, head {h + 1} ({f2(v)})" for l, h, v in ranked_heads[:n])

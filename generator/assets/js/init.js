@@ -42,7 +42,8 @@
     map: { now: initMap },
     neighbours: { now: null },
     architecture: { now: null },  // drawn diagrams: static SVG, nothing to set up
-    arrows: { now: null }
+    arrows: { now: null },
+    guess: { now: initGuess }  // not a figure: a question's choices (form.course-guess)
   };
 
   var drawn = [];  // the chapter 1-2 plots of the page shown now: {fig, draw, width}
@@ -57,7 +58,7 @@
       figuresById = {};
       paintedAt = null;
     }
-    var found = document.querySelectorAll('figure.course-fig');
+    var found = document.querySelectorAll('figure.course-fig, form.course-guess');
     var plottable = [];
     var fresh = false;
     Array.prototype.forEach.call(found, function (fig) {
