@@ -59,7 +59,7 @@ def pick(page, fid: str, layer: int, head: int, token: int) -> None:
     for control, value in (("layer", layer), ("head", head), ("token", token)):
         page.select_option(f"#{fid} select[data-control={control}]", str(value))
     page.wait_for_function(f"a => ({PICKERS})(a[0]).join() === a[1]", arg=[fid, f"{layer},{head},{token}"])
-    page.wait_for_function(f"a => ({SHOWN})(a[0]).caption && ({SHOWN})(a[0]).caption.startsWith('Layer ' + a[1] + ',')", arg=[fid, layer + 1])
+    page.wait_for_function(f"a => ({SHOWN})(a[0]).summary.startsWith('In layer ' + a[1] + ', head ' + a[2] + ',')", arg=[fid, layer + 1, head + 1])
 
 
 def ref_state(page, i: int) -> dict:
