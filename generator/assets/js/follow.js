@@ -133,7 +133,7 @@
   function noteFirstLiveNumber() {
     if (document.querySelector('.course-ref-hint')) return;
     var spans = Array.prototype.filter.call(document.querySelectorAll('article span.course-ref, .md-content span.course-ref'),
-      function (s) { return !s.closest('figure') && s.getClientRects().length > 0; });
+      function (s) { return !s.closest('figure, details:not([open])') && s.getClientRects().length > 0; });
     var first = spans[0];
     if (!first) return;
     var figEl = refFigure(first);
