@@ -92,17 +92,22 @@ SHOW_TABS = """i => {
 }"""
 
 
-def test_the_caption_follows_a_change_of_head_from_the_ablation_grid(site):
-    """Chapter 5: a cell of the ablation grid opens its head in the first figure; the caption says
-    the head shown, the author's words say which state they were written for, Back returns."""
-    w, page = site("causal.html")
-    fid = page.evaluate("() => document.querySelector('table.course-causal-grid a[href^=\"#fig-\"]').getAttribute('href').slice(1).split(':')[0]")
+@pytest.mark.parametrize("name, links", [
+    ("causal.html", "table.course-causal-grid a[href^='#fig-']"),  # chapter 5's ablation grid
+    ("heads.html", "section.course-score table a[href^='#fig-']"),  # a ranking beside its example grid
+], ids=["ablation-grid", "head-types-ranking"])
+def test_the_caption_follows_a_change_of_head_from_a_link(site, name, links):
+    """A link into a figure (chapter 5's ablation grid, the head types page's rankings) opens
+    another head there; the caption says the head shown, the author's words say which state they
+    were written for, and Back returns."""
+    w, page = site(name)
+    fid = page.evaluate("sel => document.querySelector(sel).getAttribute('href').slice(1).split(':')[0]", links)
     before = page.evaluate(SHOWN, fid)
     assert before["caption"] == f"Layer {before['layer'] + 1}, head {before['head'] + 1}, token {before['tokenText']}.", before
     caption = page.locator(f"#{fid} > figcaption .course-caption")
     assert page.evaluate(ABOUT, caption.element_handle()) is None, "no button while the figure shows the caption's state"
-    # a cell of another head
-    links = page.locator("table.course-causal-grid a[href^='#fig-']")
+    # a link to another head of the same figure
+    links = page.locator(links.replace("a[href^='#fig-']", f"a[href^='#{fid}:']"))
     link, target = None, None
     for n in range(links.count()):
         href = links.nth(n).get_attribute("href")
