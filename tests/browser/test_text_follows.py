@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_builds import TWO_FRAMES, settle
+from course_builds import quiet, settle
 
 from .test_a11y import axe
 
@@ -175,12 +175,12 @@ def test_hover_and_focus_change_no_figure(site):
     span = page.locator("span.course-ref").nth(i)
     span.hover()
     page.wait_for_function("i => document.querySelectorAll('span.course-ref')[i].classList.contains('course-ref-on')", arg=i)
-    page.evaluate(TWO_FRAMES)
+    quiet(page)  # whatever the hover set off has run
     assert page.evaluate(SHOWN, r["fig"]) == before, "hovering a number changed its figure"
     page.mouse.move(2, 2)
     span.focus()
     page.wait_for_function("i => document.querySelectorAll('span.course-ref')[i].classList.contains('course-ref-on')", arg=i)
-    page.evaluate(TWO_FRAMES)
+    quiet(page)
     assert page.evaluate(SHOWN, r["fig"]) == before, "focusing a number changed its figure"
     assert not w.errors, w.errors
 
@@ -240,6 +240,6 @@ def test_axe_finds_nothing_on_a_page_in_a_changed_state(site, scheme):
     page.evaluate("fid => { location.hash = '#' + fid + ':layer=1,head=1,token=0'; }", r["fig"])
     page.wait_for_function(f"fid => ({BACK})(fid)", arg=r["fig"])
     assert page.evaluate(ABOUT, page.locator("span.course-ref").nth(i).element_handle())["shown"]
-    page.evaluate(TWO_FRAMES)
+    quiet(page)
     found = axe(page, every_tab=False)
     assert found == [], found
