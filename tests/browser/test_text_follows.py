@@ -243,3 +243,25 @@ def test_axe_finds_nothing_on_a_page_in_a_changed_state(site, scheme):
     quiet(page)
     found = axe(page, every_tab=False)
     assert found == [], found
+
+
+def test_without_javascript_the_caption_names_the_state_the_page_shows(course, server, open_site):
+    """No script: the caption's state is the opening state, the one the summary and the prose
+    were written for; no number is styled or noted as live."""
+    w = open_site(js=False)
+    page = w.goto(f"{server.base}/causal.html", wait_painted=False)
+    found = page.evaluate("""() => [...document.querySelectorAll('figure.course-fig[data-kind=attention], figure.course-fig[data-kind=compare]')]
+      .filter(f => !f.classList.contains('course-pending')).map(f => {
+        const sel = c => f.querySelector('select[data-control=' + c + ']');
+        const tok = sel('token').selectedOptions[0].textContent.replace(/^\\d+: /, '').split(' / ')[0];
+        return {state: f.querySelector(':scope > figcaption .course-caption-state').textContent,
+                want: 'Layer ' + (+sel('layer').value + 1) + ', head ' + (+sel('head').value + 1) + ', token ' + tok + '.',
+                summary: f.querySelector('.course-summary').textContent};
+      })""")
+    assert found, "causal.html has no attention figure"
+    for f in found:
+        assert f["state"] == f["want"], f
+        assert f["summary"].startswith("In " + f["want"][0].lower() + f["want"][1:].split(", token")[0] + ", "), f
+    assert page.evaluate("() => document.querySelectorAll('.course-ref-about, .course-ref-hint, .course-back').length") == 0
+    live = page.evaluate("() => getComputedStyle(document.querySelector('span.course-ref')).backgroundColor")
+    assert live in ("rgba(0, 0, 0, 0)", "transparent"), f"a number looks live without JavaScript: {live}"
