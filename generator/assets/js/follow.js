@@ -38,16 +38,25 @@
     return nodes;
   }
 
-  // Shows or hides each frozen text's button after a change of `f`'s state.
+  // Shows or hides each frozen text's button after a change of `f`'s state. Numbers of one
+  // paragraph (or list item, table cell) about one state share one button, after the first:
+  // "layer 2, head 3" is then named once, not after each of its numbers; every number about
+  // another state is marked (course-ref-away).
   function followFrozen(f) {
+    var named = [];  // [block, label] of the buttons shown so far
     frozenTexts(f).forEach(function (node) {
       var st = aboutState(node, f);
       var away = !!st && !showsState(f, st);
       var btn = node.__courseAbout;
-      if (!away) {
+      node.classList.toggle('course-ref-away', away && node.classList.contains('course-ref'));
+      var block = node.closest('p, li, td, th, figcaption') || node.parentNode;
+      var label = away ? JSON.stringify(st) + intAttr(node, 'data-panel', 0) : '';
+      var repeat = away && named.some(function (n) { return n[0] === block && n[1] === label; });
+      if (!away || repeat) {
         if (btn) btn.hidden = true;
         return;
       }
+      named.push([block, label]);
       if (!btn || !btn.isConnected) {
         btn = node.__courseAbout = el('button', 'course-ref-about');
         btn.type = 'button';
