@@ -151,6 +151,7 @@ def test_a_bound_number_names_its_state_and_brings_the_figure_back(site):
     assert about and about["shown"], "the number does not say which state it is about"
     assert about["text"] == f"layer {r['layer'] + 1}, head {r['head'] + 1}, {token_text}", about
     assert span.text_content() == r["text"], "the number changed its value"
+    assert "course-ref-away" in span.get_attribute("class"), "the number is not marked as about another state"
     span.locator("xpath=following-sibling::button[1]").click()
     page.wait_for_function(f"a => ({PICKERS})(a[0]).join() === a[1]", arg=[r["fig"], f"{r['layer']},{r['head']},{r['q']}"])
     page.wait_for_function(f"n => !({ABOUT})(n).shown", arg=span.element_handle())
