@@ -193,7 +193,9 @@ def test_provenance_names_the_model_for_readers_and_keeps_the_rest_behind_detail
     block = f"model: {model}\nsentence: \"{LILY}\"\nlayer: 1\nhead: 1\ncaption: \"A caption.\"\n"
     cap = re.search(r'<figcaption class="course-prov">(.*?)</figcaption>', render.render(directive("attention", block), ctx)).group(1)
     outside = re.sub(r"<details.*?</details>", "", cap)
-    assert text_of(outside) == f"A caption. {named}"
+    # the head and token shown first (course.js rewrites them as they change: CONTRACT.md, "Text
+    # that follows the figure"), then the author's caption
+    assert text_of(outside) == f"Layer 1, head 1, token ·her. A caption. {named}"
     summary, body = re.search(r'<details class="course-prov-details"><summary>(.*?)</summary>(.*?)</details>', cap).groups()
     assert summary == "Details and data"
     assert text_of(body).startswith(details) and "traced with numpy synthetic; trace format" in text_of(body)

@@ -103,11 +103,12 @@ def render(d: Attention, ctx: Ctx, ids=None) -> str:
         "data-show-heads": "true" if d.show_heads else "false",
     }
     n = ctx.next_number()
-    prov = provenance(ctx, [panel], d.caption)
+    g = Grid(panel, layer, head, focus)
+    prov = provenance(ctx, [panel], d.caption, g)
     if ctx.play_url and panel.model == "tiny" and panel.trace.get("ids") is None:
         prov["play"] = play_link(ctx.play_url, panel.trace["text"], layer, head, focus)
     out = templating.render(
-        "attention.html", n=n, fid=f"fig-{n}", attrs=attrs, g=Grid(panel, layer, head, focus),
+        "attention.html", n=n, fid=f"fig-{n}", attrs=attrs, g=g,
         prov=with_pattern_note(prov, d, ctx), payload=light_data(panel, layer, head),
     )
     ctx.register(d, Figure("attention", n, d, panels=[panel], layer=layer, head=head, focus=focus))

@@ -136,15 +136,16 @@ def render(d: Compare, ctx: Ctx) -> str:
     focus = focus if referenced is None else referenced  # no `token:`: the row the prose reads, else the last
     al = align(a.tokens, b.tokens)
     n = ctx.next_number()
+    grids = [Grid(a, layer, head, focus), Grid(b, layer, head, al.to2[focus])]
     out = templating.render(
         "compare.html", n=n, fid=f"fig-{n}",
         attrs={"data-model": a.model, "data-layer": layer, "data-head": head, "data-token": focus},
-        grids=[Grid(a, layer, head, focus), Grid(b, layer, head, al.to2[focus])],
+        grids=grids,
         partners=[b.tokens[j] if j is not None else None for j in al.partners],
         in_step=al.in_step,
         parts=[parts_url(ctx, p) for p in panels],
         diff=diff_rows(a, b, al, layer, head, focus),
-        prov=attention.with_pattern_note(provenance(ctx, panels, d.caption), d, ctx),
+        prov=attention.with_pattern_note(provenance(ctx, panels, d.caption, grids[0]), d, ctx),
         payload={"panels": [light_data(p, layer, head) for p in panels],
                  "align": al.payload()},
     )

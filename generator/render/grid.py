@@ -98,12 +98,16 @@ def parts_url(ctx: Ctx, panel: Panel) -> str:
     return f"{ctx.assets_url}traces/{panel.model}/{panel.key}"
 
 
-def provenance(ctx: Ctx, panels: list[Panel], caption: str | None) -> dict:
+def provenance(ctx: Ctx, panels: list[Panel], caption: str | None, shown: Grid | None = None) -> dict:
     """What _parts.html's provenance macro writes: the model as readers know it, then behind a
-    disclosure its revision, the versions that traced it and the trace download links."""
+    disclosure its revision, the versions that traced it and the trace download links. `shown`:
+    the grid an attention or compare figure opens on; its caption then starts with the head and
+    token shown, which course.js rewrites as the reader changes them (CONTRACT.md, "Text that
+    follows the figure")."""
     meta = panels[0].meta
     return {
         "caption": caption,
+        "shown": None if shown is None else {"layer": shown.layer, "head": shown.head, "token": shown.tokens[shown.focus]},
         "model": panels[0].model,
         "hf_name": meta.get("hfName"),
         "revision": schema.short_revision(meta.get("revision") or "unknown"),

@@ -1,6 +1,8 @@
 """What a prose number is bound to: the figure it came from, and where in it (course.js's
-prose-refs.js outlines that place when the reader hovers or focuses the number, and scrolls the
-figure into view on a click). Only prose gets bindings; a reference inside code stays plain text
+prose-refs.js outlines that place when the reader hovers or focuses the number while the figure
+shows its state, and on a click sets the figure to that state and scrolls it into view; follow.js
+names the state after the number while the figure shows another: CONTRACT.md, "Text that
+follows the figure"). Only prose gets bindings; a reference inside code stays plain text
 (markdown/course.py's CodeRefPostprocessor), and a pending one stays `pending`.
 
 What each reference kind is bound to (the authors' reference, `python -m generator reference`,

@@ -42,6 +42,7 @@
       layer: intAttr(fig, 'data-layer', 0), head: intAttr(fig, 'data-head', 0),
       token: intAttr(fig, 'data-token', this.nToken - 1)
     });
+    this.initial = this.state; // the state the author wrote the caption and the prose for (follow.js)
     this.selects = {};
     Array.prototype.forEach.call(fig.querySelectorAll('select[data-control]'), function (sel) {
       var which = sel.getAttribute('data-control');
@@ -177,6 +178,7 @@
       return this.withWeights([[next.layer, next.head]], function () { return self.applyState(opts, true); });
     }
     if (this.target === next) this.target = null;
+    var before = this.state;
     this.state = this.clamp(next);
     var view = this.pendingView;
     this.pendingView = null;
@@ -190,6 +192,7 @@
     this.views.forEach(function (v, i) { v.renderDom(prevs[i]); });
     this.syncControls();
     this.renderDiff();
+    followFigure(this, before, opts);
     if (opts.user || opts.fromHash) {
       this.inHash = true;
       if (!opts.fromHash) writeHashSoon();

@@ -45,13 +45,15 @@
     try { history.replaceState(history.state, '', url); } catch (e) { /* some file:// setups */ }
   }
 
+  // scroll: a link followed on the page (hashchange), which is a jump: the figure offers "Back"
+  // to the state it had (follow.js); at load the address is where the reader starts.
   function applyHash(scroll) {
     var entries = parseHash(location.hash);
     var first = null;
     entries.forEach(function (e) {
       var f = figuresById[e.id];
       if (!f || !f.setState) return;
-      f.setState(e.state, { fromHash: true });
+      f.setState(e.state, { fromHash: true, jump: !!scroll });
       if (!first) first = f;
     });
     if (first && scroll) {

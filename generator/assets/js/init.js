@@ -101,6 +101,7 @@
       if (figures.some(function (f) { return f instanceof AttentionFigure; })) afterFirstPaint(rememberSizes);
       else whenIdle(rememberSizes);
     }
+    if (document.readyState !== 'loading') noteFirstLiveNumber(); // once every number is parsed
     if (!fresh) return;
     document.documentElement.classList.add('course-js');
     // Space is kept for the plots on screen now, and for the rest after the first paint: a plot

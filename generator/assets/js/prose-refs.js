@@ -3,10 +3,12 @@
   // A number the build wrote into the prose from a figure is a span.course-ref
   // (render/ref_binding.py, templates/ref.html): data-fig names the figure; data-layer and
   // data-head its head, data-q / data-k (and data-panel, a compare figure's sentence) a weight's
-  // cell, data-score a scoreboard's table. Hovering or focusing it outlines where it comes from
-  // (the cell in the heatmap and the table, else the figure) and sets the figure's pickers to
-  // match; a click, Enter or Space scrolls the figure into view below the sticky header. Listened
-  // for on the document: spans need no set-up, and instant navigation's new pages work at once.
+  // cell, data-score a scoreboard's table. Hovering or focusing it never changes the figure: it
+  // outlines where the number comes from (the cell in the heatmap and the table, else the figure)
+  // only while the figure shows the number's state. A click, Enter or Space (an explicit act) sets
+  // the figure to the number's state, scrolls it into view below the sticky header and offers
+  // "Back" in the figure (follow.js). Listened for on the document: spans need no set-up, and
+  // instant navigation's new pages work at once.
   var refShown = null; // { span, marks: [elements outlined], layer: the heatmap overlay }
 
   function refFigure(span) {
@@ -26,8 +28,17 @@
     return 'layer' in st || 'token' in st ? st : null;
   }
 
+  // Whether figure `f` shows state `st` now (only what `st` names is compared).
+  function showsState(f, st) {
+    var now = f.state;
+    return ['layer', 'head', 'token'].every(function (k) { return !(k in st) || st[k] === now[k]; });
+  }
+
+  // opts.user: the reader pressed the number, which moves the figure to its state; else (hover,
+  // focus) the figure is left as it is, and outlined only where it shows the number's state.
   function showRef(span, opts) {
-    if (refShown && refShown.span === span && !(opts && opts.user)) return refShown.done;
+    var user = !!(opts && opts.user);
+    if (refShown && refShown.span === span && !user) return refShown.done;
     hideRef();
     var figEl = refFigure(span);
     if (!figEl) return Promise.resolve(false);
@@ -40,8 +51,9 @@
     if (st) {
       var v = f.views[intAttr(span, 'data-panel', 0)] || f.views[0];
       var q = intAttr(span, 'data-q', NaN), k = intAttr(span, 'data-k', NaN);
-      shown.done = Promise.resolve(f.setState(st, opts && opts.user ? { user: true } : {})).then(function () {
-        if (refShown !== shown) return false;
+      var moved = user ? f.setState(st, { user: true, jump: true }) : null;
+      shown.done = Promise.resolve(moved).then(function () {
+        if (refShown !== shown || f.target || !showsState(f, st)) return false;
         if (isFinite(k) && v) return markCell(shown, v, q, k);
         markRef(shown, figEl);
         return true;
