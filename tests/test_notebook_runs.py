@@ -91,10 +91,10 @@ id: toy
 
 ```compare
 model: tiny
-sentences: ["Lily wanted to play with", "Ben wanted to play with"]
+sentences: ["The dog saw Lily and wanted to play with her", "Lily wanted to play with her"]
 layer: 2
 head: 3
-token: with
+token: her
 id: withpair
 ```
 

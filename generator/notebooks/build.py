@@ -28,6 +28,7 @@ from ..lessons import pages
 from ..lessons.source import iter_markdown, shown_path
 from ..registry import CONFIG_FILES
 from ..render import causal_data, pending as pending_render, stepper
+from ..render.compare import align
 from ..render.context import Ctx, load_panel
 from ..render.pick import pick_head
 from ..render.token_names import resolve_token
@@ -123,12 +124,16 @@ def _attention(d, ctx: Ctx, done: set) -> cells.Section:
 def _pair(d, ctx: Ctx, done: set) -> cells.Section:
     """A compare figure's two sentences in its head (the first compare figure of a chapter)."""
     panel = load_panel(d, d.model, d.sentences[0], ctx)
+    second = load_panel(d, d.model, d.sentences[1], ctx)
     files = [_trace_file(ctx, d.model, text) for text in d.sentences[:2]]
-    if panel is None or None in files:
+    if panel is None or second is None or None in files:
         return cells.pending("One head, two sentences", d.model)
     layer, head = pick_head(d.pick, panel, d.where, d.kind, ctx)
     focus = len(panel.tokens) - 1 if d.token is None else resolve_token(d.token, panel.tokens, d.where, f"{d.kind}: token")
-    return cells.pair((files[0], files[1]), (d.sentences[0], d.sentences[1]), d.model, layer, head, focus, panel.tokens[focus]["display"])
+    # the second sentence's row is the focus token's partner, as the figure shows it: the two
+    # sentences may differ in length, so the same index can name another token or none
+    rows = (focus, align(panel.tokens, second.tokens).to2[focus])
+    return cells.pair((files[0], files[1]), (d.sentences[0], d.sentences[1]), d.model, layer, head, rows, panel.tokens[focus]["display"])
 
 
 def _toy(d, ctx: Ctx, done: set) -> cells.Section:

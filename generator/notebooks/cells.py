@@ -292,18 +292,18 @@ print(toy_shares @ toy_v[: toy_i + 1])  # its result
     return s
 
 
-def pair(files: tuple[str, str], texts: tuple[str, str], model: str, layer: int, head: int, focus: int, focus_text: str) -> Section:
+def pair(files: tuple[str, str], texts: tuple[str, str], model: str, layer: int, head: int, rows: tuple[int, int], focus_text: str) -> Section:
     s = Section(files=list(dict.fromkeys(files)))
     s.md(f"""
 ## One head, two sentences
 
 The chapter's comparison: model `{model}`, layer {layer + 1}, head {head + 1}, on “{texts[0]}”
-and “{texts[1]}”, row {focus} ({focus_text}).
+and “{texts[1]}”, row {rows[0]} ({focus_text}) of the first and its partner, row {rows[1]}, of the second.
 """)
     s.code(f'''
 first, second = load_json({files[0]!r}), load_json({files[1]!r})
 L, H = {layer}, {head}  # layer {layer + 1}, head {head + 1} on the page
-pair_focus = {focus}  # {focus_text}
+pair_rows = {rows[0]}, {rows[1]}  # {focus_text} in each sentence
 ''')
     s.step("pair")
     return s

@@ -110,9 +110,9 @@ print(concat.shape)
 print(concat[i, head * head_dim:(head + 1) * head_dim])  # this head's part of row i: its out[i]
 ''',
     "pair": '''
-for t in (first, second):
-    print(t["text"], decode(t["layers"][L]["heads"][H]["weights"])[pair_focus].round(3))  # the focus token's row, in each sentence
-on_first = decode(first["layers"][L]["heads"][H]["weights"])[pair_focus, 0]  # the weight the focus token puts on the first token
+for t, pair_row in zip((first, second), pair_rows):
+    print(t["text"], decode(t["layers"][L]["heads"][H]["weights"])[pair_row].round(3))  # the focus token's row, in each sentence
+on_first = decode(first["layers"][L]["heads"][H]["weights"])[pair_rows[0], 0]  # the weight the focus token puts on the first token
 sizes = decode(first["causal"]["valueNorms"]).reshape(len(first["layers"]), -1, len(first["tokens"]))  # (layer, head, token): ‖v_j W_O‖
 print(on_first * sizes[L, H, 0])  # weight times the size of v W_O: how much the first token hands over
 ''',
