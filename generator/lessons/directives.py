@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..registry import KINDS as SCORE_KINDS
 from ..schema import TOP_K_PREDICTIONS
 from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, load_body_lines, show
-from . import causal_kinds, token_kinds, vector_kinds
+from . import causal_kinds, split_kinds, token_kinds, vector_kinds
 from .errors import LessonError, a_type
 from .errors import fail as _fail
 from .values import (
@@ -105,8 +105,8 @@ SPECS: dict[str, tuple[set[str], set[str]]] = {
 }
 # Chapters 1 and 2's kinds live in their own modules, one per family; each gives its SPECS and a
 # builder per kind, called with the checked options like the branches below.
-BUILDERS = {**token_kinds.BUILDERS, **vector_kinds.BUILDERS, **causal_kinds.BUILDERS}
-SPECS |= token_kinds.SPECS | vector_kinds.SPECS | causal_kinds.SPECS
+BUILDERS = {**token_kinds.BUILDERS, **vector_kinds.BUILDERS, **causal_kinds.BUILDERS, **split_kinds.BUILDERS}
+SPECS |= token_kinds.SPECS | vector_kinds.SPECS | causal_kinds.SPECS | split_kinds.SPECS
 DIRECTIVE_KINDS = tuple(SPECS)
 
 

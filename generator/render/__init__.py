@@ -87,6 +87,10 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ model.tiny.training.headJump(induction) }} ("from 0.15 at step 500 to 0.83 at step 750",
                 the largest rise) headPeak(kind) ("0.90 at step 2,750") headLeaders(kind) ("layer 4,
                 heads 1 and 4": every head that was the best)
+    score-split {{ id.score }} {{ id.weight }} (the cell's) {{ id.share(position) }} {{ id.percent(L1H4) }}
+                (a part's share of the score, and that as a percent; a table's parts query.key: position.position)
+                {{ id.top(3) }} {{ id.largest }} (parts in words: "position of ·ball") {{ id.head }} {{ id.query }}
+                {{ id.key }} {{ id.side }}
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """
 
@@ -100,6 +104,7 @@ from ..lessons.refs import Ref
 from . import attention, compare, model_refs as models, pending, predictions, scoreboard, softmax, stepper, training_figure as training
 from . import embedding, layernorm, merges, neighbours, token_split, vector_map  # chapters 1 and 2
 from . import ablation, attribution, circuit, lens, patching  # the causal chapter
+from . import score_split  # why a head looks where it looks
 from .context import Ctx
 from .ref_common import check_arity, ref_fail
 
@@ -122,6 +127,7 @@ KINDS: dict[str, ModuleType] = {
     "patching": patching,
     "lens": lens,
     "circuit": circuit,
+    "score-split": score_split,
 }
 assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 

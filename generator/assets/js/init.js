@@ -40,7 +40,8 @@
     embedding: { now: initEmbedding },
     layernorm: { now: initLayerNorm },
     map: { now: initMap },
-    neighbours: { now: null }
+    neighbours: { now: null },
+    'score-split': { now: initScoreSplit }
   };
 
   var drawn = [];  // the chapter 1-2 plots of the page shown now: {fig, draw, width}
