@@ -39,6 +39,9 @@ KINDS: dict[str, str] = {
     "lens": "the logit lens: the top guesses read off the model after the embedding and after each layer",
     "circuit": "what feeds one head: each earlier head's effect on its score and on the loss, "
                "and the composition scores from the weights",
+    "score-split": "why a head looks where it looks: one head's score for one query and key, split into the parts "
+                   "that made it (token, position, earlier heads and MLPs, biases) as signed bars that add up to it, "
+                   "beside the query's row, with pickers for the query, the key and the side",
 }
 
 _TOKEN = "a token by its text (`her`, `·her`) or its position (`#6`, counting `<|endoftext|>` as #0)"
@@ -102,6 +105,10 @@ BY_KIND: dict[tuple[str, str], Option] = {
                                       'sentences: ["Lily wanted to play with her", "Ben wanted to play with his"]'),
     ("lens", "guesses"): Option("a whole number from 1 to 5", "1", "guesses: 3"),
     ("circuit", "head"): Option("a head, as `L4H4` (layer 4, head 4)", "required", "head: L4H4"),
+    ("score-split", "token"): Option(_TOKEN + "; the query, whose row the figure explains", "the last token", "token: her"),
+    ("score-split", "key"): Option(_TOKEN + "; at or before `token`", "where the head looks most from `token`", "key: Lily"),
+    ("score-split", "side"): Option("`key` (the key's parts, the query whole), `query` (the query's parts), or `table` "
+                                    "(layer 1 only: both, two by two)", "key", "side: query"),
     ("circuit", "kind"): Option("a score kind: `previous-token`, `duplicate-token`, `induction`, `sink`", "induction",
                                 "kind: induction"),
 }
