@@ -107,7 +107,7 @@ def causal_dims(n_layer: int, n_head: int, n_tokens: int, n_targets: int, n_abla
             "stage": n_layer + 1, "lens": LENS_K}
 
 
-# The score split (generator/model/score_split.py, traces/<model>/splits.json): per head, each
+# The score split (generator/model/score_parts.py, traces/<model>/splits.json): per head, each
 # scaled score q·k/√d as a sum of the parts of the residual stream entering the head's layer.
 # Symbolic axes: part = split_parts(layer, head)'s length, cell = the (query, key) cells on and
 # below the diagonal, row by row.

@@ -1,4 +1,4 @@
-"""The score split (generator/model/score_split.py): every attention score as a sum of the parts of
+"""The score split (generator/model/score_parts.py): every attention score as a sum of the parts of
 the residual stream that made it, checked three ways: the parts add up to the tracer's own score
 on every committed tiny sentence; they agree with the same split computed from an independent
 numpy GPT-2 (tests/numpy_gpt2.py's architecture, float64); and the GPT-2-shaped stand-in takes the
@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 import numpy_gpt2 as ref  # noqa: E402
 
 from generator import schema  # noqa: E402
-from generator.model import load as models, score_split, tracing  # noqa: E402
+from generator.model import load as models, score_parts as score_split, tracing  # noqa: E402
 from generator.store import DamagedFile, splits_file  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -1,6 +1,6 @@
 """The `score-split` directive: why a head looks where it looks. One head's score for one cell
 (query token, key token) split into the parts of the residual stream that made it
-(generator/model/score_split.py, traces/<model>/splits.json).
+(generator/model/score_parts.py, traces/<model>/splits.json).
 
     ```score-split
     model: tiny

@@ -319,9 +319,9 @@ def run_traces(
 
 
 def _score_split():
-    from . import score_split  # imports torch: only when tracing
+    from . import score_parts  # imports torch: only when tracing
 
-    return score_split
+    return score_parts
 
 
 def main_traces(args) -> int:

@@ -1,6 +1,6 @@
 """`score-split` figures: why a head looks where it looks. One head's scaled score q·k/√d for one
 cell (a query token, a key token), split into the parts of the residual stream that made it
-(traces/<model>/splits.json, generator/model/score_split.py): signed bars, largest first, that add
+(traces/<model>/splits.json, generator/model/score_parts.py): signed bars, largest first, that add
 up to the score, beside the query's row of scores and weights. The key side splits the key (the
 query whole), the query side the query; layer 1's table splits both. course.js lets the reader pick
 another query, key or side from the head's every cell, shipped with the figure (CONTRACT.md)."""

@@ -1,5 +1,5 @@
 """traces/<model>/splits.json: each attention score split into the parts of the residual stream
-that made it (generator/model/score_split.py computes it; no torch here).
+that made it (generator/model/score_parts.py computes it; no torch here).
 
 One entry per sentence that a `score-split` figure names: its text and token ids, and per head
 its scaled scores and their key-side and query-side splits (layer 1's heads also the four-way

@@ -88,16 +88,16 @@
     var qPick = picker('Query', [], state.q, function (v) {
       state.q = Number(v);
       if (state.k > state.q) state.k = state.q;
-      update();
+      redrawSplit();
     });
-    var kPick = picker('Key', [], state.k, function (v) { state.k = Number(v); update(); });
+    var kPick = picker('Key', [], state.k, function (v) { state.k = Number(v); redrawSplit(); });
     var sides = [['key', "the key's parts"], ['query', "the query's parts"]];
     if (data.table) sides.push(['table', 'both, two by two']);
-    var sPick = picker('Split', [], state.side, function (v) { state.side = v; update(); });
+    var sPick = picker('Split', [], state.side, function (v) { state.side = v; redrawSplit(); });
     var anchor = fig.querySelector('.course-split');
     fig.insertBefore(controls, anchor);
 
-    function update() {
+    function redrawSplit() {
       qPick.fill(tokenOptions(data.tokens.length - 1), state.q);
       kPick.fill(tokenOptions(state.q), state.k);
       sPick.fill(sides, state.side);
@@ -143,6 +143,6 @@
         data.tokens[state.k] + ' is ' + minus2(score) + '; ' + which + ' add up to it. The largest is ' + rows[0].words + ', ' +
         signed2(rows[0].value) + '.';
     }
-    update();
+    redrawSplit();
     return null;
   }
