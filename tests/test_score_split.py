@@ -160,3 +160,42 @@ def test_a_damaged_splits_file_is_one_line_naming_it(tmp_path):
     (tmp_path / "tiny" / splits_file.FILE).write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(DamagedFile, match="format 99"):
         splits_file.read(tmp_path, "tiny")
+
+
+def test_the_playgrounds_split_is_the_tracers_on_every_committed_sentence(lm, tmp_path):
+    """The playground's forward pass (generator/assets/play/forward.js, under node) splits every
+    score of every head as the tracer does, to 1e-4, on every committed sentence."""
+    import shutil
+    import subprocess
+
+    from generator.render import play_model
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (apt-get install nodejs)")
+    (tmp_path / "play-model.js").write_bytes(play_model.play_model_js())
+    (tmp_path / "play.js").write_text(play_model.play_js(), encoding="utf-8")
+    texts = committed_sentences()
+    (tmp_path / "inputs.json").write_text(json.dumps(texts), encoding="utf-8")
+    done = subprocess.run([node, str(REPO / "tests" / "play_node.js"), str(tmp_path / "play-model.js"), str(tmp_path / "play.js"),
+                           str(tmp_path / "inputs.json"), "split"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    worst = 0.0
+    for text, page in zip(texts, got):
+        ids = tracing.token_ids(lm, text)
+        assert page["ids"] == ids, text
+        split = score_split.split_scores(lm, ids)
+        T = len(ids)
+        rows, cols = np.tril_indices(T)
+        for e in page["heads"]:
+            lh = (e["layer"] - 1, e["head"] - 1)
+            assert e["parts"] == schema.split_parts(lh[0], 4)
+            for side in ("key", "query", "table"):
+                if side == "table" and lh[0] != 0:
+                    assert e["table"] is None
+                    continue
+                mine = split[side][lh].reshape(-1, T, T)[:, rows, cols]  # (part, cell)
+                worst = max(worst, float(np.abs(np.asarray(e[side]) - mine).max()))
+            worst = max(worst, float(np.abs(np.asarray(e["score"]) - split["score"][lh][rows, cols]).max()))
+    assert worst < schema.SPLIT_ATOL, worst
