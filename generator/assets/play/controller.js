@@ -50,7 +50,7 @@
     var scoreBox = root.querySelector('.course-play-scores');
     var abBox = root.querySelector('.course-play-ablation');
     var splitBox = root.querySelector('.course-play-split');
-    var splitWant = { key: null, side: 'key' }, splitMemo = null; // the reader's key (null: where the head looks most) and side
+    var splitWant = { key: null, side: 'key' }; // the reader's key (null: where the head looks most) and side
     var tok = null, model = null, runner = null, timer = null, shown = null, want = readHash(location.hash);
     // kept: the last figure while the box is empty (the next sentence opens on its state and
     // views); linkNote: why a link's sentence is not the one shown, until the reader types
@@ -108,8 +108,7 @@
       var w = sent.run.layers[st.layer].heads[st.head].weights, row = Array.prototype.slice.call(w, q * T, q * T + q + 1);
       var key = splitWant.key != null && splitWant.key <= q ? splitWant.key : row.indexOf(Math.max.apply(null, row));
       var side = splitWant.side === 'table' && st.layer !== 0 ? 'key' : splitWant.side;
-      var got = splitCellRows(model, sent.ids, sent.tokens, st.layer, st.head, q, key, side, splitMemo);
-      splitMemo = got;
+      var got = splitCellRows(model, sent.ids, sent.tokens, st.layer, st.head, q, key, side);
       api.splitMs = got.ms;
       api.split = { layer: got.layer, head: got.head, query: got.query, key: got.key, side: got.side, score: got.score,
                     parts: got.rows.map(function (r) { return [r.name, r.value]; }) };

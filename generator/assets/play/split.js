@@ -13,9 +13,9 @@
   }
 
   // {layer, head, query, key, side, ms, score, rows: [{name, words, value}]} for one cell
-  function splitCellRows(model, ids, tokens, layer, head, query, key, side, memo) {
+  function splitCellRows(model, ids, tokens, layer, head, query, key, side) {
     var t0 = performance.now();
-    var s = memo && memo.layer === layer && memo.head === head && memo.ids === ids ? memo.split : model.scoreSplit(ids, layer, head);
+    var s = model.scoreSplit(ids, layer, head, { query: query, key: key }); // one cell: the stream's parts are kept per sentence
     var ms = performance.now() - t0, T = ids.length, TT = T * T, cell = query * T + key, rows = [];
     var qt = label(tokens[query]), kt = label(tokens[key]);
     if (side === 'table' && s.table) {
