@@ -18,12 +18,12 @@ from generator.render import score_split
 from generator.render.context import Ctx
 from generator.store import TraceStore, splits_file
 
-TOM = "Tom had a red ball. Tom gave the red ball to Sam."
+FROG = "frog lamp seven river coat frog lamp seven river coat"
 
 
 def figure(body: str, ctx: Ctx | None = None) -> tuple[str, Ctx]:
     ctx = ctx or Ctx(store=TraceStore(REPO / "traces"))
-    d = parse_directive("score-split", f'model: tiny\nsentence: "{TOM}"\n' + body, "content/why.md:3")
+    d = parse_directive("score-split", f'model: tiny\nsentence: "{FROG}"\n' + body, "content/why.md:3")
     return score_split.render(d, ctx), ctx
 
 
@@ -32,13 +32,13 @@ def rows_of(html: str) -> list[tuple[str, float]]:
 
 
 def stored(layer: int, head: int) -> dict:
-    return splits_file.read(REPO / "traces", "tiny").head(TOM, layer, head)
+    return splits_file.read(REPO / "traces", "tiny").head(FROG, layer, head)
 
 
 @pytest.mark.parametrize("body, layer, head, side", [
-    ("layer: 4\nhead: 4\ntoken: '#10'\nkey: '#5'\n", 4, 4, "key"),
-    ("layer: 4\nhead: 1\ntoken: '#11'\nkey: '#0'\nside: query\n", 4, 1, "query"),
-    ("layer: 1\nhead: 4\ntoken: '#5'\nkey: '#4'\nside: table\n", 1, 4, "table"),
+    ("layer: 4\nhead: 4\ntoken: '#12'\nkey: '#7'\n", 4, 4, "key"),
+    ("layer: 4\nhead: 1\ntoken: '#12'\nkey: '#0'\nside: query\n", 4, 1, "query"),
+    ("layer: 1\nhead: 4\ntoken: '#9'\nkey: '#8'\nside: table\n", 1, 4, "table"),
 ])
 def test_the_bars_are_the_stored_parts_sorted_and_add_up_to_the_score(body, layer, head, side):
     html, _ = figure(body)
@@ -56,26 +56,26 @@ def test_the_bars_are_the_stored_parts_sorted_and_add_up_to_the_score(body, laye
 
 
 def test_parts_are_named_in_reader_words():
-    html, _ = figure("layer: 4\nhead: 4\ntoken: '#10'\nkey: '#5'\n")
+    html, _ = figure("layer: 4\nhead: 4\ntoken: '#12'\nkey: '#7'\n")
     names = re.findall(r'<th scope="row">([^<]+)</th>', html.split("course-split-bars")[1].split("</table>")[0])
     assert "output of layer 1&#x27;s MLP" in names or "output of layer 1's MLP" in names
     assert "output of layer 1, head 4" in names and "biases" in names
-    assert any(n.startswith("position of ·ball") for n in names)
+    assert any(n.startswith("position of ·coat") for n in names)
 
 
 def test_the_default_key_is_where_the_head_looks_most():
-    html, ctx = figure("layer: 4\nhead: 4\ntoken: '#10'\nid: f\n")
-    trace = TraceStore(REPO / "traces").load("tiny", TOM)
-    w = np.asarray(trace["layers"][3]["heads"][3]["weights"], dtype=float)[10, :11]
+    html, ctx = figure("layer: 4\nhead: 4\ntoken: '#12'\nid: f\n")
+    trace = TraceStore(REPO / "traces").load("tiny", FROG)
+    w = np.asarray(trace["layers"][3]["heads"][3]["weights"], dtype=float)[12, :13]
     assert json.loads(re.search(r'class="course-data">(.*?)</script>', html, re.S)[1])["key"] == int(np.argmax(w))
     assert ctx.figures["f"].numbers["key"] == int(np.argmax(w))
 
 
 def test_references_print_the_stored_numbers():
-    _, ctx = figure("layer: 4\nhead: 4\ntoken: '#10'\nkey: '#5'\nid: f\n")
+    _, ctx = figure("layer: 4\nhead: 4\ntoken: '#12'\nkey: '#7'\nid: f\n")
     fig = ctx.figures["f"]
     e = stored(4, 4)
-    cell = 10 * 11 // 2 + 5
+    cell = 12 * 13 // 2 + 7
     mlp1 = e["key"][splits_file.read(REPO / "traces", "tiny").parts(4).index("MLP1")][cell]
     ref = lambda name, *args: score_split.ref(Ref("f", name, tuple(args), "content/why.md:9", name), fig)  # noqa: E731
     assert ref("share", "MLP1") == f"{mlp1:+.2f}".replace("-", "\u2212")
@@ -93,7 +93,7 @@ def test_references_print_the_stored_numbers():
 ])
 def test_a_mistake_is_one_line_at_its_option(body, line, problem):
     with pytest.raises(LessonError) as e:
-        parse_directive("score-split", f'model: tiny\nsentence: "{TOM}"\n' + body, "content/why.md:1")
+        parse_directive("score-split", f'model: tiny\nsentence: "{FROG}"\n' + body, "content/why.md:1")
     assert problem in str(e.value) and "\n" not in str(e.value)
     assert e.value.where == f"content/why.md:{line}"  # the fence is line 1, the body from line 2
 

@@ -14,7 +14,7 @@ from .test_play import enc, play_url  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-TOM = "Tom had a red ball. Tom gave the red ball to Sam."
+FROG = "frog lamp seven river coat frog lamp seven river coat"
 SPLIT = "() => { const a = document.getElementById('course-play').coursePlay; return a.split || null; }"
 
 
@@ -22,7 +22,7 @@ def stored(layer: int, head: int, q: int, k: int, side: str) -> dict[str, float]
     from generator.store import splits_file
 
     s = splits_file.read(REPO / "traces", "tiny")
-    e = s.head(TOM, layer, head)
+    e = s.head(FROG, layer, head)
     cell = q * (q + 1) // 2 + k
     return {p: e[side][i][cell] for i, p in enumerate(s.parts(layer))} | {"score": e["score"][cell]}
 
@@ -44,15 +44,15 @@ def test_the_playgrounds_split_is_the_stored_one_on_a_committed_sentence(browser
     with page_opener(browser, set(), width=1280) as open_:
         w = open_()
         page = w.page
-        page.goto(play_url + f"#s={enc(TOM)}&layer=4&head=4&token=10")
-        page.wait_for_function(f"() => {{ const s = ({SPLIT})(); return s && s.layer === 3 && s.head === 3 && s.query === 10; }}",
+        page.goto(play_url + f"#s={enc(FROG)}&layer=4&head=4&token=12")
+        page.wait_for_function(f"() => {{ const s = ({SPLIT})(); return s && s.layer === 3 && s.head === 3 && s.query === 12; }}",
                                timeout=60000)
-        check(page, 4, 4, 10, 5, "key")  # the key where layer 4, head 4 looks most from the second ·red: the first ·ball
+        check(page, 4, 4, 12, 7, "key")  # the key where layer 4, head 4 looks most from the second ·river: the first ·coat
         page.select_option("#play-split-side", "query")
         page.wait_for_function(f"() => ({SPLIT})().side === 'query'")
-        check(page, 4, 4, 10, 5, "query")
+        check(page, 4, 4, 12, 7, "query")
         page.select_option("#play-split-key", "4")
         page.wait_for_function(f"() => ({SPLIT})().key === 4")
-        check(page, 4, 4, 10, 4, "query")
+        check(page, 4, 4, 12, 4, "query")
         assert page.evaluate("() => document.getElementById('course-play').coursePlay.splitMs") >= 0
         assert not w.errors, w.errors

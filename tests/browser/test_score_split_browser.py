@@ -52,14 +52,14 @@ def test_another_cell_picked_in_the_menus_still_adds_up(server, open_site):
     fig_id = fig.get_attribute("id")
     before = next(f for f in bars(w.page) if f["id"] == fig_id)
     selects = fig.locator(".course-split-controls select")
-    selects.nth(0).select_option("13")  # ·Sam
+    selects.nth(0).select_option("13")  # the second ·coat
     w.page.wait_for_function(f"() => document.querySelector('#{fig_id} .course-split-controls select').value === '13'")
-    selects.nth(1).select_option("7")  # the second Tom
+    selects.nth(1).select_option("8")  # the second ·frog
     selects.nth(2).select_option("query")
     w.page.wait_for_function(
         f"() => document.querySelector('#{fig_id} .course-summary').textContent.includes(\"the query's parts\")")
     after = next(f for f in bars(w.page) if f["id"] == fig_id)
-    assert (after["q"], after["k"]) == (13, 7) and (after["q"], after["k"]) != (before["q"], before["k"])
+    assert (after["q"], after["k"]) == (13, 8) and (after["q"], after["k"]) != (before["q"], before["k"])
     assert abs(after["sum"] - after["score"]) < 1e-3 and after["score"] == after["shipped"]
     assert after["shown"] == f"{after['score']:.2f}".replace("-", "\u2212")
     assert not w.errors, w.errors
