@@ -107,6 +107,32 @@ def causal_dims(n_layer: int, n_head: int, n_tokens: int, n_targets: int, n_abla
             "stage": n_layer + 1, "lens": LENS_K}
 
 
+# The score split (generator/model/score_parts.py, traces/<model>/splits.json): per head, each
+# scaled score q·k/√d as a sum of the parts of the residual stream entering the head's layer.
+# Symbolic axes: part = split_parts(layer, head)'s length, cell = the (query, key) cells on and
+# below the diagonal, row by row.
+SPLIT_ARRAYS: tuple[Activation, ...] = (
+    Activation("split_score", "score", ("cell",), "the head's own scaled score q·k/√d of each cell"),
+    Activation("split_key", "key", ("part", "cell"),
+               "q_i · k_j^p / √d: the key's parts, the query whole; the parts add up to score"),
+    Activation("split_query", "query", ("part", "cell"),
+               "q_i^p · k_j / √d: the query's parts, the key whole; the parts add up to score"),
+    Activation("split_table", "table", ("part", "part", "cell"),
+               "layer 1 only: q_i^a · k_j^b / √d, query part a by key part b; all of them add up to score"),
+)
+SPLIT_FORMAT = 1  # bumped when splits.json's layout changes
+SPLIT_DECIMALS = 5  # each part is rounded to 5 decimals, so 20 parts still add up to the score within 1e-4
+SPLIT_ATOL = 1e-4  # how close the parts of a score add up to it, computed and stored
+
+
+def split_parts(layer: int, n_head: int) -> list[str]:
+    """The parts the residual stream entering block `layer` (from 0) is a sum of: the token
+    embedding, the position embedding, each earlier head (L1H1…, counting from 1), each earlier
+    MLP, then the biases (earlier attention output biases, with ln_1's and c_attn's own)."""
+    return (["token", "position"] + [f"L{l + 1}H{h + 1}" for l in range(layer) for h in range(n_head)]
+            + [f"MLP{l + 1}" for l in range(layer)] + ["biases"])
+
+
 # Per token position: the model's top next-token predictions.
 PREDICTION_FIELDS = ("id", "text", "display", "prob")
 TOP_K_PREDICTIONS = 5

@@ -12,7 +12,22 @@ vm.runInThisContext(fs.readFileSync(playJs, 'utf8'), { filename: playJs });
 const doc = globalThis.coursePlayModel;
 const tok = new globalThis.coursePlay.Tokenizer(doc);
 const texts = JSON.parse(fs.readFileSync(inputs, 'utf8'));
-if (mode === 'ids') {
+if (mode === 'split') {
+  // every head's split of every cell, the cells on and below the diagonal row by row (splits.json's order)
+  const model = new globalThis.coursePlay.Model(doc);
+  const cells = (a, P, T) => { const out = []; for (let p = 0; p < P; p++) { const row = [];
+    for (let q = 0; q < T; q++) for (let k = 0; k <= q; k++) row.push(a[p * T * T + q * T + k]); out.push(row); } return out; };
+  process.stdout.write(JSON.stringify(texts.map((t) => {
+    const ids = [tok.eotId].concat(tok.encode(t));
+    const heads = [];
+    for (let l = 0; l < model.nLayer; l++) for (let h = 0; h < model.nHead; h++) {
+      const s = model.scoreSplit(ids, l, h), T = ids.length, P = s.parts.length;
+      heads.push({ layer: l + 1, head: h + 1, parts: s.parts, score: cells(s.score, 1, T)[0], key: cells(s.key, P, T),
+        query: cells(s.query, P, T), table: s.table ? cells(s.table, 9, T) : null });
+    }
+    return { ids, heads };
+  })));
+} else if (mode === 'ids') {
   process.stdout.write(JSON.stringify(texts.map((t) => tok.encode(t))));
 } else {
   const model = new globalThis.coursePlay.Model(doc);

@@ -56,6 +56,23 @@ RUN_JS = """([n, runs]) => {
   return {bare, guesses};
 }"""
 
+# The score split (forward.js, Model.scoreSplit) of one head of the last layer (18 parts) on n
+# tokens: one cell, as a pick in "Why the head looks there" asks for it (warm: the sentence's
+# stream parts kept; cold: a new sentence), and every cell of a head.
+SPLIT_JS = """([n, runs]) => {
+  const api = document.getElementById('course-play').coursePlay, ids = [api.tokenizer.eotId];
+  for (let i = 1; i < n; i++) ids.push(300 + (i * 7919) % 3000);
+  const cold = [], warm = [], whole = [], m = api.model;
+  for (let r = 0; r < runs; r++) {
+    m.splitCache = null;  // a new sentence: its stream's parts first (a forward pass that keeps them)
+    const cell = {query: n - 1, key: 0};  // the playground's one pick: the last token and <|endoftext|>
+    let t0 = performance.now(); m.scoreSplit(ids, m.nLayer - 1, 0, cell); cold.push(performance.now() - t0);
+    t0 = performance.now(); m.scoreSplit(ids, m.nLayer - 1, 1, cell); warm.push(performance.now() - t0);  // another head, same sentence
+    t0 = performance.now(); m.scoreSplit(ids, m.nLayer - 1, 2); whole.push(performance.now() - t0);  // every cell of a head
+  }
+  return {cold, warm, whole};
+}"""
+
 # One edit after a pause: ms from its input event to play:drawn (figures painted), then to play:guesses.
 TYPE_JS = """([text]) => new Promise((resolve) => {
   const root = document.getElementById('course-play'), box = document.getElementById('play-text');
@@ -171,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             drawn, guesses = med([t["drawn"] for t in typed]), med([t["guesses"] for t in typed])
             print(f"  {got} tokens: forward pass {med(r['bare']):.0f} ms, top-5 guesses {med(r['guesses']):.0f} ms; "
                   f"one edit to its figures {drawn:.0f} ms {label(drawn, target)}, to its guesses {guesses:.0f} ms")
+            sp = tab.evaluate(SPLIT_JS, [n, args.runs])
+            cold, warm, whole = med(sp["cold"]), med(sp["warm"]), med(sp["whole"])
+            print(f"    the score split of one cell of a last-layer head: {warm:.1f} ms" + (f" {label(warm, 20)}" if n == 32 else "")
+                  + f", {cold:.1f} ms for a new sentence (its stream's parts first); every cell of a head {whole:.1f} ms")
             stages = {k: med([t["stages"][k] for t in typed]) for k in typed[0]["stages"]}
             wait = (f"waiting for the page's thread" if worker else
                     f"waiting for the page's thread, and the typing delay when the last run took over {QUICK_RUN_MS} ms")

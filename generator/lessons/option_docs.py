@@ -46,6 +46,9 @@ KINDS: dict[str, str] = {
                     "into the residual stream, the unembedding, with the parts the page's figures read marked “here”",
     "arrows": "a stepper's two-number vectors drawn as arrows: the query, the keys and their shadows on the query (the dot product), "
               "the scores and shares as bars, then the values scaled by their shares and added into the result",
+    "score-split": "why a head looks where it looks: one head's score for one query and key, split into the parts "
+                   "that made it (token, position, earlier heads and MLPs, biases) as signed bars that add up to it, "
+                   "beside the query's row, with pickers for the query, the key and the side",
 }
 
 _TOKEN = "a token by its text (`her`, `·her`) or its position (`#6`, counting `<|endoftext|>` as #0)"
@@ -122,6 +125,10 @@ BY_KIND: dict[tuple[str, str], Option] = {
     ("arrows", "stepper"): Option("the id of a stepper figure above on the page, whose vectors have 2 numbers", "required", "stepper: toy"),
     ("arrows", "show"): Option("`all`, `scores` (steps 1 to 3: query, keys, scores, shares) or `mixing` (steps 4 and 5: the values added up)",
                                "all: the five steps", "show: mixing"),
+    ("score-split", "token"): Option(_TOKEN + "; the query, whose row the figure explains", "the last token", "token: her"),
+    ("score-split", "key"): Option(_TOKEN + "; at or before `token`", "where the head looks most from `token`", "key: Lily"),
+    ("score-split", "side"): Option("`key` (the key's parts, the query whole), `query` (the query's parts), or `table` "
+                                    "(layer 1 only: both, two by two)", "key", "side: query"),
     ("circuit", "kind"): Option("a score kind: `previous-token`, `duplicate-token`, `induction`, `sink`", "induction",
                                 "kind: induction"),
 }

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store import TraceRequest
-from . import causal_kinds
+from . import causal_kinds, split_kinds
 from .directives import SPECS, Attention, Compare, Directive, Predictions, check_code_fence, parse_directive
 from .errors import LessonError, collected
 from .errors import fail as _fail
@@ -88,7 +88,7 @@ def directive_sentences(d: Directive) -> list[tuple[str, str]]:
         return [(d.model, d.sentence)]
     if isinstance(d, (Compare, Predictions)):
         return [(d.model, s) for s in d.sentences]
-    return causal_kinds.sentences(d)
+    return causal_kinds.sentences(d) + split_kinds.sentences(d)
 
 
 @dataclass(frozen=True)

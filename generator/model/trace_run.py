@@ -318,6 +318,12 @@ def run_traces(
     return 0
 
 
+def _score_split():
+    from . import score_parts  # imports torch: only when tracing
+
+    return score_parts
+
+
 def main_traces(args) -> int:
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     traces_dir = Path(args.traces_dir) if args.traces_dir else (STAND_IN_TRACES if args.stand_in else COMMITTED_TRACES)
@@ -340,7 +346,8 @@ def main_traces(args) -> int:
     followed, pairs = pages.collect_causal(content)
     with pinned_threads(args.threads), TraceStore(traces_dir).writing(say=lambda line: print(line, file=sys.stderr)) as store:
         return run_traces(models, store, items, force=args.force, prune=args.prune, gpt2_path=args.gpt2_path,
-                          stand_in=args.stand_in, followed=followed, pairs=pairs, scoring=args.scoring_set) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, force=args.force)
+                          stand_in=args.stand_in, followed=followed, pairs=pairs, scoring=args.scoring_set) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, force=args.force) \
+            or _score_split().write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, gpt2_path=args.gpt2_path, force=args.force)
 
 
 def add_parser(sub) -> None:

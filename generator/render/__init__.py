@@ -89,6 +89,10 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 the largest rise) headPeak(kind) ("0.90 at step 2,750") headLeaders(kind) ("layer 4,
                 heads 1 and 4": every head that was the best)
     architecture, arrows: no references (a drawn diagram shows the model's config or a stepper's numbers)
+    score-split {{ id.score }} {{ id.weight }} (the cell's) {{ id.share(position) }} {{ id.percent(L1H4) }}
+                (a part's share of the score, and that as a percent; a table's parts query.key: position.position)
+                {{ id.top(3) }} {{ id.largest }} (parts in words: "position of ·ball") {{ id.head }} {{ id.query }}
+                {{ id.key }} {{ id.side }}
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """
 
@@ -104,6 +108,7 @@ from . import embedding, layernorm, merges, neighbours, token_split, vector_map 
 from . import ablation, attribution, circuit, lens, patching  # the causal chapter
 from . import architecture, arrows  # the drawn diagrams
 from . import guess  # a "Guess first" question's choices
+from . import score_split  # why a head looks where it looks
 from .context import Ctx
 from .ref_common import check_arity, ref_fail
 
@@ -129,6 +134,7 @@ KINDS: dict[str, ModuleType] = {
     "architecture": architecture,  # the drawn diagrams
     "arrows": arrows,
     "guess": guess,
+    "score-split": score_split,
 }
 assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 

@@ -33,7 +33,7 @@ SCRIPT = "play.js"  # the playground's script, joined from generator/assets/play
 PLAY_DIR = Path(__file__).resolve().parents[1] / "assets" / "play"
 # Its parts, in join order: one closure, as course.js's. bpe.js and forward.js touch no DOM, so
 # the joined script also runs under node (the tokenizer test); page.js runs only in a page.
-PLAY_PARTS = ("bpe.js", "forward.js", "runner.js", "scores.js", "ablation.js", "page.js", "controller.js")
+PLAY_PARTS = ("bpe.js", "forward.js", "runner.js", "scores.js", "ablation.js", "page.js", "split.js", "controller.js")
 
 
 def model_fix(path: Path) -> str:

@@ -6,6 +6,7 @@
     traces         TraceStore: keys, the index, load, write, prune
     vectors_file   vectors.json: the embedding figures' numbers
     circuits_file  circuits.json and patching.json: a model's causal numbers
+    splits_file    splits.json: each attention score split into the stream's parts
 
 No torch here: the site build imports this package. The names below are the stage's public face;
 each module's own helpers are imported from that module.

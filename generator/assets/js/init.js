@@ -43,7 +43,8 @@
     neighbours: { now: null },
     architecture: { now: null },  // drawn diagrams: static SVG, nothing to set up
     arrows: { now: null },
-    guess: { now: initGuess }  // not a figure: a question's choices (form.course-guess)
+    guess: { now: initGuess },  // not a figure: a question's choices (form.course-guess)
+    'score-split': { now: initScoreSplit }
   };
 
   var drawn = [];  // the chapter 1-2 plots of the page shown now: {fig, draw, width}

@@ -49,6 +49,8 @@
     var predBox = root.querySelector('.course-play-predictions');
     var scoreBox = root.querySelector('.course-play-scores');
     var abBox = root.querySelector('.course-play-ablation');
+    var splitBox = root.querySelector('.course-play-split');
+    var splitWant = { key: null, side: 'key' }; // the reader's key (null: where the head looks most) and side
     var tok = null, model = null, runner = null, timer = null, shown = null, want = readHash(location.hash);
     // kept: the last figure while the box is empty (the next sentence opens on its state and
     // views); linkNote: why a link's sentence is not the one shown, until the reader types
@@ -97,6 +99,28 @@
     }
     function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
+    // Why the shown head looks where it looks (split.js): its score for the focus token and a key,
+    // split into the parts of the stream, on the reader's sentence. api.splitMs: the split's time.
+    function drawSplit() {
+      var sent = last, f = sent && sent.figure;
+      if (!splitBox || !sent || !f || !f.state) return;
+      var st = f.state, T = sent.ids.length, q = Math.min(st.token, T - 1);
+      var w = sent.run.layers[st.layer].heads[st.head].weights, row = Array.prototype.slice.call(w, q * T, q * T + q + 1);
+      var key = splitWant.key != null && splitWant.key <= q ? splitWant.key : row.indexOf(Math.max.apply(null, row));
+      var side = splitWant.side === 'table' && st.layer !== 0 ? 'key' : splitWant.side;
+      var got = splitCellRows(model, sent.ids, sent.tokens, st.layer, st.head, q, key, side);
+      api.splitMs = got.ms;
+      api.split = { layer: got.layer, head: got.head, query: got.query, key: got.key, side: got.side, score: got.score,
+                    parts: got.rows.map(function (r) { return [r.name, r.value]; }) };
+      var focused = document.activeElement && splitBox.contains(document.activeElement) ? document.activeElement.id : null;
+      drawSplitBox(splitBox, got, sent.tokens, row, function (name, value) {
+        if (name === 'key') splitWant.key = Number(value); else splitWant.side = value;
+        guarded(drawSplit);
+      });
+      if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+      root.dispatchEvent(new CustomEvent('play:split', { detail: api.split }));
+    }
+
     // ab: the ablation grid's {token, targets}, when it is drawn (or asked for by the address)
     function writeHash(text, st, ab) {
       var h = '#s=' + encodeSentence(text) + (st ? '&layer=' + (st.layer + 1) + '&head=' + (st.head + 1) + '&token=' + st.token : '') +
@@ -116,6 +140,7 @@
         say(prep.notes);
         clear(tokBox); clear(figBox); clear(predBox); clear(scoreBox);
         if (abBox) clear(abBox);
+        if (splitBox) clear(splitBox);
         if (shown) kept = shown;
         // a link to this text says the same; a link whose text reads as nothing keeps its address
         // until the reader types (want.s: the page opened on it)
@@ -218,6 +243,7 @@
               root.dispatchEvent(new CustomEvent('play:guesses', { detail: { runs: runNo } }));
               whenIdle(function () { if (gen === mine && last === mineLast && fig === shown) fillTable(fig); });
               if (abBox) whenIdle(function () { if (gen === mine && last === mineLast) ablate(mineLast, mineLast.abWant); }); // a task of its own
+              if (splitBox) whenIdle(function () { if (gen === mine && last === mineLast) guarded(drawSplit); }); // and the split, one more
             });
           })(0);
         });
@@ -385,6 +411,7 @@
       shown = f;
       f.firstMode = f.mode; // its own (a phone opens a long sentence in lines): only a mode the reader picked is carried
       fig.addEventListener('course:statechange', function () { writeHash(text, f.state, last && last.text === text ? last.ablation || last.abWant : null); });
+      fig.addEventListener('course:statechange', function () { if (last && last.text === text && last.figure === f && splitBox && splitBox.firstChild) guarded(drawSplit); });
       // the reader opens a long sentence's table before its rows were written: written now,
       // before the toggle's own listener shows it
       var toggle = fig.querySelector('button.course-table-toggle');

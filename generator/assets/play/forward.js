@@ -281,6 +281,120 @@
       return top;
     };
 
+    // Why a head looks where it looks (generator/model/score_parts.py, the tracer's split): the
+    // stream entering block `layer` as a sum of parts (token, position, each earlier head's output
+    // through its rows of W_O, each earlier MLP's output, the biases), ln_1's scale frozen at the
+    // real stream's, so head `head`'s query and key are sums of one piece per part and every scaled
+    // score splits exactly. Returns {parts (names), score (query, key), key (part, query, key): the
+    // key's parts against the whole query, query (part, query, key): the roles swapped, and for
+    // layer 0 table (3, 3, query, key)}, flat Float64Arrays, zero above the diagonal.
+    // The sentence's stream parts, one forward pass, kept for the last ids asked (a new head or
+    // cell of the same sentence reuses them): tok, pos (token, width); heads[l][h] and mlps[l]
+    // (token, width); streams[l] the stream entering block l; bias[l] the attention output biases
+    // of the blocks before l (token, width).
+    Model.prototype.streamParts = function (ids) {
+      var key = ids.join(',');
+      if (this.splitCache && this.splitCache.key === key) return this.splitCache;
+      var T = ids.length, W = this.width, H = this.nHead, d = this.headDim, w = this.w, TW = T * W;
+      var x = this.embed(ids, new Float64Array(TW)), wte = w['wte.weight'], wpe = w['wpe.weight'];
+      var tok = new Float64Array(TW), pos = new Float64Array(TW); // (token, width) each
+      for (var t = 0; t < T; t++) {
+        for (var i = 0; i < W; i++) { tok[t * W + i] = wte[ids[t] * W + i]; pos[t * W + i] = wpe[t * W + i]; }
+      }
+      var heads = [], mlps = [], streams = [], biases = [new Float64Array(TW)], concat = new Float64Array(TW);
+      var store = this.views(new Float64Array(H * this.perHead(T)), new Float64Array(0), T).layers[0].heads;
+      for (var l = 0; l < this.nLayer; l++) {
+        streams.push(x.slice(0, TW));
+        this.attend(l, x, T, store, concat);
+        var wo = w['h.' + l + '.attn.c_proj.weight'], bo = w['h.' + l + '.attn.c_proj.bias'], layerHeads = [];
+        for (var hd = 0; hd < H; hd++) { // head hd's output through its rows of W_O: (token, width)
+          var part = new Float64Array(TW);
+          for (var t1 = 0; t1 < T; t1++) {
+            for (var j = 0; j < d; j++) {
+              var z = concat[t1 * W + hd * d + j], row = (hd * d + j) * W, at = t1 * W;
+              for (var o = 0; o < W; o++) part[at + o] += z * wo[row + o];
+            }
+          }
+          layerHeads.push(part);
+        }
+        heads.push(layerHeads);
+        var nb = biases[l].slice(0, TW);
+        for (var t2 = 0; t2 < TW; t2++) nb[t2] += bo[t2 % W];
+        biases.push(nb);
+        this.finish(l, x, T, concat); // leaves the MLP's output (token, width) in buf.proj
+        mlps.push(this.buf.proj.slice(0, TW));
+      }
+      this.splitCache = { key: key, tok: tok, pos: pos, heads: heads, mlps: mlps, streams: streams, biases: biases };
+      return this.splitCache;
+    };
+
+    // Given `cell` ({query, key}), only that cell is split (the playground's one pick: the pieces of
+    // two tokens, not every token's); the arrays keep their shapes, zero elsewhere.
+    Model.prototype.scoreSplit = function (ids, layer, head, cell) {
+      var T = ids.length, W = this.width, H = this.nHead, d = this.headDim, w = this.w;
+      var sp = this.streamParts(ids), x = sp.streams[layer], names = ['token', 'position'], heads = [], mlps = [];
+      for (var l = 0; l < layer; l++) {
+        for (var hd = 0; hd < H; hd++) { heads.push(sp.heads[l][hd]); names.push('L' + (l + 1) + 'H' + (hd + 1)); }
+        mlps.push(sp.mlps[l]);
+      }
+      var tok = sp.tok, pos = sp.pos, bias = sp.biases[layer];
+      for (var l2 = 0; l2 < layer; l2++) names.push('MLP' + (l2 + 1));
+      names.push('biases');
+      var parts = [tok, pos].concat(heads, mlps, [bias]), P = parts.length;
+      // ln_1 frozen: each part centred, divided by the real stream's σ, times the gain; the biases
+      // part also takes ln_1's bias. Then each part through head `head`'s columns of c_attn.
+      var p = 'h.' + layer + '.', g = w[p + 'ln_1.weight'], lb = w[p + 'ln_1.bias'], caT = this.lin[layer].attn, cb = w[p + 'attn.c_attn.bias'];
+      var sigma = new Float64Array(T);
+      for (var t3 = 0; t3 < T; t3++) {
+        var mu = 0, v = 0;
+        for (var i3 = 0; i3 < W; i3++) mu += x[t3 * W + i3];
+        mu /= W;
+        for (var i4 = 0; i4 < W; i4++) { var dv = x[t3 * W + i4] - mu; v += dv * dv; }
+        sigma[t3] = Math.sqrt(v / W + this.eps);
+      }
+      var qp = new Float64Array(P * T * d), kp = new Float64Array(P * T * d), normed = new Float64Array(W); // (part, token, headDim)
+      var wanted = [];
+      for (var tw = 0; tw < T; tw++) if (!cell || tw === cell.query || tw === cell.key) wanted.push(tw);
+      for (var pi = 0; pi < P; pi++) {
+        for (var wi = 0; wi < wanted.length; wi++) {
+          var t4 = wanted[wi];
+          var src = parts[pi], at4 = t4 * W, m = 0;
+          for (var i5 = 0; i5 < W; i5++) m += src[at4 + i5];
+          m /= W;
+          for (var i6 = 0; i6 < W; i6++) normed[i6] = (src[at4 + i6] - m) / sigma[t4] * g[i6] + (pi === P - 1 ? lb[i6] : 0);
+          var base = (pi * T + t4) * d;
+          for (var j3 = 0; j3 < d; j3++) {
+            var cq = head * d + j3, ck = W + head * d + j3, sq = pi === P - 1 ? cb[cq] : 0, sk = pi === P - 1 ? cb[ck] : 0;
+            var rq = cq * W, rk = ck * W; // rows of the transposed c_attn: contiguous over the inputs
+            for (var i7 = 0; i7 < W; i7++) { var nv = normed[i7]; sq += nv * caT[rq + i7]; sk += nv * caT[rk + i7]; }
+            qp[base + j3] = sq; kp[base + j3] = sk;
+          }
+        }
+      }
+      var qw = new Float64Array(T * d), kw = new Float64Array(T * d), scale = 1 / Math.sqrt(d);
+      for (var pj = 0; pj < P; pj++) {
+        for (var wj = 0; wj < wanted.length; wj++) {
+          for (var n = wanted[wj] * d, nEnd = n + d; n < nEnd; n++) { qw[n] += qp[pj * T * d + n]; kw[n] += kp[pj * T * d + n]; }
+        }
+      }
+      function dot(a, ao, b, bo2) { var s = 0; for (var jj = 0; jj < d; jj++) s += a[ao + jj] * b[bo2 + jj]; return s * scale; }
+      var TT = T * T, score = new Float64Array(TT), key = new Float64Array(P * TT), query = new Float64Array(P * TT);
+      var table = layer === 0 ? new Float64Array(9 * TT) : null;
+      for (var qi = 0; qi < T; qi++) {
+        for (var kj = 0; kj <= qi; kj++) {
+          if (cell && (qi !== cell.query || kj !== cell.key)) continue;
+          var c = qi * T + kj;
+          score[c] = dot(qw, qi * d, kw, kj * d);
+          for (var pk = 0; pk < P; pk++) {
+            key[pk * TT + c] = dot(qw, qi * d, kp, (pk * T + kj) * d);
+            query[pk * TT + c] = dot(qp, (pk * T + qi) * d, kw, kj * d);
+            if (table) for (var pb = 0; pb < P; pb++) table[(pk * 3 + pb) * TT + c] = dot(qp, (pk * T + qi) * d, kp, (pb * T + kj) * d);
+          }
+        }
+      }
+      return { parts: names, n: T, score: score, key: key, query: query, table: table };
+    };
+
     return { Model: Model, headViews: headViews };
   }
   var forward = forwardPass(), Model = forward.Model, headViews = forward.headViews;

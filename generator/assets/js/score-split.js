@@ -1,0 +1,148 @@
+  // ------------------------------------------------------------------ score-split
+
+  // One head's score for one cell split into the parts that made it (render/score_split.py).
+  // The figure ships the head's every cell; the reader picks the query, the key and the side,
+  // and the bars, the sum and the row are written again from those numbers, as the renderer does.
+
+  var SPLIT_SOLID_FROM = 0.5; // as causal_data.SOLID_FROM
+
+  function splitLum(c) {
+    function ch(v) { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }
+    return 0.2126 * ch(c[0]) + 0.7152 * ch(c[1]) + 0.0722 * ch(c[2]);
+  }
+  function splitContrast(a, b) {
+    var la = splitLum(a), lb = splitLum(b);
+    return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+  }
+  // as causal_data.signed_style: blue for positive, orange for negative
+  function splitStyle(x, scale) {
+    var t = scale <= 0 ? 0 : Math.min(1, Math.abs(x) / scale);
+    var end = x >= 0 ? [33, 102, 172] : [179, 88, 6];
+    if (t < SPLIT_SOLID_FROM) return 'background:rgba(' + end.join(',') + ',' + (0.05 + 0.6 * t).toFixed(2) + ')';
+    var rgb = end.map(function (e) { return roundHalfEven(255 + (e - 255) * t); });
+    var dark = splitContrast(rgb, [0, 0, 0]) >= splitContrast(rgb, [255, 255, 255]);
+    var hex = '#' + rgb.map(function (v) { return (v < 16 ? '0' : '') + v.toString(16); }).join('');
+    return 'background:' + hex + ';color:' + (dark ? '#000' : '#fff');
+  }
+  function minus2(x) { return fmt2(x).replace('-', '\u2212'); }
+
+  function splitPartWords(part, token) { // as score_split.part_words
+    if (part === 'token') return 'token ' + token;
+    if (part === 'position') return 'position of ' + token;
+    if (part.indexOf('MLP') === 0) return "output of layer " + part.slice(3) + "'s MLP";
+    if (part.charAt(0) === 'L') {
+      var lh = part.slice(1).split('H');
+      return 'output of layer ' + lh[0] + ', head ' + lh[1];
+    }
+    return 'biases';
+  }
+
+  function splitCell(q, k) { return q * (q + 1) / 2 + k; }
+
+  // The bars of one cell: {name, words, value}, largest first, ties by name (score_split.bars).
+  function splitBars(data, side, q, k) {
+    var c = splitCell(q, k);
+    var qt = data.tokens[q], kt = data.tokens[k];
+    var rows = [];
+    if (side === 'table') {
+      var three = ['token', 'position', 'biases'];
+      three.forEach(function (a, i) {
+        three.forEach(function (b, j) {
+          rows.push({ name: a + '.' + b, words: splitPartWords(a, qt) + ' (query) with ' + splitPartWords(b, kt) + ' (key)',
+                      value: data.table[i][j][c] });
+        });
+      });
+    } else {
+      var split = side === 'key' ? data.key_split : data.query_split;
+      var token = side === 'key' ? kt : qt;
+      data.parts.forEach(function (p, i) { rows.push({ name: p, words: splitPartWords(p, token), value: split[i][c] }); });
+    }
+    rows.sort(function (a, b) { return b.value - a.value || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0); });
+    return rows;
+  }
+
+  function initScoreSplit(fig, data) {
+    var bars = fig.querySelector('.course-split-bars tbody');
+    var rowBody = fig.querySelector('.course-split-row tbody');
+    var summary = fig.querySelector('.course-summary');
+    if (!bars || !rowBody || !data.tokens) return null;
+    var state = { q: data.query, k: data.key, side: data.side };
+    var controls = el('div', 'course-split-controls');
+    function picker(label, options, value, onChange) {
+      var wrap = el('label', 'course-split-picker', label + ' ');
+      var sel = el('select');
+      wrap.appendChild(sel);
+      sel.addEventListener('change', function () { onChange(sel.value); });
+      controls.appendChild(wrap);
+      return { sel: sel, fill: function (opts, v) {
+        clear(sel);
+        opts.forEach(function (o) { var op = el('option', null, o[1]); op.value = String(o[0]); sel.appendChild(op); });
+        sel.value = String(v);
+      } };
+    }
+    function tokenOptions(upTo) {
+      var out = [];
+      for (var i = 0; i <= upTo; i++) out.push([i, data.tokens[i] + ' (#' + i + ')']);
+      return out;
+    }
+    var qPick = picker('Query', [], state.q, function (v) {
+      state.q = Number(v);
+      if (state.k > state.q) state.k = state.q;
+      redrawSplit();
+    });
+    var kPick = picker('Key', [], state.k, function (v) { state.k = Number(v); redrawSplit(); });
+    var sides = [['key', "the key's parts"], ['query', "the query's parts"]];
+    if (data.table) sides.push(['table', 'both, two by two']);
+    var sPick = picker('Split', [], state.side, function (v) { state.side = v; redrawSplit(); });
+    var anchor = fig.querySelector('.course-split');
+    fig.insertBefore(controls, anchor);
+
+    function redrawSplit() {
+      qPick.fill(tokenOptions(data.tokens.length - 1), state.q);
+      kPick.fill(tokenOptions(state.q), state.k);
+      sPick.fill(sides, state.side);
+      var rows = splitBars(data, state.side, state.q, state.k);
+      var scale = Math.max.apply(null, rows.map(function (r) { return Math.abs(r.value); }).concat([1e-9]));
+      var score = data.score[splitCell(state.q, state.k)];
+      clear(bars);
+      rows.forEach(function (r) {
+        var tr = el('tr');
+        tr.setAttribute('data-part', r.name);
+        tr.setAttribute('data-value', String(r.value));
+        tr.appendChild(el('th', null, r.words)).setAttribute('scope', 'row');
+        var td = el('td', null, signed2(r.value));
+        td.setAttribute('style', splitStyle(r.value, scale));
+        tr.appendChild(td);
+        var barCell = el('td', 'course-bar-cell');
+        var bar = el('span', 'course-dla-bar' + (r.value < 0 ? ' course-dla-neg' : ''));
+        bar.style.width = roundHalfEven(1000 * Math.abs(r.value) / scale) / 10 + '%';
+        bar.setAttribute('aria-hidden', 'true');
+        barCell.appendChild(bar);
+        tr.appendChild(barCell);
+        bars.appendChild(tr);
+      });
+      var total = el('tr', 'course-total');
+      total.appendChild(el('th', null, 'Score (the sum)')).setAttribute('scope', 'row');
+      var sum = el('td', null, minus2(score));
+      sum.setAttribute('data-score', String(score));
+      total.appendChild(sum);
+      total.appendChild(el('td'));
+      bars.appendChild(total);
+      clear(rowBody);
+      for (var j = 0; j <= state.q; j++) {
+        var tr2 = el('tr');
+        if (j === state.k) { tr2.className = 'course-split-chosen'; tr2.setAttribute('aria-current', 'true'); }
+        tr2.appendChild(el('th', null, data.tokens[j])).setAttribute('scope', 'row');
+        tr2.appendChild(el('td', null, minus2(data.score[splitCell(state.q, j)])));
+        tr2.appendChild(el('td', null, fmt2(data.weights[state.q][j])));
+        rowBody.appendChild(tr2);
+      }
+      var which = state.side === 'key' ? "the key's parts" : state.side === 'query' ? "the query's parts"
+        : "the query's and the key's parts, two by two,";
+      summary.textContent = 'In layer ' + data.layer + ', head ' + data.head + ', the score of ' + data.tokens[state.q] + ' for ' +
+        data.tokens[state.k] + ' is ' + minus2(score) + '; ' + which + ' add up to it. The largest is ' + rows[0].words + ', ' +
+        signed2(rows[0].value) + '.';
+    }
+    redrawSplit();
+    return null;
+  }

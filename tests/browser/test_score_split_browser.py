@@ -1,0 +1,65 @@
+"""`score-split` figures in Chromium (the session's shared build of the real course): the bars add
+up to the cell's score, for the figure's own cell and for any other the reader picks with the
+menus; the numbers after a pick are the shipped split's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from course_builds import settle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PAGE = "why-heads-look.html"
+
+# every score-split figure: its bars' values, their sum and the cell's score as the page shows them
+BARS_JS = """() => Array.from(document.querySelectorAll('.course-fig[data-kind="score-split"]')).map(fig => {
+  const values = Array.from(fig.querySelectorAll('.course-split-bars tr[data-part]')).map(tr => Number(tr.dataset.value));
+  const score = Number(fig.querySelector('.course-split-bars td[data-score]').dataset.score);
+  const data = JSON.parse(fig.querySelector(':scope > script.course-data').textContent);
+  const q = Number(fig.querySelector('.course-split-controls select').value);
+  const k = Number(fig.querySelectorAll('.course-split-controls select')[1].value);
+  return {id: fig.id, values, sum: values.reduce((a, b) => a + b, 0), score, q, k, shipped: data.score[q * (q + 1) / 2 + k],
+          shown: fig.querySelector('.course-split-bars tr.course-total td').textContent};
+})"""
+
+
+def bars(page) -> list[dict]:
+    return page.evaluate(BARS_JS)
+
+
+def test_the_bars_add_up_to_the_cells_score(server, open_site):
+    w = open_site()
+    w.page.goto(f"{server.base}/{PAGE}")
+    settle(w.page)
+    w.page.wait_for_function("() => document.querySelectorAll('.course-split-controls').length >= 4")
+    figs = bars(w.page)
+    assert len(figs) >= 4
+    for f in figs:
+        assert len(f["values"]) >= 3, f
+        assert abs(f["sum"] - f["score"]) < 1e-3, f
+        assert f["score"] == f["shipped"], f
+        assert f["values"] == sorted(f["values"], reverse=True), f
+    assert not w.errors, w.errors
+
+
+def test_another_cell_picked_in_the_menus_still_adds_up(server, open_site):
+    w = open_site()
+    w.page.goto(f"{server.base}/{PAGE}")
+    settle(w.page)
+    w.page.wait_for_function("() => document.querySelectorAll('.course-split-controls').length >= 4")
+    fig = w.page.locator('.course-fig[data-kind="score-split"]').nth(1)  # layer 4, head 4: 18 parts
+    fig_id = fig.get_attribute("id")
+    before = next(f for f in bars(w.page) if f["id"] == fig_id)
+    selects = fig.locator(".course-split-controls select")
+    selects.nth(0).select_option("13")  # the second ·coat
+    w.page.wait_for_function(f"() => document.querySelector('#{fig_id} .course-split-controls select').value === '13'")
+    selects.nth(1).select_option("8")  # the second ·frog
+    selects.nth(2).select_option("query")
+    w.page.wait_for_function(
+        f"() => document.querySelector('#{fig_id} .course-summary').textContent.includes(\"the query's parts\")")
+    after = next(f for f in bars(w.page) if f["id"] == fig_id)
+    assert (after["q"], after["k"]) == (13, 8) and (after["q"], after["k"]) != (before["q"], before["k"])
+    assert abs(after["sum"] - after["score"]) < 1e-3 and after["score"] == after["shipped"]
+    assert after["shown"] == f"{after['score']:.2f}".replace("-", "\u2212")
+    assert not w.errors, w.errors
