@@ -143,6 +143,16 @@ def test_token_labels_agree_on_the_course_s_kinds_of_token():
     assert got == [[fmt.token_label(t), fmt.token_spoken(t)] for t in toks]
 
 
+def test_course_js_colours_signed_cells_as_python_does():
+    """course.js's own signedStyle (the score split's bars), its constants read from colorscale.js."""
+    xs = numbers(9)
+    scales = [1.0, 0.37, 2.5, 0.0]
+    got = run_node(core_program("process.stdout.write(JSON.stringify(cases.scales.map(s => cases.xs.map(x => signedStyle(x, s)))));"),
+                   {"xs": xs, "scales": scales})
+    for scale, styles in zip(scales, got):
+        assert styles == [causal_data.signed_style(x, scale) for x in xs], scale
+
+
 def test_play_js_colours_and_ranks_the_ablation_cells_as_python_does():
     rng = random.Random(4)
     colours = [[rng.randrange(256) for _ in range(3)] for _ in range(300)] + [[0, 0, 0], [255, 255, 255]]

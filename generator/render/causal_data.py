@@ -12,6 +12,7 @@ from .. import tokens as vocab
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from . import format as fmt
+from .format import NEGATIVE_RGB, POSITIVE_RGB, SOLID_FROM, TINT_ALPHA, signed_rule  # noqa: F401 (read from here too)
 from .context import Ctx, Missing, Panel, load_panel
 from .pending import traces_pending
 from .ref_common import ref_fail
@@ -149,17 +150,9 @@ def verdict(removed: float, whole: float) -> str:
     return VERDICTS[3]
 
 
-SOLID_FROM = 0.5  # |x| / scale from which a cell is a solid colour; below it a tint of the page
-POSITIVE_RGB = (33, 102, 172)  # blue, the solid end for a positive change
-NEGATIVE_RGB = (179, 88, 6)  # orange, for a negative one
-TINT_ALPHA = (0.05, 0.6)  # a weak cell's tint: alpha = 0.05 + 0.6 · |x| / scale
-
-
-def signed_rule() -> dict:
-    """signed_style's constants as play.js reads them (SIGNED_RULE, written in by
-    play_model.play_js): the playground's ablation cells are coloured by this one rule."""
-    return {"solidFrom": SOLID_FROM, "positive": list(POSITIVE_RGB), "negative": list(NEGATIVE_RGB),
-            "tintBase": TINT_ALPHA[0], "tintSlope": TINT_ALPHA[1]}
+# signed_style's constants (SOLID_FROM, POSITIVE_RGB, NEGATIVE_RGB, TINT_ALPHA, signed_rule) live in
+# format.py, which also writes them into colorscale.js for course.js (window.COURSE_SIGNED_RULE);
+# play.js gets them as SIGNED_RULE: one rule, three readers.
 
 
 def signed_style(x: float, scale: float) -> str:

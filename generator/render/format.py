@@ -45,7 +45,21 @@ def colorscale_js() -> str:
         "   the one copy of the colour scale and of the weight from which cell text turns black. */\n"
         f"window.COURSE_COLORSCALE = {json.dumps(colorscale())};\n"
         f"window.COURSE_TEXT_DARK_FROM = {json.dumps(TEXT_DARK_FROM)};\n"
+        f"window.COURSE_SIGNED_RULE = {json.dumps(signed_rule(), separators=(',', ':'))};\n"
     )
+
+
+SOLID_FROM = 0.5  # |x| / scale from which a signed cell is a solid colour; below it a tint of the page
+POSITIVE_RGB = (33, 102, 172)  # blue, the solid end for a positive change
+NEGATIVE_RGB = (179, 88, 6)  # orange, for a negative one
+TINT_ALPHA = (0.05, 0.6)  # a weak cell's tint: alpha = 0.05 + 0.6 · |x| / scale
+
+
+def signed_rule() -> dict:
+    """causal_data.signed_style's constants as the scripts read them (colorscale.js's
+    COURSE_SIGNED_RULE for course.js, play.js's SIGNED_RULE): one rule for every signed cell."""
+    return {"solidFrom": SOLID_FROM, "positive": list(POSITIVE_RGB), "negative": list(NEGATIVE_RGB),
+            "tintBase": TINT_ALPHA[0], "tintSlope": TINT_ALPHA[1]}
 
 
 def cell_rgb(w: float) -> tuple[int, int, int]:

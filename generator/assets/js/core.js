@@ -53,6 +53,26 @@
   }
   function fmt2(x) { return fmt(x, 2); }
 
+  function luminance(c) { // WCAG 2's relative luminance of an sRGB colour [r, g, b]
+    function ch(v) { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }
+    return 0.2126 * ch(c[0]) + 0.7152 * ch(c[1]) + 0.0722 * ch(c[2]);
+  }
+  function contrastRatio(a, b) { // as format.contrast_ratio (WCAG 2)
+    var la = luminance(a), lb = luminance(b);
+    return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+  }
+  // as causal_data.signed_style: blue for positive, orange for negative, a tint below solidFrom;
+  // its constants are window.COURSE_SIGNED_RULE, written into colorscale.js from format.signed_rule()
+  function signedStyle(x, scale) {
+    var R = window.COURSE_SIGNED_RULE, t = scale <= 0 ? 0 : Math.min(1, Math.abs(x) / scale);
+    var end = x >= 0 ? R.positive : R.negative;
+    if (t < R.solidFrom) return 'background:rgba(' + end.join(',') + ',' + fmt(R.tintBase + R.tintSlope * t, 2) + ')';
+    var rgb = end.map(function (e) { return roundHalfEven(255 + (e - 255) * t); }); // Python's round()
+    var black = contrastRatio(rgb, [0, 0, 0]) >= contrastRatio(rgb, [255, 255, 255]);
+    var hex = '#' + rgb.map(function (c) { return (c < 16 ? '0' : '') + c.toString(16); }).join('');
+    return 'background:' + hex + ';color:' + (black ? '#000' : '#fff');
+  }
+
   function signed2(d) { // as format.diff2: a true minus, 0.00 where it rounds to zero
     var s = fmt2(d);
     if (s === '0.00' || s === '-0.00') return '0.00';

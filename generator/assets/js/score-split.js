@@ -4,26 +4,6 @@
   // The figure ships the head's every cell; the reader picks the query, the key and the side,
   // and the bars, the sum and the row are written again from those numbers, as the renderer does.
 
-  var SPLIT_SOLID_FROM = 0.5; // as causal_data.SOLID_FROM
-
-  function splitLum(c) {
-    function ch(v) { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }
-    return 0.2126 * ch(c[0]) + 0.7152 * ch(c[1]) + 0.0722 * ch(c[2]);
-  }
-  function splitContrast(a, b) {
-    var la = splitLum(a), lb = splitLum(b);
-    return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
-  }
-  // as causal_data.signed_style: blue for positive, orange for negative
-  function splitStyle(x, scale) {
-    var t = scale <= 0 ? 0 : Math.min(1, Math.abs(x) / scale);
-    var end = x >= 0 ? [33, 102, 172] : [179, 88, 6];
-    if (t < SPLIT_SOLID_FROM) return 'background:rgba(' + end.join(',') + ',' + (0.05 + 0.6 * t).toFixed(2) + ')';
-    var rgb = end.map(function (e) { return roundHalfEven(255 + (e - 255) * t); });
-    var dark = splitContrast(rgb, [0, 0, 0]) >= splitContrast(rgb, [255, 255, 255]);
-    var hex = '#' + rgb.map(function (v) { return (v < 16 ? '0' : '') + v.toString(16); }).join('');
-    return 'background:' + hex + ';color:' + (dark ? '#000' : '#fff');
-  }
   function minus2(x) { return fmt2(x).replace('-', '\u2212'); }
 
   function splitPartWords(part, token) { // as score_split.part_words
@@ -111,7 +91,7 @@
         tr.setAttribute('data-value', String(r.value));
         tr.appendChild(el('th', null, r.words)).setAttribute('scope', 'row');
         var td = el('td', null, signed2(r.value));
-        td.setAttribute('style', splitStyle(r.value, scale));
+        td.setAttribute('style', signedStyle(r.value, scale));
         tr.appendChild(td);
         var barCell = el('td', 'course-bar-cell');
         var bar = el('span', 'course-dla-bar' + (r.value < 0 ? ' course-dla-neg' : ''));
