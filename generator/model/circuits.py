@@ -11,6 +11,7 @@ import torch
 
 from .. import heads, schema
 from .causal import CausalConfig, Reference, blocks, dims, log_softmax, w_out, ablation, followed_tokens, residual_parts
+from . import robust
 from .load import LoadedModel
 
 
@@ -116,4 +117,5 @@ def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfi
         "compositionBaseline": comp["baseline"],
         "meanReference": dict(ref.record),
         "scoringSet": heads.SCORING_SET_VERSION,
+        "robust": robust.robust(lm, ref, robust.SIZES[scoring]),  # four methods, intervals, a length sweep
     }
