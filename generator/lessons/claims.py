@@ -14,7 +14,7 @@ import re
 
 from .errors import LessonError
 
-HEAD = re.compile(r"\bL\d+H\d+\b|\blayer\s+\d+,\s+head\s+\d+\b")
+HEAD = re.compile(r"\bL\d+H\d+\b|\b[Ll]ayer\s+\d+,\s+head\s+\d+\b")
 VERDICT = re.compile(r"\b(carries (?:most|part|a small part) of|carries|needs|is not needed|does not need|"
                      r"doesn't need|works against|is needed)\b")
 REF = re.compile(r"\{\{.*?\}\}", re.S)
