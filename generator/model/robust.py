@@ -37,7 +37,7 @@ SCORED_KINDS = heads.REPEATED_KINDS  # the kind scores measured on the same rand
 @dataclass(frozen=True)
 class RobustConfig:
     lengths: tuple[int, ...] = (5, 10, 20, 40)  # repeat lengths of the sweep (tokens in each copy)
-    n_texts: int = 160  # test texts per length: hundreds, as the intervals and the trace time allow
+    n_texts: int = 100  # test texts per length: rises of several nats get intervals of about ±0.3
     n_sources: int = 2  # resample: source texts each test text takes a head's output from
     n_boot: int = 1000  # bootstrap draws for each interval
     seed: int = 47  # seeds the texts (with the length and the set's name) and the bootstrap
