@@ -79,3 +79,40 @@ def test_an_interval_across_the_threshold_gives_no_verdict():
     doc = _doc({("zero", 3): circuit_robust.NEEDS_RISE})
     with pytest.raises(LessonError, match="an interval across"):
         _ref("circ.needs(L2H2, zero)", doc)
+
+
+ABLATION_PAGE = '''# Verdicts
+
+```ablation
+model: tiny
+sentence: "Lily wanted to play with"
+targets: [her, his]
+id: ab
+```
+
+Removed with zeros, layer 1, head 4 {{ ab.verdict(L1H4%s) }} the preference for ·her.
+'''
+
+
+def _build(tmp_path, text):
+    import shutil
+
+    from conftest import REPO, run_build, write_project
+
+    write_project(tmp_path, {"verdicts.md": text})
+    shutil.rmtree(tmp_path / "traces")
+    shutil.copytree(REPO / "traces", tmp_path / "traces")
+    return run_build(tmp_path)
+
+
+def test_an_ablation_verdict_that_zero_and_mean_disagree_on_must_be_scoped(tmp_path):
+    """After "Lily wanted to play with", removing L1H4 'carries a small part of' the preference
+    with zeros and 'works against' it with the mean: unscoped, the build stops at the line."""
+    built = _build(tmp_path / "a", ABLATION_PAGE % "")
+    assert not built.ok
+    line = [ln for ln in built.log.splitlines() if "not the same under every way of removing it" in ln]
+    assert line and "content/verdicts.md:10:" in line[0] and "with zero: 'carries a small part of'" in line[0]
+    assert "Traceback" not in built.log
+    scoped = _build(tmp_path / "b", ABLATION_PAGE % ", zero")
+    assert scoped.ok, scoped.log
+    assert "layer 1, head 4 carries a small part of the preference" in scoped.html("verdicts.md")
