@@ -32,6 +32,7 @@ from .load import LoadedModel
 
 METHODS = ("zero", "mean", "indist", "resample")  # how a removed head's output is replaced (above)
 SCORED_KINDS = heads.REPEATED_KINDS  # the kind scores measured on the same random texts
+LOGIT_BUDGET = 2**27  # floats of logits one batch may hold (512 MB): how many heads share a pass
 
 
 @dataclass(frozen=True)
@@ -93,25 +94,33 @@ def _losses(lm: LoadedModel, x: torch.Tensor, length: int, hidden: torch.Tensor,
     return (torch.stack([nll[:, : length - 1].mean(-1), second], dim=-1) if first else second).numpy()
 
 
-def _resumed(lm: LoadedModel, streams, calls, layer: int, h: int, value: torch.Tensor) -> torch.Tensor:
-    """The final stream after ln_f (batch, token, width) with head h of `layer` set to value
-    ((head_dim,) or (token, head_dim)): transformers' own blocks from `layer` on, with the clean
-    run's arguments (the blocks below do not change)."""
+def _resumed(lm: LoadedModel, streams, calls, layer: int, values: dict[int, torch.Tensor]) -> torch.Tensor:
+    """The final stream after ln_f (G·batch, token, width): copy g of the batch (rows g·batch …)
+    with head heads[g] of `layer` set to values[heads[g]] ((head_dim,) or (token, head_dim)).
+    transformers' own blocks from `layer` on, with the clean run's arguments, each batch-sized
+    tensor among them repeated G times (the blocks below do not change)."""
     d = dims(lm)[3]
     chain = blocks(lm)
+    n = streams[layer].shape[0]
+    heads_ = list(values)
 
     def put(_m, args):
-        concat = args[0].clone()  # (batch, token, width)
-        concat[:, :, h * d : (h + 1) * d] = value.to(concat.dtype).expand(concat.shape[0], concat.shape[1], d)
+        concat = args[0].clone()  # (G·batch, token, width)
+        for g, h in enumerate(heads_):
+            rows = concat[g * n : (g + 1) * n]  # (batch, token, width)
+            rows[:, :, h * d : (h + 1) * d] = values[h].to(concat.dtype).expand(n, concat.shape[1], d)
         return (concat,)
+
+    def rep(v):
+        return v.repeat(len(heads_), *([1] * (v.dim() - 1))) if torch.is_tensor(v) and v.dim() and v.shape[0] == n else v
 
     handle = chain[layer].attn.c_proj.register_forward_pre_hook(put)
     try:
         with torch.inference_mode():
-            x = streams[layer]
+            x = rep(streams[layer])  # (G·batch, token, width)
             for l in range(layer, len(chain)):
                 args, kwargs = calls[l]
-                x = chain[l](x, *args, **kwargs)
+                x = chain[l](x, *(rep(a) for a in args), **{k: rep(v) for k, v in kwargs.items()})
                 x = x[0] if isinstance(x, tuple) else x
             return lm.model.transformer.ln_f(x)
     finally:
@@ -120,27 +129,34 @@ def _resumed(lm: LoadedModel, streams, calls, layer: int, h: int, value: torch.T
 
 def ablated_losses(lm: LoadedModel, test: np.ndarray, source: np.ndarray, ref: Reference, length: int):
     """(method, layer·head, text) the second copy's loss with each head removed, per method, and
-    the clean losses (text, 2). Resample: every text gets source s's output, one batch per source
-    (each source's output is one (token, head_dim) block), and the losses are averaged over them."""
+    the clean losses (text, 2). The heads of a layer go in one batch (as many as LOGIT_BUDGET
+    allows); resample: every text gets source s's output, one batch per source (each source's
+    output is one (token, head_dim) block), and the losses are averaged over the sources."""
     L, H, W, d = dims(lm)
     x = torch.as_tensor(test)  # (text, token)
+    N = x.shape[0]
     streams, calls, clean_out = _clean_streams(lm, x)
     with torch.inference_mode():
         clean = _losses(lm, x, length, _final(lm, streams, calls), first=True)  # (text, 2)
     src_out = _clean_streams(lm, torch.as_tensor(source))[2]  # per layer (source, token, width)
-    out = np.zeros((len(METHODS), L * H, x.shape[0]))
+    group = max(1, min(H, LOGIT_BUDGET // (N * length * int(lm.model.config.vocab_size))))
+    out = np.zeros((len(METHODS), L * H, N))
     for l in range(L):
-        for h in range(H):
-            block = slice(h * d, (h + 1) * d)
-            values = {
-                "zero": [torch.zeros(d)],
-                "mean": [torch.as_tensor(ref.means[l, h])],  # (head_dim,): one vector at every position
-                "indist": [clean_out[l][:, :, block].double().mean(0)],  # (token, head_dim): per position
-                "resample": [src_out[l][s, :, block] for s in range(source.shape[0])],  # each (token, head_dim)
-            }
-            for m, method in enumerate(METHODS):
-                runs = [_losses(lm, x, length, _resumed(lm, streams, calls, l, h, v)) for v in values[method]]
-                out[m, l * H + h] = np.mean(runs, axis=0)
+        def block(h):
+            return slice(h * d, (h + 1) * d)
+
+        values = {  # method -> one {head: value} per run, averaged over the runs
+            "zero": [{h: torch.zeros(d) for h in range(H)}],
+            "mean": [{h: torch.as_tensor(ref.means[l, h]) for h in range(H)}],  # (head_dim,): one vector at every position
+            "indist": [{h: clean_out[l][:, :, block(h)].double().mean(0) for h in range(H)}],  # (token, head_dim)
+            "resample": [{h: src_out[l][s, :, block(h)] for h in range(H)} for s in range(source.shape[0])],
+        }
+        for m, method in enumerate(METHODS):
+            for start in range(0, H, group):
+                hs = list(range(start, min(H, start + group)))
+                runs = [_losses(lm, x.repeat(len(hs), 1), length, _resumed(lm, streams, calls, l, {h: v[h] for h in hs})).reshape(len(hs), N)
+                        for v in values[method]]
+                out[m, l * H + start : l * H + hs[-1] + 1] = np.mean(runs, axis=0)
     return out, clean
 
 
