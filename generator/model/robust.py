@@ -9,9 +9,10 @@ on a fixed test set of ``<|endoftext|> + s + s`` texts (s: `length` distinct ran
 * **mean**: by its average over the natural scoring sentences (causal.py's reference, one vector
   at every position: the course's older "mean");
 * **indist**: by its average over the test set itself, per position (the same kind of text the
-  test uses, so nothing off-distribution goes in);
+  test uses; still an average, which no single text gives);
 * **resample**: by its output on another random repeated text of the same length, from a fixed
-  source set; every test text is run once per source and the losses averaged (all in one batch).
+  source set; every test text is run once per source and the losses averaged (all texts, and the
+  heads of a layer, in one batch).
 
 Measured per method and removed head: the mean loss on the second copy (nats per token) and its
 rise over the clean run, each with a paired bootstrap 95 % interval over the test texts; clean: both
