@@ -39,3 +39,28 @@ def fake_causal(n_layer: int, n_head: int, n_tokens: int, vocab_size: int = 4096
         "lensProbs": probs.copy(),
     }
     return {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in block.items()}  # plain, as the tracer gives it
+
+
+def fake_robust(n_layer: int, n_head: int, rise=None, lengths=(5, 10)) -> dict:
+    """A circuits.json `robust` block (generator/model/robust.py) of the given shape: every loss
+    rise 0 but where `rise` says, {(method, head index): value}, at every length; each interval
+    ±0.1 around its value."""
+    import numpy as np
+
+    methods = ["zero", "mean", "indist", "resample"]
+    A = n_layer * n_head
+
+    def spread(v):
+        v = np.asarray(v, dtype=float)
+        return np.stack([v, v - 0.1, v + 0.1], axis=-1)
+
+    out = []
+    for length in lengths:
+        r = np.zeros((4, A))
+        for (m, a), v in (rise or {}).items():
+            r[methods.index(m), a] = v
+        out.append({"length": length, "cleanLoss": spread([9.0, 2.0]), "loss": spread(2.0 + r), "rise": spread(r),
+                    "scores": np.clip(spread(np.full((2, n_layer, n_head), 0.5)), 0, 1)})
+    return {"methods": methods, "scoredKinds": ["duplicate-token", "induction"],
+            "config": {"lengths": list(lengths), "n_texts": 8, "n_sources": 2, "n_boot": 100, "seed": 47},
+            "sets": {}, "lengths": out}

@@ -168,7 +168,7 @@ def test_patching_refuses_sentences_of_different_lengths(lm, targets):
 
 @pytest.fixture(scope="module")
 def circ(lm):
-    return circuits.circuits(lm, causal.reference(lm))
+    return circuits.circuits(lm, causal.reference(lm), with_robust=False)  # the robust block: test_robust.py
 
 
 def test_kind_scores_with_a_head_removed_agree_with_numpy(lm, weights, circ):

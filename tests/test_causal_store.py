@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from causal_helpers import fake_robust
 from trace_helpers import fake_doc
 
 from generator.store import circuits_file
@@ -99,6 +100,7 @@ def test_circuits_file_is_checked_on_read(tmp_path):
         "cleanScores": np.full((4, L, H), 0.5), "ablatedScores": np.full((2, L * H, 4, L, H), 0.4),
         "iclClean": np.array([9.0, 2.0]), "iclAblated": np.full((2, L * H, 2), 3.0),
         "composition": np.full((3, L, H, L, H), 0.1), "compositionKinds": ["q", "k", "v"], "compositionBaseline": 0.09,
+        "robust": fake_robust(L, H),
     }
     revision = store.model_meta("tiny")["revision"]
     circuits_file.write_circuits(store, "tiny", doc, revision)
@@ -120,20 +122,54 @@ def test_circuits_file_is_checked_on_read(tmp_path):
         circuits_file.load_circuits(store, "tiny", kinds, L, H)
 
 
-def test_a_stored_loss_printed_to_two_decimals_is_rounded_once(tmp_path):
-    """A first-copy loss of 12.4155 is 12.42 on the page: kept to 5 significant digits it was
-    12.415, which the page rounded again, to 12.41."""
+@pytest.mark.parametrize("edit, says", [
+    (lambda r: r.pop("robust"), "has no robust block with the methods zero, mean, indist, resample"),
+    (lambda r: r["robust"].__setitem__("methods", ["zero", "mean"]), "has no robust block"),
+    (lambda r: r["robust"]["config"].pop("seed"), "robust.config lacks its seed"),
+    (lambda r: r["robust"]["config"].__setitem__("lengths", [5, 20]), "robust.lengths does not match"),
+    (lambda r: r["robust"]["lengths"][0].__setitem__("rise", r["robust"]["lengths"][0]["rise"][:3]), "robust length 5 rise has shape"),
+    (lambda r: r["robust"]["lengths"][1]["loss"][3][0].__setitem__(1, 99.0), "robust length 10 loss: an interval does not hold its value"),
+    (lambda r: r["robust"]["lengths"][0]["cleanLoss"].__setitem__(0, [-1.0, -1.1, -0.9]), "a loss is negative"),
+    (lambda r: r.__setitem__("formatVersion", 1), "is not a format-2 file"),
+])
+def test_the_robust_block_is_checked_on_read(tmp_path, edit, says):
+    """Format 2 (issue 47): four ways of removing a head, per length of the sweep, with intervals;
+    a damaged or format-1 file is one line naming it, never a figure drawn from it."""
     store, _, _ = written(tmp_path)
     kinds = ("previous-token", "duplicate-token", "induction", "sink")
     doc = {
         "ablations": ["zero", "mean"], "kinds": list(kinds),
         "cleanScores": np.full((4, 2, 2), 0.5), "ablatedScores": np.full((2, 4, 4, 2, 2), 0.4),
-        "iclClean": np.array([12.4155, 1.8248]), "iclAblated": np.full((2, 4, 2), 3.0),
+        "iclClean": np.array([9.0, 2.0]), "iclAblated": np.full((2, 4, 2), 3.0),
         "composition": np.full((3, 2, 2, 2, 2), 0.1), "compositionKinds": ["q", "k", "v"], "compositionBaseline": 0.09,
+        "robust": fake_robust(2, 2),
+    }
+    circuits_file.write_circuits(store, "tiny", doc, store.model_meta("tiny")["revision"])
+    assert circuits_file.load_circuits(store, "tiny", kinds, 2, 2)["robust"]["lengths"][1]["rise"].shape == (4, 4, 3)
+    path = circuits_file.path_of(store.root, "tiny", circuits_file.CIRCUITS_FILE)
+    raw = json.loads(path.read_text())
+    edit(raw)
+    path.write_text(json.dumps(raw))
+    with pytest.raises(DamagedFile, match=says):
+        circuits_file.load_circuits(store, "tiny", kinds, 2, 2)
+
+
+def test_a_causal_file_keeps_the_store_s_five_significant_digits(tmp_path):
+    """circuits.json is rounded as every trace is (traces/README.md: 5 significant digits), so
+    that a retrace on another machine, whose float32 sums differ in the 7th digit, writes the
+    same bytes. (It kept 7 digits before, and a retrace rewrote the file in its last digits.)"""
+    store, _, _ = written(tmp_path)
+    kinds = ("previous-token", "duplicate-token", "induction", "sink")
+    doc = {
+        "ablations": ["zero", "mean"], "kinds": list(kinds),
+        "cleanScores": np.full((4, 2, 2), 0.5), "ablatedScores": np.full((2, 4, 4, 2, 2), 0.4),
+        "iclClean": np.array([12.415512, 1.8248391]), "iclAblated": np.full((2, 4, 2), 3.0),
+        "composition": np.full((3, 2, 2, 2, 2), 0.1), "compositionKinds": ["q", "k", "v"], "compositionBaseline": 0.09,
+        "robust": fake_robust(2, 2),
     }
     circuits_file.write_circuits(store, "tiny", doc, store.model_meta("tiny")["revision"])
     back = circuits_file.load_circuits(store, "tiny", kinds, 2, 2)
-    assert f"{back['iclClean'][0]:.2f}" == "12.42"
+    assert back["iclClean"].tolist() == [12.416, 1.8248]
 
 
 def test_trace_run_retraces_when_the_lessons_name_other_targets(tmp_path):

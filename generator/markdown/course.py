@@ -65,7 +65,7 @@ from .. import render
 from ..tokens import NoTokenizer
 from ..render import assets, templating
 from ..lessons.directives import PATTERN_ONLY, SPECS, at_option, check_code_fence, parse_directive
-from ..lessons import refs
+from ..lessons import claims, refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
 from ..render import ref_binding, training_figure as training
@@ -282,6 +282,7 @@ class SourcePreprocessor(Preprocessor):
             try:
                 check_layout(lines, "<page>", 1, SPECS, check_code_fence)
                 self.ext.state.marks = needs_traces.check_marks(lines, "<page>", 1)
+                claims.check_hand_verdicts(lines, "<page>", 1)
                 return self.python_views(refs.annotate_source(lines, "<page>", 1, self.ext.state.code_refs), "<page>", 1)
             except LessonError as exc:
                 reraise(exc)
@@ -298,6 +299,7 @@ class SourcePreprocessor(Preprocessor):
         try:
             check_layout(lines, shown, first, SPECS, check_code_fence)
             self.ext.state.marks = needs_traces.check_marks(lines, shown, first)
+            claims.check_hand_verdicts(lines, shown, first)
             return self.python_views(refs.annotate_source(lines, shown, first, self.ext.state.code_refs), shown, first)
         except LessonError as exc:
             reraise(exc)

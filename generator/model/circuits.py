@@ -11,6 +11,7 @@ import torch
 
 from .. import heads, schema
 from .causal import CausalConfig, Reference, blocks, dims, log_softmax, w_out, ablation, followed_tokens, residual_parts
+from . import robust
 from .load import LoadedModel
 
 
@@ -75,7 +76,8 @@ def composition(lm: LoadedModel) -> dict:
     return {"kinds": ["q", "k", "v"], "scores": scores, "baseline": float(np.mean(base))}
 
 
-def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfig(), scoring: str = "full") -> dict:
+def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfig(), scoring: str = "full",
+             with_robust: bool = True) -> dict:
     """The per-model causal file: composition scores; every head's kind scores on the scoring
     set with each head ablated (zero and mean); the in-context-learning score, clean and with
     each head ablated. The scoring texts' ablation runs are the ones their traces made (lm's
@@ -116,4 +118,4 @@ def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfi
         "compositionBaseline": comp["baseline"],
         "meanReference": dict(ref.record),
         "scoringSet": heads.SCORING_SET_VERSION,
-    }
+    } | ({"robust": robust.robust(lm, ref, robust.SIZES[scoring])} if with_robust else {})  # four methods, intervals, a sweep

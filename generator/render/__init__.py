@@ -38,7 +38,9 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 change of any other head) {{ id.top(3) }} {{ id.head(1) }} ("layer 2, head 3")
                 {{ id.verdict(L2H3) }} ("carries most of" / "carries part of" / "carries a small part
                 of" / "works against", from the share of the clean value removed: 0.5, 0.2, 0)
-                {{ id.measure }} {{ id.token }}; each takes the ablation as a last argument (zero, mean)
+                {{ id.measure }} {{ id.token }}; each takes the ablation as a last argument (zero, mean);
+                a verdict with none must be the same under every ablation the trace holds, else the
+                build asks for a scoped one, {{ id.verdict(L2H3, zero) }}
     attribution {{ id.total }} {{ id.share(L2H3) }} {{ id.percent(MLP4) }} {{ id.top(3) }} {{ id.verdict(L2H3) }}
                 {{ id.measure }} (parts: embedding, L1H1 …, MLP1 …, biases)
     patching    {{ id.clean(1) }} {{ id.effect(L2H3) }} {{ id.patched(L2H3) }} {{ id.top(3) }}
@@ -49,6 +51,12 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.comp(q, L3H3) }} {{ id.baseline }} {{ id.loss(2) }} {{ id.losswithout(L3H3) }}
                 {{ id.lossrise(4) }} {{ id.kindscore(L4H1) }} {{ id.kindscore(L3H3, duplicate-token) }}
                 {{ id.kindtop(2) }} {{ id.topcomp(q, 1) }} {{ id.head }} {{ id.uniform }} (a uniform guess's loss)
+                the robust test (circuits.json `robust`; a method: zero, mean, indist, resample; a repeat
+                length, default 10; a number with its 95 % interval, "6.67 (6.03 to 7.50)"):
+                {{ id.rise(L1H4, resample) }} {{ id.rloss(L3H3, zero, 40) }} {{ id.rclean(2) }} {{ id.rtop(3, resample) }}
+                {{ id.rscore(L4H4, 40) }} {{ id.rtexts }} {{ id.rsources }} {{ id.rlengths }}
+                {{ id.needs(L1H4) }} ("needs" / "does not need": only where two methods agree at every
+                length, else the build asks for a scoped one) {{ id.needs(L3H3, zero) }} (scoped)
     tokens      {{ id.count(tiny) }} {{ id.count(gpt2, 2) }} (tokens of sentence 1, or 2)
                 {{ id.pieces(gpt2, Lily) }} {{ id.split(gpt2, Lily) }} {{ id.id(tiny, Lily) }} (how a word is
                 cut: how many pieces, the pieces, the first piece's id; a sentence number last)

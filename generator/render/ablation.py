@@ -127,6 +127,13 @@ def ref(ref: Ref, fig: Figure) -> str:
         return measure_text(clean + e, targets)
     if len(targets) != 2:
         ref_fail(ref, "a verdict needs a logit difference (two targets)", "give the figure `targets: [her, his]`")
+    if len(ref.args) == 1:  # a verdict with no method claims to hold whichever way the head is removed
+        modes = panel.trace["causal"]["ablations"]
+        words = {m: verdict(-float(ablation_effects(panel, pos, targets, m)[l, h]), clean) for m in modes}
+        if len(modes) < 2 or len(set(words.values())) > 1:
+            said = ", ".join(f"with {m}: {w!r}" for m, w in words.items())
+            ref_fail(ref, f"the verdict on {ref.args[0]} is not the same under every way of removing it ({said})",
+                     f"scope it: {{{{ {ref.target}.verdict({ref.args[0]}, zero) }}}}, and say in words which removal it holds for")
     return verdict(-e, clean)
 
 

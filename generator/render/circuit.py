@@ -11,7 +11,7 @@ from ..store import circuits_file
 from .. import heads
 from ..lessons.refs import Ref
 from ..registry import KINDS, NAMES, config_facts
-from . import templating
+from . import circuit_robust, templating
 from .causal_data import head_arg, head_label, head_words
 from .context import Ctx, Figure, Missing
 from .format import f2, shown
@@ -36,6 +36,8 @@ ARGS: dict[str, tuple[str, ...]] = {
     "losswithout": ("head", "ablation"), "lossrise": ("n", "ablation"), "kindscore": ("head", "kind"),
     "kindtop": ("n", "kind"), "topcomp": ("qkv", "n"),
 }
+REFS.update(circuit_robust.REFS)  # the copying test under four methods, with intervals
+ARGS.update(circuit_robust.ARGS)
 COMP_NAMES = {"q": "Q", "k": "K", "v": "V"}
 
 
@@ -99,6 +101,8 @@ def ref(ref: Ref, fig: Figure) -> str:
     doc, d = fig.numbers["doc"], fig.directive
     L, H = doc["cleanScores"].shape[1:]
     ki, l2, h2 = doc["kinds"].index(d.score), fig.layer, fig.head
+    if ref.name in circuit_robust.REFS:
+        return circuit_robust.ref(ref, doc, L, H, d.score)
     if ref.name == "head":
         return head_words(l2, h2)
     if ref.name == "score":

@@ -18,11 +18,10 @@ from . import DamagedFile, TraceStore, atomic_write, dumps, read_json, round_flo
 
 CIRCUITS_FILE = "circuits.json"
 PATCHING_FILE = "patching.json"
-FORMAT_VERSION = 1
-# Significant digits kept: the pages print these numbers to 2 decimals, and a loss near 12 kept to
-# 5 digits (12.415) would be rounded a second time there (to 12.41, for a loss of 12.4155). With 7,
-# a loss keeps 5 decimals, and a number shown is the measured one rounded once.
-DIGITS = 7
+FORMAT_VERSION = 2  # 2: the `robust` block (four ways of removing a head, intervals, a length sweep)
+# Significant digits kept: the store's rule (traces/README.md). With 7, a retrace on another machine
+# changed the files in their last digits (float32 sums in another order); 5 digits are stable.
+DIGITS = 5
 MAX_BYTES = 8 * 1024 * 1024
 FIX = "run `make traces`, which rewrites it from the model"  # the one fix of every damaged circuits.json or patching.json
 
@@ -121,6 +120,40 @@ def load_circuits(store: TraceStore, model: str, kinds: tuple[str, ...], n_layer
             raise DamagedFile(path, f"{name} holds {a.min():.3g} to {a.max():.3g}, and a score lies between 0 and 1", FIX)
     if min(out["iclClean"].min(), out["iclAblated"].min()) < 0:
         raise DamagedFile(path, "a loss is negative", FIX)
+    out["robust"] = _robust(path, doc.get("robust"), n_layer, n_head)
+    return out
+
+
+ROBUST_METHODS = ("zero", "mean", "indist", "resample")  # generator/model/robust.py's METHODS
+
+
+def _robust(path: Path, block, n_layer: int, n_head: int) -> dict:
+    """The `robust` block checked: its methods, seeds and, per length of the sweep, arrays of
+    (value, low, high) with low ≤ value ≤ high."""
+    if not isinstance(block, dict) or tuple(block.get("methods") or ()) != ROBUST_METHODS:
+        raise DamagedFile(path, f"has no robust block with the methods {', '.join(ROBUST_METHODS)}", FIX)
+    cfg = block.get("config")
+    if not isinstance(cfg, dict) or not all(type(cfg.get(k)) is int and cfg[k] > 0 for k in ("n_texts", "n_sources", "n_boot")) \
+            or type(cfg.get("seed")) is not int:
+        raise DamagedFile(path, "robust.config lacks its seed or set sizes", FIX)
+    kinds = block.get("scoredKinds")
+    lengths = block.get("lengths")
+    if not isinstance(kinds, list) or not isinstance(lengths, list) or not lengths \
+            or [e.get("length") if isinstance(e, dict) else None for e in lengths] != cfg.get("lengths"):
+        raise DamagedFile(path, "robust.lengths does not match robust.config.lengths", FIX)
+    M, A = len(ROBUST_METHODS), n_layer * n_head
+    shapes = {"cleanLoss": (2, 3), "loss": (M, A, 3), "rise": (M, A, 3), "scores": (len(kinds), n_layer, n_head, 3)}
+    out = dict(block, lengths=[])
+    for e in lengths:
+        arrays = {"length": int(e["length"])}
+        for name, shape in shapes.items():
+            a = _array(path, f"robust length {e['length']} {name}", e.get(name), shape)
+            if (a[..., 1] > a[..., 0] + 1e-6 * (1 + abs(a[..., 0]))).any() or (a[..., 2] < a[..., 0] - 1e-6 * (1 + abs(a[..., 0]))).any():
+                raise DamagedFile(path, f"robust length {e['length']} {name}: an interval does not hold its value", FIX)
+            arrays[name] = a
+        if arrays["loss"][..., 0].min() < 0 or arrays["cleanLoss"][..., 0].min() < 0:
+            raise DamagedFile(path, f"robust length {e['length']}: a loss is negative", FIX)
+        out["lengths"].append(arrays)
     return out
 
 
