@@ -1,0 +1,82 @@
+"""Figures at the size of the text (issue 46, items 2 and 4), in Chromium on the shared build of the
+real course: the attention chapter's first grid and its all-heads view measured at 1280 and
+375 px, and every page walked at both widths for an element cut off by its box."""
+
+from __future__ import annotations
+
+import pytest
+
+from course_builds import quiet, settle
+
+pytestmark = pytest.mark.browser
+
+FIG = ".md-typeset > .course-fig[data-kind=attention]"
+
+# The first grid: the text column's width, the view's width, the grid's cells (Plotly's drag
+# layer covers exactly the cells), every number in a cell and every other text drawn in or
+# around the figure (tick labels, colour bar, list, notes), each with its font size in px.
+GRID_JS = """(sel) => {
+  const fig = document.querySelector(sel);
+  const size = e => parseFloat(getComputedStyle(e).fontSize);
+  const texts = [...fig.querySelectorAll('*')].filter(e => e.getClientRects().length
+      && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()))
+    .filter(e => !e.closest('.course-visually-hidden, [hidden]'));
+  return {column: document.querySelector('.md-content .md-typeset').clientWidth,
+          view: fig.querySelector('.course-view').getBoundingClientRect().width,
+          grid: fig.querySelector('.course-plot .nsewdrag').getBoundingClientRect().width,
+          numbers: [...fig.querySelectorAll('.course-plot .heatmaplayer text')].filter(t => t.textContent.trim()).map(size),
+          smallest: Math.min(...texts.map(size)),
+          small: texts.filter(e => size(e) < 10).map(e => e.textContent.trim().slice(0, 30))};
+}"""
+
+
+def first_grid(open_site, server, width: int) -> dict:
+    w = open_site(viewport={"width": width, "height": 900})
+    w.goto(f"{server.base}/attention.html")
+    settle(w.page)
+    w.page.locator(FIG).first.scroll_into_view_if_needed()
+    quiet(w.page)
+    got = w.page.evaluate(GRID_JS, FIG)
+    assert w.errors == []
+    return got
+
+
+def test_at_1280_the_first_grid_fills_the_column_with_numbers_of_12_px(open_site, server):
+    """Measured on the code before issue 46: a grid 225 px wide, numbers of 11 px."""
+    got = first_grid(open_site, server, 1280)
+    assert got["view"] >= got["column"] - 1  # the view (grid, and its list beside it) spans the column
+    assert got["grid"] >= 420, got
+    assert got["numbers"] and min(got["numbers"]) >= 12, got["numbers"]
+    assert got["smallest"] >= 10, got["small"]
+
+
+def test_at_375_no_text_of_the_first_grid_is_under_10_px_and_its_numbers_show(open_site, server):
+    got = first_grid(open_site, server, 375)
+    assert got["grid"] <= got["column"]
+    assert got["numbers"] and min(got["numbers"]) >= 10, got["numbers"]
+    assert got["smallest"] >= 10, got["small"]
+
+
+MINIS_JS = """(sel) => [...document.querySelector(sel).querySelectorAll('.course-mini-grid')]
+  .map(g => { const r = g.getBoundingClientRect(); return [r.width, r.height]; })"""
+
+
+@pytest.mark.parametrize("width,least", [(1280, 64), (375, 56)])
+def test_the_all_heads_grids_are_large_enough_to_see_a_pattern(open_site, server, width, least):
+    """Measured on the code before issue 46: 35 px for the 7-token sentence, at both widths. On a
+    phone a layer's four heads share 343 px (a row of its own each)."""
+    w = open_site(viewport={"width": width, "height": 900})
+    w.goto(f"{server.base}/attention.html")
+    settle(w.page)
+    fig = w.page.locator(FIG).first
+    fig.locator("button[data-action=heads]").click()
+    fig.locator(".course-heads").wait_for(state="visible")
+    quiet(w.page)
+    sizes = w.page.evaluate(MINIS_JS, FIG)
+    assert len(sizes) == 16  # the tiny model: 4 layers of 4 heads
+    assert min(min(s) for s in sizes) >= least, sizes
+    right = w.page.evaluate(f"""() => Math.max(...[...document.querySelector({FIG!r}).querySelectorAll('.course-mini')]
+        .map(m => m.getBoundingClientRect().right))""")
+    column = w.page.evaluate("() => document.querySelector('.md-content .md-typeset').getBoundingClientRect().right")
+    assert right <= column + 1  # the heads fit the column, nothing to scroll
+    assert w.errors == []
