@@ -80,3 +80,32 @@ def test_the_all_heads_grids_are_large_enough_to_see_a_pattern(open_site, server
     column = w.page.evaluate("() => document.querySelector('.md-content .md-typeset').getBoundingClientRect().right")
     assert right <= column + 1  # the heads fit the column, nothing to scroll
     assert w.errors == []
+
+
+MAP_JS = """() => {
+  const plot = document.querySelector('figure[data-kind=map] .course-plot');
+  const note = document.querySelector('figure[data-kind=map] .course-map-unlabelled');
+  return {marks: plot.data[1].hovertext, labels: plot.data[1].text, note: note && !note.hidden ? note.textContent : ''};
+}"""
+
+
+def test_on_a_phone_the_maps_marked_dots_are_labelled_by_word_or_by_number(open_site, server):
+    """Chapter 2's map at 375 px: 8 of its 12 marked words had no label (no room for the word
+    beside a dot in the cluster). A dot without room for its word gets its number, keyed under
+    the map; few are left with neither."""
+    w = open_site(viewport={"width": 375, "height": 900})
+    w.goto(f"{server.base}/vectors.html", wait_painted=False)
+    fig = w.page.locator("figure[data-kind=map]").first
+    fig.scroll_into_view_if_needed()
+    fig.locator(".main-svg").first.wait_for(state="attached")
+    quiet(w.page)
+    got = w.page.evaluate(MAP_JS)
+    marks, labels = got["marks"], got["labels"]
+    numbered = [i for i, t in enumerate(labels) if t.isdigit()]
+    assert numbered, got  # the phone's map is too tight for every word
+    for i in numbered:
+        assert labels[i] == str(i + 1) and f"{i + 1} {marks[i]}" in got["note"], got
+    unlabelled = [m for m, t in zip(marks, labels) if not t]
+    assert len(unlabelled) * 4 <= len(marks), got  # at most a quarter left with neither
+    assert all(m in got["note"] for m in unlabelled), got
+    assert w.errors == []
