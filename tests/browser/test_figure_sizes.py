@@ -30,9 +30,9 @@ GRID_JS = """(sel) => {
 }"""
 
 
-def first_grid(open_site, server, width: int) -> dict:
+def first_grid(open_site, server, width: int, rel: str = "attention.html") -> dict:
     w = open_site(viewport={"width": width, "height": 900})
-    w.goto(f"{server.base}/attention.html")
+    w.goto(f"{server.base}/{rel}")
     settle(w.page)
     w.page.locator(FIG).first.scroll_into_view_if_needed()
     quiet(w.page)
@@ -41,9 +41,11 @@ def first_grid(open_site, server, width: int) -> dict:
     return got
 
 
-def test_at_1280_the_first_grid_fills_the_column_with_numbers_of_12_px(open_site, server):
-    """Measured on the code before issue 46: a grid 225 px wide, numbers of 11 px."""
-    got = first_grid(open_site, server, 1280)
+@pytest.mark.parametrize("rel", ["attention.html", "causal.html"])
+def test_at_1280_the_first_grid_fills_the_column_with_numbers_of_12_px(open_site, server, rel):
+    """Measured on the code before issue 46: a grid 225 px wide (7 tokens; 193 px for chapter 5's
+    6), numbers of 11 px."""
+    got = first_grid(open_site, server, 1280, rel)
     assert got["view"] >= got["column"] - 1  # the view (grid, and its list beside it) spans the column
     assert got["grid"] >= 420, got
     assert got["numbers"] and min(got["numbers"]) >= 12, got["numbers"]
@@ -108,4 +110,38 @@ def test_on_a_phone_the_maps_marked_dots_are_labelled_by_word_or_by_number(open_
     unlabelled = [m for m, t in zip(marks, labels) if not t]
     assert len(unlabelled) * 4 <= len(marks), got  # at most a quarter left with neither
     assert all(m in got["note"] for m in unlabelled), got
+    assert w.errors == []
+
+
+EMB_JS = """() => {
+  const plot = document.querySelector('figure[data-kind=embedding] .course-plot');
+  const t = plot.data[0];
+  return {type: t.type, n: t.type === 'bar' ? t.y.length : t.z.length, width: t.type === 'bar' ? t.y.length : t.z[0].length,
+          y: t.type === 'bar' ? t.y.slice(0, 3) : null, tokenShown: !document.querySelector('figure[data-kind=embedding] [data-for-view=bars]').hidden};
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_chapter_2s_vectors_show_one_token_as_bars_and_every_token_a_choice_away(open_site, server, width):
+    """The 7 x 128 heatmap read as stripes (issue 46): the figure first shows one token's 128
+    numbers as bars, each as tall as its number; the whole array is one choice away."""
+    w = open_site(viewport={"width": width, "height": 900})
+    page = w.goto(f"{server.base}/vectors.html", wait_painted=False)
+    fig = page.locator("figure[data-kind=embedding]").first
+    fig.scroll_into_view_if_needed()
+    fig.locator(".main-svg").first.wait_for(state="attached")
+    quiet(page)
+    data = page.evaluate("() => window.embedding")
+    last = len(data["tokens"]) - 1
+    bars = page.evaluate(EMB_JS)
+    assert bars == {"type": "bar", "n": data["width"], "width": data["width"], "y": data["parts"]["sum"][last][:3], "tokenShown": True}
+    bar_width = page.evaluate("() => document.querySelector('figure[data-kind=embedding] .bars .point path').getBoundingClientRect().width")
+    assert bar_width >= 1.5, bar_width  # a bar a reader can see, at either width
+    fig.locator("select[data-control=token]").select_option("1")
+    quiet(page)
+    assert page.evaluate(EMB_JS)["y"] == data["parts"]["sum"][1][:3]
+    fig.locator("select[data-control=view]").select_option("heatmap")
+    quiet(page)
+    whole = page.evaluate(EMB_JS)
+    assert (whole["type"], whole["n"], whole["width"], whole["tokenShown"]) == ("heatmap", len(data["tokens"]), data["width"], False)
     assert w.errors == []

@@ -11,7 +11,7 @@
   var HEATMAP = {
     // cellMax, rowMax: also course.css, "the view". A short grid's cells are as large as the text
     // column gives (issue 46: 7 tokens, 225 px wide with 11 px numbers, were smaller than its own table)
-    cellMax: 64, cellMin: 12, rowMin: 14, rowMax: 40,
+    cellMax: 72, cellMin: 12, rowMin: 14, rowMax: 40,
     // the cells' numbers: cellFont where four digits fit, else down to cellFontMin (a phone), never smaller
     cellFont: 12, cellFontMin: 10, tickFont: 12, smallTickFont: 10,
     textChars: 4, charWidth: 0.62, textPad: 4, textMinRow: 16,
