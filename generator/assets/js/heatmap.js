@@ -13,7 +13,7 @@
     // column gives (issue 46: 7 tokens, 225 px wide with 11 px numbers, were smaller than its own table)
     cellMax: 72, cellMin: 12, rowMin: 14, rowMax: 40,
     // the cells' numbers: cellFont where four digits fit, else down to cellFontMin (a phone), never smaller
-    cellFont: 12, cellFontMin: 10, tickFont: 12, smallTickFont: 10,
+    cellFont: 12, cellFontMin: 11, tickFont: 12, smallTickFont: 10,
     textChars: 4, charWidth: 0.62, textPad: 4, textMinRow: 16,
     marginMin: 60, marginRight: 20, marginBottom: 10,
     // around the longest label: the axis title (14 px), its standoff (6) and Plotly's padding,
