@@ -4,7 +4,7 @@
   // cellMin makes the plot wider than its box (it then scrolls inside it, never the page). Rows
   // are as tall as a cell is wide, within rowMin..rowMax (a line of text needs less height than
   // four digits need width). Numbers are drawn in the cells only where four characters fit at
-  // cellFont (legible); otherwise the value is in the hover text (a tap on a touch screen) and in
+  // cellFont, or at cellFontMin (legible); otherwise the value is in the hover text (a tap on a touch screen) and in
   // the table. The left and top margins are the tick labels' room, measured here in the page's
   // font (labelRoom), not left to Plotly's automatic margins: those measure the drawn labels and
   // draw the plot again, 30-45 ms of the first paint.
