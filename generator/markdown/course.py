@@ -60,6 +60,7 @@ from markdown import Extension
 from markdown.inlinepatterns import InlineProcessor
 from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
+from markdown.treeprocessors import Treeprocessor
 
 from .. import render
 from ..tokens import NoTokenizer
@@ -159,6 +160,7 @@ class CourseExtension(Extension):
         # after attr_list (8) has read the `{: .needs-traces }` marks, before the glossary terms (7)
         md.treeprocessors.register(needs_traces.NeedsTraces(md, self), "course_needs_traces", 7.5)
         md.treeprocessors.register(attribute_refs.AttributeRefs(md, self), "course_attribute_refs", 19)  # after the inline patterns (20)
+        md.treeprocessors.register(TabLabelsUnsearched(md), "course_tab_labels_unsearched", 5)
         math.register(md, self)
         # after raw_html (30) has put the highlighted code back into the page
         md.postprocessors.register(kept_errors.ErrorsPostprocessor(md, self), "course_errors", 100)
@@ -401,6 +403,18 @@ class RefProcessor(InlineProcessor):
             if hit and not hit.tracing:  # needs_traces replaces its passage, or refuses the page
                 state.pending[placeholder] = hit
         return placeholder, m.start(0), m.end(0)
+
+
+class TabLabelsUnsearched(Treeprocessor):
+    """The content tabs' row of names (Story, Numbers, Formula, Code) is left out of the search
+    index, as the figures are (templates/_parts.html): a result read "StoryNumbersFormulaCode".
+    Only the row of labels: it holds no <div> of its own, whose end would end the exclusion early
+    in mkdocs-material's search parser (it matches an excluded element by its tag)."""
+
+    def run(self, root) -> None:
+        for el in root.iter("div"):
+            if "tabbed-labels" in (el.get("class") or "").split():
+                el.set("data-search-exclude", "")
 
 
 class CodeRefPostprocessor(Postprocessor):

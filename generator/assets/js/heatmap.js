@@ -4,13 +4,16 @@
   // cellMin makes the plot wider than its box (it then scrolls inside it, never the page). Rows
   // are as tall as a cell is wide, within rowMin..rowMax (a line of text needs less height than
   // four digits need width). Numbers are drawn in the cells only where four characters fit at
-  // cellFont (legible); otherwise the value is in the hover text (a tap on a touch screen) and in
+  // cellFont, or at cellFontMin (legible); otherwise the value is in the hover text (a tap on a touch screen) and in
   // the table. The left and top margins are the tick labels' room, measured here in the page's
   // font (labelRoom), not left to Plotly's automatic margins: those measure the drawn labels and
   // draw the plot again, 30-45 ms of the first paint.
   var HEATMAP = {
-    cellMax: 32, cellMin: 12, rowMin: 14, rowMax: 26, // cellMax: also course.css, "the view"
-    cellFont: 11, tickFont: 12, smallTickFont: 10,
+    // cellMax, rowMax: also course.css, "the view". A short grid's cells are as large as the text
+    // column gives (issue 46: 7 tokens, 225 px wide with 11 px numbers, were smaller than its own table)
+    cellMax: 72, cellMin: 12, rowMin: 14, rowMax: 40,
+    // the cells' numbers: cellFont where four digits fit, else down to cellFontMin (a phone), never smaller
+    cellFont: 12, cellFontMin: 11, tickFont: 12, smallTickFont: 10,
     textChars: 4, charWidth: 0.62, textPad: 4, textMinRow: 16,
     marginMin: 60, marginRight: 20, marginBottom: 10,
     // around the longest label: the axis title (14 px), its standoff (6) and Plotly's padding,
@@ -110,16 +113,18 @@
     }
     var stride = cell < H.strideBelow ? 2 : 1;
     var row = rowFor(cell);
-    var cellText = H.textChars * H.charWidth * H.cellFont + H.textPad;
     var bottom = narrow ? H.narrowBottom : H.marginBottom;
     var minWidth = Math.ceil(room.left + right + n * H.cellMin);
     var textCell = textN > n ? cellFor(room.left, right, textN) : cell;
-    var showText = textCell >= cellText && rowFor(textCell) >= H.textMinRow;
+    var textSize = H.cellFont;
+    while (textSize > H.cellFontMin && textCell < H.textChars * H.charWidth * textSize + H.textPad) textSize--;
+    var showText = textCell >= H.textChars * H.charWidth * textSize + H.textPad && rowFor(textCell) >= H.textMinRow;
     return {
       width: width > 0 ? Math.max(Math.floor(width), minWidth) : undefined,
       narrow: narrow,
       cell: cell,
       showText: showText,
+      textSize: textSize,
       upright: upright,
       stride: stride,
       minWidth: minWidth,
@@ -127,7 +132,7 @@
       left: room.left, top: room.top, right: right, bottom: bottom,
       slackLeft: room.slackLeft, slackTop: room.slackTop,
       height: Math.max(H.heightMin, Math.round(row * n) + room.top + bottom),
-      key: [narrow, showText, upright, stride, Math.round(row), room.left, room.top, right].join()
+      key: [narrow, showText, textSize, upright, stride, Math.round(row), room.left, room.top, right].join()
     };
   }
 
@@ -200,7 +205,7 @@
     var bg = this.maskedBg || MASKED_BG;
     var trace = {
       type: 'heatmap', x: c.idx, y: c.idx, z: d.z, text: d.text, hovertext: d.hover,
-      texttemplate: g.showText ? '%{text}' : '', textfont: { size: HEATMAP.cellFont },
+      texttemplate: g.showText ? '%{text}' : '', textfont: { size: g.textSize || HEATMAP.cellFont },
       hovertemplate: '%{hovertext}<extra></extra>', hoverongaps: true,
       zmin: 0, zmax: 1, zauto: false, colorscale: COLORSCALE,
       showscale: false // course.js draws the colour bar (axis-labels.js)

@@ -5,7 +5,7 @@
   // "closest on the map" measures, and the first direction's wider spread shows as width.
   var MAP = { margin: { l: 70, r: 20, t: 10, b: 50 }, narrowMargin: { l: 52, r: 6, t: 10, b: 46 }, narrow: 480,
     minHeight: 260, maxHeight: 560, pad: 0.06,
-    labelPx: 6, labelHeight: 14, dotPx: 6, clearPx: 13 };  // px per character: a little over the 12 px font's average
+    labelPx: 6, labelHeight: 14, dotPx: 6, clearPx: 13, numberClearPx: 5 };  // px per character: a little over the 12 px font's average
   var LABEL_SPOTS = [['top center', 0, -1], ['bottom center', 0, 1], ['middle right', 1, 0], ['middle left', -1, 0],
     ['top right', 1, -1], ['top left', -1, -1], ['bottom right', 1, 1], ['bottom left', -1, 1]];
 
@@ -16,37 +16,63 @@
 
   // Each marked word's label goes to the first spot around its dot that overlaps no label placed
   // before it and keeps clear of every other marked dot (clearPx, so that no label reads as
-  // another dot's; pixels, from the map's scale). A label with no free spot
-  // (a narrow screen) is left off: its word is still in the hover and in the table below.
+  // another dot's; pixels, from the map's scale). Where the word has no free spot (a phone: 8 of
+  // the 12 words had none at 375 px), its number in the key under the map (1, 2, ...) takes one:
+  // a number is narrower. A dot left with neither (seldom) is still in the hover and the table.
   function labelSpots(marks, toPx, size) {
-    var boxes = marks.map(function (t) { var p = toPx(t); return { l: p.x - MAP.clearPx, r: p.x + MAP.clearPx, t: p.y - MAP.clearPx, b: p.y + MAP.clearPx }; });
+    var around = function (r) {
+      return marks.map(function (t) { var p = toPx(t); return { l: p.x - r, r: p.x + r, t: p.y - r, b: p.y + r }; });
+    };
+    var wide = around(MAP.clearPx), tight = around(MAP.numberClearPx), labels = [];
     var hits = function (a, b) { return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b; };
-    return marks.map(function (t, i) {
-      var p = toPx(t), w = MAP.labelPx * String(t.display).length, h = MAP.labelHeight, best = null;
+    // a word keeps clear of the other dots by clearPx; a number, read with its key, only off them
+    var place = function (i, label, numbered) {
+      var dots = numbered ? tight : wide;
+      var p = toPx(marks[i]), w = MAP.labelPx * label.length, h = MAP.labelHeight, best = null;
       LABEL_SPOTS.some(function (spot) {
         var cx = p.x + spot[1] * (MAP.dotPx + w / 2), cy = p.y + spot[2] * (MAP.dotPx + h / 2);
         var box = { l: cx - w / 2, r: cx + w / 2, t: cy - h / 2, b: cy + h / 2 };
         var outside = box.l < 0 || box.t < 0 || box.r > size.width || box.b > size.height ? 1 : 0;
-        var clashes = outside + boxes.filter(function (b, j) { return j !== i && hits(box, b); }).length;
+        var clashes = outside + dots.filter(function (b, j) { return j !== i && hits(box, b); }).length +
+          labels.filter(function (b) { return hits(box, b); }).length;
         if (!best || clashes < best.clashes) best = { spot: spot[0], box: box, clashes: clashes };
         return clashes === 0;
       });
-      if (best.clashes === 0) boxes.push(best.box);
-      return { spot: best.spot, shown: best.clashes === 0 };
+      if (best.clashes === 0) labels.push(best.box);
+      return best;
+    };
+    // every word first, then the numbers of those left: a word never loses its spot to a number
+    var spots = marks.map(function (t, i) {
+      var best = place(i, String(t.display), false);
+      return { spot: best.spot, shown: best.clashes === 0, numbered: false };
     });
+    spots.forEach(function (s, i) {
+      if (s.shown) return;
+      var best = place(i, String(i + 1), true);
+      if (best.clashes === 0) spots[i] = { spot: best.spot, shown: true, numbered: true };
+    });
+    return spots;
   }
 
-  // Says under the map which marked words have no label there (a line course.js owns).
-  function noteUnlabelled(fig, host, marks, text) {
+  // Says under the map which marked words are numbered there, and which have no label (a line
+  // course.js owns).
+  function noteUnlabelled(fig, host, marks, spots) {
     var note = fig.querySelector('.course-map-unlabelled');
     if (!note) {
       note = document.createElement('p');
       note.className = 'course-note course-map-unlabelled';
       host.insertAdjacentElement('afterend', note);
     }
-    var left = marks.filter(function (_, i) { return !text[i]; }).map(function (t) { return t.display; });
-    note.hidden = !left.length;
-    note.textContent = left.length ? 'Left unlabelled to keep the labels apart: ' + left.join(', ') + '. Point at a red dot, or read the table.' : '';
+    var numbered = [], left = [];
+    marks.forEach(function (t, i) {
+      if (spots[i].numbered) numbered.push((i + 1) + ' ' + t.display);
+      else if (!spots[i].shown) left.push(t.display);
+    });
+    var lines = [];
+    if (numbered.length) lines.push('Numbered on the map to keep the labels apart: ' + numbered.join(', ') + '.');
+    if (left.length) lines.push('Left unlabelled: ' + left.join(', ') + '. Point at a red dot, or read the table.');
+    note.hidden = !lines.length;
+    note.textContent = lines.join(' ');
   }
 
   function initMap(fig, data) {
@@ -64,7 +90,8 @@
       var labelsAt = function (unit) {
         var spots = labelSpots(data.marks, function (t) { return { x: (t.x - xr[0]) * unit, y: (yr[1] - t.y) * unit }; },
           { width: (xr[1] - xr[0]) * unit, height: (yr[1] - yr[0]) * unit });
-        return { text: data.marks.map(function (t, i) { return spots[i].shown ? plotEsc(t.display) : ''; }),
+        return { spots: spots,
+          text: data.marks.map(function (t, i) { return !spots[i].shown ? '' : spots[i].numbered ? String(i + 1) : plotEsc(t.display); }),
           textposition: spots.map(function (s) { return s.spot; }) };
       };
       var unit = Math.min(plotWidth / (xr[1] - xr[0]), plotHeight / (yr[1] - yr[0]));  // before Plotly makes room for the legend
@@ -88,7 +115,7 @@
         if (!axis) return;  // Plotly failed (plotInto has said so)
         var drawnUnit = axis._length / (xr[1] - xr[0]);
         if (Math.abs(drawnUnit - unit) >= 0.5) labels = labelsAt(drawnUnit);
-        noteUnlabelled(fig, host, data.marks, labels.text);
+        noteUnlabelled(fig, host, data.marks, labels.spots);
         return window.Plotly.restyle(host, { text: [labels.text], textposition: [labels.textposition] }, [1]);
       });
     };

@@ -1,9 +1,10 @@
   // ------------------------------------------------------------------ one attention panel: small multiples
 
-  // Small grids, in CSS pixels: a cell of CELL_MIN..CELL_MAX, so that a layer's heads fit on one
-  // row beside (or, below STACK_BELOW, under) the layer's label. Where two layers fit side by side
-  // (labels above) with cells of at least pairCellMin, they do: half the height.
-  var MINIS = { cellMin: 2, cellMax: 5, labelWidth: 72, perHead: 16, stackBelow: 480, pairCellMin: 4, pairGap: 16,
+  // Small grids, in CSS pixels: a cell of cellMin..cellMax, and a short sentence's cells larger, up
+  // to a grid of sideMax (a 7-token head was 35 px, too small to see its pattern), so that a
+  // layer's heads fit on one row beside (or, below stackBelow, under) the layer's label. Where two
+  // layers fit side by side (labels above) with cells of at least pairCellMin, they do: half the height.
+  var MINIS = { cellMin: 2, cellMax: 5, sideMax: 96, labelWidth: 72, perHead: 16, stackBelow: 480, pairCellMin: 4, pairGap: 16,
                 revealMargin: 120 };  // px of the big grid on screen after a click on a small one, else it scrolls there
 
   function miniLabel(l, h) { return 'L' + (l + 1) + ' H' + (h + 1); }
@@ -18,7 +19,8 @@
     var paired = this.weights.length > 1 && pairCell >= MINIS.pairCellMin;
     var stacked = paired || width < MINIS.stackBelow;
     var room = width - (stacked ? 0 : MINIS.labelWidth) - nHead * MINIS.perHead;
-    var cell = Math.max(MINIS.cellMin, Math.min(MINIS.cellMax, paired ? pairCell : Math.floor(room / (nHead * n))));
+    var most = Math.max(MINIS.cellMax, Math.floor(MINIS.sideMax / n));
+    var cell = Math.max(MINIS.cellMin, Math.min(most, paired ? pairCell : Math.floor(room / (nHead * n))));
     this.heads.classList.toggle('course-heads-stacked', stacked);
     this.heads.classList.toggle('course-heads-paired', paired);
     this.heads.style.setProperty('--course-mini-heads', String(nHead));

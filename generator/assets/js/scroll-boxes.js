@@ -4,8 +4,10 @@
   // table wrapper) must be reachable with the keyboard, or a keyboard user cannot scroll it (axe
   // scrollable-region-focusable, WCAG 2.1.1). While it overflows and holds nothing focusable, it
   // becomes a named tab stop (tabindex 0, role region); when it fits again, it stops being one.
-  // A box whose HTML already sets tabindex (the scoreboard's) is left as it is.
-  var SCROLL_BOXES = '.course-table-wrap, .course-diff, .course-math, .course-fig .course-scroll, .md-typeset__scrollwrap, .md-typeset pre > code';
+  // A box whose HTML already sets tabindex (the scoreboard's) is left as it is. A heatmap's box
+  // (.course-plot, a grid too wide for the screen at its smallest cells) fades like the others but
+  // is no tab stop: it is hidden from assistive technology, its table and list carry its numbers.
+  var SCROLL_BOXES = '.course-table-wrap, .course-diff, .course-math, .course-fig .course-scroll, .course-fig .course-plot, .md-typeset__scrollwrap, .md-typeset pre > code';
   var FOCUSABLE = 'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])';
   var scrollObserver = null;
 
@@ -69,6 +71,7 @@
   function syncScrollBox(box) {
     syncScrollEdges(box);
     if (box.hasAttribute('tabindex') && !box.hasAttribute('data-course-scroll')) return; // the HTML's own
+    if (box.getAttribute('aria-hidden') === 'true') return; // a drawing whose numbers are in its table
     var overflows = sidewaysRoom(box) > 1;
     var needs = overflows && !box.querySelector(FOCUSABLE);
     if (needs && !box.hasAttribute('data-course-scroll')) {

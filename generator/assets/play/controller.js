@@ -38,6 +38,20 @@
     return { ids: ids, text: text, notes: notes };
   }
 
+  // How many of the tokens are a piece of a character, which the page can only show as \ufffd: a
+  // character the tiny model has no token for is read as its bytes, each a token of its own.
+  function bytePieces(tok, ids) {
+    var n = 0;
+    for (var i = 0; i < ids.length; i++) if (tok.text(ids[i]).indexOf('\ufffd') >= 0) n++;
+    return n;
+  }
+  function piecesNote(n) {
+    return (n === 1 ? 'One token is shown as \ufffd: it is' : n + ' tokens are shown as \ufffd: each is') +
+      ' a piece of a character the tiny model has no token for (a letter with an accent, an emoji,' +
+      ' a letter of another alphabet). The model reads such a character as the 2 to 4 bytes a' +
+      ' computer stores it in, each byte a token of its own, and a byte alone is no letter that can be shown.';
+  }
+
   function startPage() {
     var root = document.getElementById('course-play');
     if (!root) return;
@@ -213,7 +227,9 @@
         predBox.appendChild(make('p', 'course-play-wait', 'Working out the guesses\u2026'));
         if (abBox) { clear(abBox); abBox.appendChild(make('p', 'course-play-wait', 'Waiting for the guesses\u2026')); }
         var notes = (linkNote ? [linkNote] : []).concat(prep.notes);
-        say(notes.length ? notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.']);
+        var pieces = bytePieces(tok, prep.ids);
+        say((notes.length ? notes : ['The tiny model read ' + tokens.length + ' tokens, here in your browser.'])
+          .concat(pieces ? [piecesNote(pieces)] : []));
         var mineLast = last = { text: prep.text, ids: prep.ids, tokens: tokens, run: run, abWant: abWant, figure: fig };
         root.setAttribute('data-state', notes.length ? 'noted' : 'ok');
         var tEnd = performance.now();
@@ -446,7 +462,7 @@
     var KIND_NAMES = { 'previous-token': 'Previous token', 'duplicate-token': 'Duplicate token', induction: 'Induction', sink: 'Attention sink' };
     function drawScores(hs) {
       clear(scoreBox);
-      var wrap = make('div', 'course-table-wrap'), table = make('table', 'course-play-scoretable');
+      var wrap = make('div', 'course-table-wrap'), table = make('table', 'course-table course-play-scoretable');
       table.appendChild(make('caption', null, 'Each head\u2019s share of attention on each pattern, on your sentence; the last row is a head that spreads its attention evenly. A dash: your sentence has no token where the pattern applies (duplicate token and induction need a repeated token).'));
       var thead = make('thead'), hr = make('tr');
       ['Head'].concat(SCORE_KINDS.map(function (k) { return KIND_NAMES[k]; })).forEach(function (h) {
