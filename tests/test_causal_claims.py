@@ -55,7 +55,11 @@ def test_chapter_3_concludes_from_the_test_not_from_the_weights(site):
     assert "the model now expects ·his" not in myth  # reworded; the verdict is the reference's
     # chapter 3 ends on attention: the test that removes the head, and its logits, are chapter 5's
     assert "data-kind=\"ablation\"" not in page and "logit" not in text_of(page)
-    assert "Chapter 5 removes the head and finds out" in myth
+    # the myth's question and chapter 5's test are the same question (issue 47): who "her" is
+    # stays unanswered, and the testable one, the choice of ·her at ·with, is the one tested
+    assert "no grid can answer, and no test in this course answers it either" in myth
+    assert "help the model choose the pronoun that fits the name" in myth and "at ·with" in myth
+    assert "removes the head there and watches the choice between ·her and ·his" in myth
     many = prose(section(page, "Many heads, many layers"))
     assert 'looks like "look at ·ball"' in many and "only a pattern" in many
     intro = text_of(page[: page.index("<h2")])

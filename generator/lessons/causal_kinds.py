@@ -42,6 +42,15 @@ the `causal` block of each trace and the model's circuits.json / patching.json (
     id: circ
     ```
 
+    ```pronouns
+    model: tiny
+    ablation: zero           # zero (default) | mean: how the sweep's head is removed in the cells
+    id: sweep
+    ```
+
+A `pronouns` figure reads traces/<model>/pronouns.json (generator/model/pronoun_sweep.py): the
+her/his test over a recorded set of names × templates, one head removed.
+
 A target names a token of the vocabulary, not of the sentence: `her` is " her" (`·her`), and
 `make traces` follows it in the sentence's trace.
 """
@@ -110,12 +119,20 @@ class Circuit(Directive):
     caption: str | None = None
 
 
+@dataclass(frozen=True)
+class Pronouns(Directive):
+    model: str = ""
+    ablation: str = "zero"
+    caption: str | None = None
+
+
 SPECS: dict[str, tuple[set[str], set[str]]] = {
     "ablation": ({"model", "sentence", "token", "targets", "ablation", "grid", "id", "caption"}, {"model", "sentence"}),
     "attribution": ({"model", "sentence", "token", "targets", "id", "caption"}, {"model", "sentence", "targets"}),
     "patching": ({"model", "sentences", "token", "targets", "id", "caption"}, {"model", "sentences", "targets"}),
     "lens": ({"model", "sentence", "guesses", "id", "caption"}, {"model", "sentence"}),
     "circuit": ({"model", "head", "kind", "ablation", "id", "caption"}, {"model", "head"}),
+    "pronouns": ({"model", "ablation", "id", "caption"}, {"model"}),
 }
 
 
@@ -223,12 +240,20 @@ def parse_circuit(data: dict, common: dict, where: str) -> Circuit:
                    caption=text_option(data.get("caption"), where, kind, "caption"))
 
 
+def parse_pronouns(data: dict, common: dict, where: str) -> Pronouns:
+    kind = "pronouns"
+    return Pronouns(**common, model=model_option(data["model"], where, kind),
+                    ablation=ablation_option(data.get("ablation", "zero"), where, kind),
+                    caption=text_option(data.get("caption"), where, kind, "caption"))
+
+
 BUILDERS = {
     "ablation": parse_ablation,
     "attribution": parse_attribution,
     "patching": parse_patching,
     "lens": parse_lens,
     "circuit": parse_circuit,
+    "pronouns": parse_pronouns,
 }
 
 

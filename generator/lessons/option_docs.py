@@ -46,6 +46,9 @@ KINDS: dict[str, str] = {
                     "into the residual stream, the unembedding, with the parts the page's figures read marked “here”",
     "arrows": "a stepper's two-number vectors drawn as arrows: the query, the keys and their shadows on the query (the dot product), "
               "the scores and shares as bars, then the values scaled by their shares and added into the result",
+    "pronouns": "the her/his test over many sentences, one head: a table of templates × names (female, then male), "
+                "each cell logit(·her) − logit(·his) with every head, then with the recorded head removed, signed colours, "
+                "and the head whose removal moves it most where that is another head",
     "score-split": "why a head looks where it looks: one head's score for one query and key, split into the parts "
                    "that made it (token, position, earlier heads and MLPs, biases) as signed bars that add up to it, "
                    "beside the query's row, with pickers for the query, the key and the side",

@@ -135,6 +135,7 @@ def write_causal_files(lm, store: TraceStore, pairs: list, out, err, force: bool
     if current is None or current.get("scoringSet") != SCORING_SET_VERSION:
         circuits_file.write_circuits(store, lm.name, circuits.circuits(lm, causal.reference(lm), scoring=scoring), revision)
         print(f"{lm.name}: wrote {path.name} (composition scores, kind scores and in-context learning with each head removed)", file=out)
+    write_pronoun_sweep(lm, store, out, force=force, scoring=scoring)
     entries = []
     for model, a, b, names, source in pairs:
         if model != lm.name:
@@ -153,6 +154,24 @@ def write_causal_files(lm, store: TraceStore, pairs: list, out, err, force: bool
     if entries or circuits_file.path_of(store.root, lm.name, circuits_file.PATCHING_FILE).is_file():
         circuits_file.write_patching(store, lm.name, revision, entries)
     return errors
+
+
+def write_pronoun_sweep(lm, store: TraceStore, out, force: bool = False, scoring: str = "full") -> None:
+    """pronouns.json (the her/his test over names × templates) when missing, damaged, of another
+    revision or of another set; the stand-in's small scoring set measures the small one."""
+    from . import causal, pronoun_sweep
+    from ..store import pronouns_file
+
+    config = pronoun_sweep.SIZES["small" if scoring == "small" else "full"]
+    L, H = int(lm.meta["nLayer"]), int(lm.meta["nHead"])
+    try:
+        have = None if force else pronouns_file.read(store.root, lm.name, L, H)
+    except DamagedFile:
+        have = None
+    if have and have["revision"] == lm.revision and have["set"] == pronoun_sweep.record(config):
+        return
+    p = pronouns_file.write(store.root, lm.name, lm.revision, pronoun_sweep.sweep(lm, causal.reference(lm), config), L, H)
+    print(f"{lm.name}: wrote {p.name} (logit(her) − logit(his) over names × templates, one head removed)", file=out)
 
 
 def kept_pair(store: TraceStore, lm, a: str, b: str, targets: list[int], n_tokens: int) -> dict | None:

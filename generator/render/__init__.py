@@ -96,6 +96,13 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ model.tiny.training.headJump(induction) }} ("from 0.15 at step 500 to 0.83 at step 750",
                 the largest rise) headPeak(kind) ("0.90 at step 2,750") headLeaders(kind) ("layer 4,
                 heads 1 and 4": every head that was the best)
+    pronouns    {{ id.cases }} {{ id.names }} {{ id.templates }} {{ id.head }} {{ id.top }} (cases where the head
+                is the one whose removal moves the difference most) {{ id.her(female) }} {{ id.her(male, clean) }}
+                (cases of a group, female / male / all, that prefer ·her; mode zero, mean or clean)
+                {{ id.flips }} {{ id.flips(mean) }} (cases that change side) {{ id.survive }} (templates where
+                every female name keeps ·her) {{ id.turn }} (templates where a male name switches to ·her)
+                {{ id.clean(hugged, Ben) }} {{ id.removed(hugged, Ben, mean) }} {{ id.tophead(hugged, Ben) }}
+                (one case: a word only its template has, and a name)
     architecture, arrows: no references (a drawn diagram shows the model's config or a stepper's numbers)
     score-split {{ id.score }} {{ id.weight }} (the cell's) {{ id.share(position) }} {{ id.percent(L1H4) }}
                 (a part's share of the score, and that as a percent; a table's parts query.key: position.position)
@@ -113,7 +120,7 @@ from ..lessons.directives import DIRECTIVE_KINDS, Directive
 from ..lessons.refs import Ref
 from . import attention, compare, model_refs as models, pending, predictions, scoreboard, softmax, stepper, training_figure as training
 from . import embedding, layernorm, merges, neighbours, token_split, vector_map  # chapters 1 and 2
-from . import ablation, attribution, circuit, lens, patching  # the causal chapter
+from . import ablation, attribution, circuit, lens, patching, pronouns  # the causal chapter
 from . import architecture, arrows  # the drawn diagrams
 from . import guess  # a "Guess first" question's choices
 from . import score_split  # why a head looks where it looks
@@ -139,6 +146,7 @@ KINDS: dict[str, ModuleType] = {
     "patching": patching,
     "lens": lens,
     "circuit": circuit,
+    "pronouns": pronouns,
     "architecture": architecture,  # the drawn diagrams
     "arrows": arrows,
     "guess": guess,

@@ -44,7 +44,8 @@
     architecture: { now: null },  // drawn diagrams: static SVG, nothing to set up
     arrows: { now: null },
     guess: { now: initGuess },  // not a figure: a question's choices (form.course-guess)
-    'score-split': { now: initScoreSplit }
+    'score-split': { now: initScoreSplit },
+    pronouns: { now: null }  // the her/his sweep: a static table, nothing to set up
   };
 
   var drawn = [];  // the chapter 1-2 plots of the page shown now: {fig, draw, width}

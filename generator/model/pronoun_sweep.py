@@ -1,0 +1,99 @@
+"""The her/his test over many sentences: one head removed, a grid of templates × names.
+
+Chapter 5 removes layer 2, head 3 after "Lily wanted to play with" and the preference for ·her
+flips. One sentence cannot say whether that holds in general, so this module measures the same
+thing on a fixed, recorded set of names × templates (every template ends where a pronoun comes
+next): per case, the clean logit(her) − logit(his), the value with the head removed (zeros, and
+the head's natural-text mean, causal.py's reference), and which head's zero-removal moves it most.
+Batched: all sentences of one token length go through the model together; each removal is one
+more batch pass.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from . import causal
+from .load import LoadedModel
+
+FORMAT = 1  # bumped when the stored block changes shape
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    female: tuple[str, ...] = ("Lily", "Mia", "Lucy", "Anna", "Sara", "Emma")  # names "her" would follow
+    male: tuple[str, ...] = ("Ben", "Tom", "Max", "Sam", "Jack", "Tim")  # names "his" would follow
+    templates: tuple[str, ...] = (  # "{}" is the name; each ends just before a pronoun
+        "{} wanted to play with", "{} hugged", "{} looked at", "{} smiled at", "{} said hello to",
+        "{} went home with", "{} lost", "{} loved", "{} played with", "{} found", "{} went to see",
+        "{} ran to",
+    )
+    targets: tuple[str, str] = ("her", "his")  # the preference measured: logit(first) − logit(second)
+    head: tuple[int, int] = (2, 3)  # (layer, head) counting from 1: the head removed in every case
+
+
+SIZES = {
+    "full": SweepConfig(),
+    # the GPT-2-shaped stand-in's test path: 2 × 2 names, 2 templates, layer 1, head 1 (any model has it)
+    "small": SweepConfig(female=("Lily", "Mia"), male=("Ben", "Tom"), templates=("{} wanted to play with", "{} hugged"), head=(1, 1)),
+}
+
+
+def record(config: SweepConfig) -> dict:
+    """The set as stored beside its numbers, so that a reader can check what was measured."""
+    return {"female": list(config.female), "male": list(config.male), "templates": list(config.templates),
+            "targets": list(config.targets), "head": list(config.head)}
+
+
+def _diffs(logits: torch.Tensor, her: int, his: int) -> np.ndarray:
+    last = logits[:, -1, :]  # (sentence, vocab): the guess after the last token
+    return (last[:, her] - last[:, his]).double().numpy()  # (sentence,)
+
+
+def sweep(lm: LoadedModel, ref: causal.Reference, config: SweepConfig = SweepConfig()) -> dict:
+    """Per (template, name): clean, zero-removed and mean-removed logit(her) − logit(his), and the
+    head (from 1) whose zero-removal changes it most, with that change. Arrays are (template, name),
+    names female first."""
+    from .. import tokens
+
+    L, H, W, d = causal.dims(lm)
+    her, his = (tokens.vocab_token(lm.name, t).id for t in config.targets)
+    names = list(config.female) + list(config.male)
+    cases = [(t, n) for t in range(len(config.templates)) for n in range(len(names))]
+    ids = {c: lm.ids_of(config.templates[c[0]].format(names[c[1]])) for c in cases}
+    shape = (len(config.templates), len(names))
+    clean, zero, mean, top_change = np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    top_head = np.zeros(shape + (2,), dtype=int)  # (template, name, layer/head) from 1
+    hl, hh = config.head[0] - 1, config.head[1] - 1
+    for length in sorted({len(v) for v in ids.values()}):
+        group = [c for c in cases if len(ids[c]) == length]
+        x = torch.tensor([ids[c] for c in group])  # (sentence, token)
+        base = _diffs(causal._forward(lm, x).logits, her, his)  # (sentence,)
+        effects = np.zeros((L, H, len(group)))  # (layer, head, sentence): zero-removed minus clean
+        for layer in range(L):
+            for h in range(H):
+                out = causal._forward(lm, x, {layer: _remover(h, d, None)}).logits
+                effects[layer, h] = _diffs(out, her, his) - base
+        by_mean = _diffs(causal._forward(lm, x, {hl: _remover(hh, d, ref.means[hl, hh])}).logits, her, his)
+        flat = np.abs(effects.reshape(L * H, -1)).argmax(axis=0)  # (sentence,): largest change, first on ties
+        for i, (t, n) in enumerate(group):
+            clean[t, n], zero[t, n], mean[t, n] = base[i], base[i] + effects[hl, hh, i], by_mean[i]
+            top_head[t, n] = (flat[i] // H + 1, flat[i] % H + 1)
+            top_change[t, n] = effects[flat[i] // H, flat[i] % H, i]
+    return {"set": record(config), "clean": clean, "zero": zero, "mean": mean,
+            "topHead": top_head, "topChange": top_change}
+
+
+def _remover(h: int, d: int, mean: np.ndarray | None):
+    """c_proj-input rewriter: head h's slice set to zeros, or to its mean output, at every position."""
+    def fn(concat):  # (sentence, token, width)
+        concat = concat.clone()
+        block = concat[:, :, h * d : (h + 1) * d]  # (sentence, token, head_dim)
+        if mean is None:
+            block.zero_()
+        else:
+            block.copy_(torch.as_tensor(mean, dtype=concat.dtype).expand_as(block))
+        return concat
+    return fn
