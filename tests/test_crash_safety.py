@@ -42,7 +42,9 @@ def temp_files(model_dir: Path) -> list[Path]:
 def test_a_killed_trace_run_leaves_a_loadable_store_and_a_rerun_completes_it(tmp_path):
     traces, content = tmp_path / "traces", tmp_path / "content"
     content.mkdir()
-    args = ["--traces-dir", str(traces), "--content", str(content)]
+    # the small scoring set (a documented option): the same steps, less volume; the causal files'
+    # full size is covered by test_committed_traces' forced retrace
+    args = ["--traces-dir", str(traces), "--content", str(content), "--scoring-set", "small"]
     for s in SENTENCES:
         args += ["--sentence", s]
     proc = subprocess.Popen(traces_command(*args), cwd=REPO, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -96,7 +98,7 @@ def test_two_trace_runs_at_once_end_as_one_run_would(tmp_path):
     content.mkdir()
 
     def args(traces: Path, sentences: list[str]) -> list[str]:
-        out = ["--traces-dir", str(traces), "--content", str(content)]
+        out = ["--traces-dir", str(traces), "--content", str(content), "--scoring-set", "small"]  # as above
         for s in sentences:
             out += ["--sentence", s]
         return out

@@ -36,6 +36,7 @@ def items(*pairs):
 
 def run(store, its, tiny, **kw):
     out, err = io.StringIO(), io.StringIO()
+    kw.setdefault("scoring", "small")  # the causal files' volume (the robust test) is not what these tests are about
     code = trace_run.run_traces(kw.pop("models", ["tiny", "gpt2"]), store, its, loader=loader_for(tiny),
                                 progress=False, out=out, err=err, **kw)
     return code, out.getvalue(), err.getvalue()
@@ -44,7 +45,8 @@ def run(store, its, tiny, **kw):
 @pytest.fixture(autouse=True)
 def no_scoring_set(monkeypatch):
     # The scoring set is heads' business (tests/test_heads.py); here only the lessons' requests count.
-    fake = types.SimpleNamespace(scoring_requests=lambda name, meta: [], write_scores=lambda store, model: None)
+    fake = types.SimpleNamespace(scoring_requests=lambda name, meta, **size: [], write_scores=lambda store, model: None,
+                                 scoring_size=lambda name: {})
     monkeypatch.setattr(trace_run, "heads", fake)
 
 
@@ -92,8 +94,9 @@ def test_too_long_sentence_names_file_and_line(tmp_path, tiny):
 def test_heads_hooks_are_called(tmp_path, tiny, monkeypatch):
     calls = []
     fake = types.SimpleNamespace(
-        scoring_requests=lambda name, meta: calls.append(("req", meta["model"])) or [TraceRequest(meta["model"], "score me", (1, 2, 3))],
+        scoring_requests=lambda name, meta, **size: calls.append(("req", meta["model"])) or [TraceRequest(meta["model"], "score me", (1, 2, 3))],
         write_scores=lambda store, model: calls.append(("write", model, store.has(model, "score me", (1, 2, 3)))),
+        scoring_size=lambda name: {},
     )
     monkeypatch.setattr(trace_run, "heads", fake)
     code, _, _ = run(TraceStore(tmp_path), items(("tiny", "a b")), tiny, models=["tiny"])
