@@ -311,8 +311,11 @@ def build_notebook(md: Path, page: str, ctx: Ctx) -> Notebook | None:
                 done.add(kind)
                 section.name, section.where = kind, d.where
                 sections.append(section)
-    models = [getattr(d, "model", None) for d in directives]
-    if all(m and pending_render.lacks_model(ctx.store, m) for m in models):  # one short notebook, not a run of pending parts
+    # the figures that give the notebook a section: a guess or a drawn diagram gives none, so it
+    # cannot make a page that lacks a model's traces look as if it had something to recompute
+    models = [getattr(d, "model", None) for d in directives
+              if any(kind in SECTIONS for kind in SAME_AS.get(d.kind, (d.kind,)))]
+    if models and all(m and pending_render.lacks_model(ctx.store, m) for m in models):  # one short notebook, not a run of pending parts
         parts = [s.pending for s in sections if s.pending]
         sections = [cells.without_model(title, pending_render.reader_names(models), parts)]
     elif len(sections) == 1:
