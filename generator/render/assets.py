@@ -23,7 +23,7 @@ from . import format as fmt
 from . import play_model
 from .asset_files import AssetError, read_bytes, read_json, shown
 from .context import trace_weights
-from .script import course_js
+from .script import course_js, shipped_js
 
 PACKAGE_ASSETS = Path(__file__).resolve().parents[1] / "assets"
 COPIED = ("course.css",)  # course.js is joined from its parts (script.py)
@@ -206,9 +206,9 @@ def static_assets() -> dict[str, bytes]:
     makers = {
         PLOTLY_JS: plotly_js,
         "colorscale.js": lambda: fmt.colorscale_js().encode("utf-8"),
-        "course.js": lambda: course_js().encode("utf-8"),
+        "course.js": lambda: shipped_js(course_js()).encode("utf-8"),
         # the playground's (play.html loads them; no other page does): render/play_model.py
-        play_model.SCRIPT: lambda: play_model.play_js().encode("utf-8"),
+        play_model.SCRIPT: lambda: shipped_js(play_model.play_js()).encode("utf-8"),
         play_model.ASSET: play_model.play_model_js,
     }
     for name in COPIED:

@@ -69,3 +69,13 @@ def course_js() -> str:
     (_, header), body = named[0], named[1:]
     code = [without_comments_or_indents(t) for _, t in body]
     return header.rstrip("\n") + "\n" + OPENING + "\n".join(code) + CLOSING
+
+
+def shipped_js(text: str) -> str:
+    """`text` (course.js or play.js) as the site ships it: minified by rjsmin, a JavaScript
+    minifier that reads the language's tokens (strings, regular expressions, comments), not
+    lines. The sources stay readable, and the tests' twins read them; the browser tests read the
+    built site, so they run the minified code."""
+    import rjsmin
+
+    return rjsmin.jsmin(text, keep_bang_comments=True).rstrip("\n") + "\n"
