@@ -58,11 +58,11 @@ def test_a_page_whose_heatmaps_are_pending_runs_course_js_after_its_article(cour
 
 def test_a_link_to_a_later_figure_opens_it_as_the_link_says(course, server, open_site):
     w = open_site()
-    w.goto(f"{server.base}/attention.html#fig-5:layer=3,head=2,token=3")
-    w.page.wait_for_function("document.querySelector('#fig-5 select[data-control=layer]').value === '2'")
+    w.goto(f"{server.base}/attention.html#fig-7:layer=3,head=2,token=3")
+    w.page.wait_for_function("document.querySelector('#fig-7 select[data-control=layer]').value === '2'")
     state = w.page.evaluate("""() => ['layer', 'head', 'token'].map(c =>
-        document.querySelector('#fig-5 select[data-control=' + c + ']').value)""")
+        document.querySelector('#fig-7 select[data-control=' + c + ']').value)""")
     assert state == ["2", "1", "3"]
-    top = w.page.evaluate("document.querySelector('#fig-5').getBoundingClientRect().top")
+    top = w.page.evaluate("document.querySelector('#fig-7').getBoundingClientRect().top")
     assert -5 <= top < 200, f"the linked figure is not where the page opened: {top}"
     assert w.errors == []

@@ -14,7 +14,7 @@ from course_builds import quiet
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-FIG = "fig-5"  # attention.html: one head on 15 tokens (the repeated-words sentence)
+FIG = "fig-7"  # attention.html: one head on 15 tokens (the repeated-words sentence)
 
 # every line of a figure's lines view: its pair and its opacity
 LINES = """id => [...document.querySelectorAll('#' + id + ' .course-lines line')].map(l => ({
@@ -88,7 +88,7 @@ def test_lines_view_draws_every_pair_at_its_weight_and_follows_the_pickers_and_t
     assert "weight" in alt["label"] and alt["table"], alt
     assert alt["summary"].endswith(alt["option"].split(" looks most at ", 1)[1] + "."), alt
     # the address says the view, and a link opens it
-    page.wait_for_function("() => /^#fig-5:layer=3,head=2,token=7,view=lines$/.test(location.hash)")
+    page.wait_for_function("() => /^#fig-7:layer=3,head=2,token=7,view=lines$/.test(location.hash)")
     # a new document, not a same-page hash change: the link is opened as a reader opens it
     page.goto("about:blank")
     page.goto(f"{server.base}/attention.html#{FIG}:layer=2,head=3,token=4,view=lines")
@@ -144,7 +144,7 @@ def test_lines_view_is_the_default_on_a_phone_for_a_long_sentence(course, server
     w = open_site(viewport={"width": 375, "height": 800})
     page = w.goto(f"{server.base}/attention.html")
     weights = trace_weights_of(course, page, FIG)
-    # the figures shown (fig-7 waits in a closed tab): the token count decides the view
+    # the figures shown (fig-9 waits in a closed tab): the token count decides the view
     n_tokens = page.evaluate("() => Object.fromEntries(course.figures.filter(f => f.views && f.el.getClientRects().length).map(f => [f.id, f.maxTokens]))")
     assert n_tokens[FIG] == 15 and n_tokens["fig-1"] <= 12, n_tokens
     for fig, n in n_tokens.items():
@@ -159,7 +159,7 @@ def test_lines_view_is_the_default_on_a_phone_for_a_long_sentence(course, server
     check_lines(page, FIG, weights, v["layer"], v["head"], v["token"])
     # a phone's address still writes no view the reader did not choose
     page.select_option(f"#{FIG} select[data-control=token]", "3")
-    page.wait_for_function("() => /^#fig-5:layer=\\d+,head=\\d+,token=3$/.test(location.hash)")
+    page.wait_for_function("() => /^#fig-7:layer=\\d+,head=\\d+,token=3$/.test(location.hash)")
     assert w.errors == []
 
 
