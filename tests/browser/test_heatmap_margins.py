@@ -118,7 +118,7 @@ def test_long_labels_at_either_end_stay_inside_the_plot(course, server, open_sit
     w.page.goto(f"{server.base}/attention.html")
     w.page.evaluate(GRID_VIEW_JS)
     settle(w.page)
-    for fig in ("fig-1", "fig-5"):  # 7 and 15 tokens
+    for fig in ("fig-1", "fig-7"):  # 7 and 15 tokens
         w.page.locator(f"#{fig} .course-plot").scroll_into_view_if_needed()
         w.page.locator(f"#{fig} .course-plot .main-svg").first.wait_for(state="attached")
         geom = w.page.evaluate(LONG_LABELS_JS, [fig, "·extraordinary"])

@@ -47,8 +47,8 @@ def test_menu_address_subscripts_and_links_count_tokens_alike(course, server, op
         for value, text in m["options"]:
             assert text.split(": ", 1)[0] == value, f"{m['fig']}: option {value} reads {text!r}"
     # a repeated token's subscript, and what a screen reader hears for it, is that same number
-    fig5 = next(m for m in menus if m["fig"] == "fig-5")
-    heads = page.evaluate("""() => [...document.querySelectorAll('#fig-5 thead .course-tok')].map(t => [t.textContent, t.getAttribute('aria-label')])""")
+    fig5 = next(m for m in menus if m["fig"] == "fig-7")
+    heads = page.evaluate("""() => [...document.querySelectorAll('#fig-7 thead .course-tok')].map(t => [t.textContent, t.getAttribute('aria-label')])""")
     assert len(heads) == len(fig5["options"])
     subscripted = 0
     for (value, text), (shown, said) in zip(fig5["options"], heads):
@@ -343,9 +343,9 @@ def test_one_file_chapter_brings_its_icon_and_all_heads_keeps_the_menus_in_view(
             # for the menus and the heads together (figure 5's 4 x 4 heads, the last layer's in
             # focus): the menus stay in view
             page.set_viewport_size({"width": 1280, "height": 400})
-            page = w.goto(f"{server.base}/attention.html#fig-5:layer=4,head=4,token=3")
+            page = w.goto(f"{server.base}/attention.html#fig-7:layer=4,head=4,token=3")
             settle(page)
-            fig = "#fig-5"
+            fig = "#fig-7"
             page.evaluate("""f => { const c = document.querySelector(f + ' .course-controls'), h = document.querySelector('.md-header');
               window.scrollBy(0, c.getBoundingClientRect().top - h.getBoundingClientRect().bottom - 10); }""", fig)
             quiet(page)

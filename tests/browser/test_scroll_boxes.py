@@ -52,9 +52,9 @@ def test_the_fade_follows_the_scroll_position_the_width_and_focus(open_site, ser
     w.goto(f"{server.base}/causal.html")
     settled(page)
     # a 13-token grid's table (a comparison panel), shown (the prediction tables fit a phone now, test_phone_layout.py)
-    page.locator("#fig-2 button.course-table-toggle").first.focus()
+    page.locator("#fig-3 button.course-table-toggle").first.focus()
     page.keyboard.press("Enter")  # by keyboard: the focus test below needs :focus-visible
-    box = page.locator("#fig-2 .course-table-wrap").first
+    box = page.locator("#fig-3 .course-table-wrap").first
     box.wait_for(state="visible")
     box.scroll_into_view_if_needed()
     assert box.get_attribute("data-course-more") == "right"
