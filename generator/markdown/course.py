@@ -64,8 +64,8 @@ from markdown.treeprocessors import Treeprocessor
 
 from .. import render
 from ..tokens import NoTokenizer
-from ..render import assets, templating
-from ..lessons.directives import PATTERN_ONLY, SPECS, at_option, check_code_fence, parse_directive
+from ..render import assets
+from ..lessons.directives import SPECS, at_option, check_code_fence, parse_directive
 from ..lessons import claims, refs
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED, check_layout, find_source, shown_path
@@ -74,6 +74,7 @@ from ..render.context import Ctx, sentence_pairs
 from ..render.ref_common import PENDING_REF, TRACING_REF
 from ..store import TraceStore
 from . import attribute_refs, kept_errors, math, needs_traces, python_view
+from .page_warnings import WarnPostprocessor
 from .kept_errors import one_line_errors
 from .build_errors import CourseBuildError, reraise
 
@@ -474,41 +475,4 @@ class LeakPostprocessor(Postprocessor):
         if m:
             body = html.unescape(m["body"]).strip()
             raise CourseBuildError(f"{self.ext.state.shown}:{m['line']}", f"the reference {{{{ {body} }}}} was left as text: it is inside raw HTML or an indented code block, which Markdown does not read for references", "write it in the page's text, use a fenced code block for code, or add the `markdown` attribute to the HTML element around it")
-        return text
-
-
-# ---------------------------------------------------------------- 4. warnings
-
-
-def where_list(wheres: list[str]) -> str:
-    """'content/a.md:3, 9, 12' from ['content/a.md:9', 'content/a.md:3', ...], file by file."""
-    by_file: dict[str, list[str]] = {}
-    for w in wheres:
-        path, _, line = w.rpartition(":") if w.rpartition(":")[2].isdigit() else (w, "", "")
-        by_file.setdefault(path, [])
-        if line and line not in by_file[path]:
-            by_file[path].append(line)
-    return "; ".join(f"{p}:{', '.join(sorted(ls, key=int))}" if ls else p for p, ls in by_file.items())
-
-
-class WarnPostprocessor(Postprocessor):
-    def __init__(self, md, ext: CourseExtension):
-        super().__init__(md)
-        self.ext = ext
-
-    def run(self, text: str) -> str:
-        ctx = self.ext.state.ctx
-        # toc runs this on each heading first; only the whole page holds its figures (`make check` draws none, and has them all rendered by then)
-        untested = render.untested_jobs(ctx) if 'class="course-fig' in text or templating.NO_HTML.get() else []
-        if untested:
-            where, kind, label = untested[0]
-            raise CourseBuildError(
-                where, f"this figure names {label} for a job ({kind}), and no number on the page tests that job",
-                f"add `{PATTERN_ONLY}: true` to the figure (it tells the reader the grid is only a pattern), or refer "
-                f"to an ablation, attribution, patching or circuit figure's number about {label} on this page")
-        # traces and head scores first, then model references, as the build has always listed them
-        ordered = sorted(ctx.missing.items(), key=lambda kv: kv[0].what == kv[0].MODEL)
-        for missing, wheres in ordered:
-            log.warning(missing.warning(where_list(wheres), ctx.training_log_path))
-        ctx.missing.clear()
         return text

@@ -111,6 +111,25 @@ def read_json(path: Path, limit: int, fix: str = REPAIR_FIX):
     return parse_json(read_bytes(path, limit, fix), path, fix)
 
 
+def read_checked(path: Path, cache: dict, limit: int, fix: str, make):
+    """`make(doc)` of the JSON file at `path` (it checks the document and wraps it), or None where
+    there is no file; kept in `cache` while the file's stat stamp is the same, so a build reads and
+    checks each per-model file once."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DamagedFile(path, f"cannot be read ({e.strerror or e})", fix) from None
+    stamp = stat_stamp(st)
+    hit = cache.get(path)
+    if hit and hit[0] == stamp:
+        return hit[1]
+    out = make(read_json(path, limit, fix))
+    cache[path] = (stamp, out)
+    return out
+
+
 def check_model_name(model: str) -> str:
     if not isinstance(model, str) or not MODEL_NAME_RE.match(model):
         raise StoreError(f"{model!r} is not a model name (lowercase letters, digits and '-', at most 32)")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import schema
-from .files import DamagedFile, atomic_write, dumps, read_json, stat_stamp
+from .files import DamagedFile, atomic_write, dumps, read_checked
 
 FILE = "splits.json"
 MAX_BYTES = 16 * 1024 * 1024
@@ -75,21 +75,12 @@ _CACHE: dict[Path, tuple[tuple[int, int, int], Splits]] = {}
 def read(root: Path | str, model: str) -> Splits | None:
     """The model's splits.json, checked, or None where there is none."""
     p = path(root, model)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise DamagedFile(p, f"cannot be read ({e.strerror or e})", FIX) from None
-    stamp = stat_stamp(st)
-    hit = _CACHE.get(p)
-    if hit and hit[0] == stamp:
-        return hit[1]
-    doc = read_json(p, MAX_BYTES, FIX)
-    check(doc, p, model)
-    out = Splits(doc, p)
-    _CACHE[p] = (stamp, out)
-    return out
+
+    def make(doc) -> Splits:
+        check(doc, p, model)
+        return Splits(doc, p)
+
+    return read_checked(p, _CACHE, MAX_BYTES, FIX, make)
 
 
 def _bad(p: Path, problem: str):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import tokens
-from .files import DamagedFile, atomic_write, dumps, read_json, round_floats, stat_stamp
+from .files import DamagedFile, atomic_write, dumps, read_checked, round_floats
 
 FILE = "vectors.json"
 FORMAT = 1  # the document's `format`; a reader refuses any other
@@ -95,22 +95,13 @@ _CACHE: dict[Path, tuple[tuple[int, int, int], Vectors]] = {}
 def read(root: Path | str, model: str) -> Vectors | None:
     """The model's vectors.json, checked, or None where there is none."""
     p = path(root, model)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        raise DamagedFile(p, f"cannot be read ({e.strerror or e})", FIX) from None
-    stamp = stat_stamp(st)
-    hit = _CACHE.get(p)
-    if hit and hit[0] == stamp:
-        return hit[1]
-    doc = read_json(p, MAX_BYTES, FIX)
-    check(doc, p, model)
-    check_claims(doc, p, model)
-    out = Vectors(doc, p)
-    _CACHE[p] = (stamp, out)
-    return out
+
+    def make(doc) -> Vectors:
+        check(doc, p, model)
+        check_claims(doc, p, model)
+        return Vectors(doc, p)
+
+    return read_checked(p, _CACHE, MAX_BYTES, FIX, make)
 
 
 # ---------------------------------------------------------------- checks
