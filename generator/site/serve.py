@@ -325,13 +325,15 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     overlay = BuildOverlay()
     # the last build's error lines, and the count of saves (watched files other than traces/) it
     # followed: a build that no save asked for (a trace landing) does not say the same ones again
-    saves = {"seen": 0, "said": frozenset(), "at": -1}
+    # "began": when the last build began (less a tick): a save older than that, it has read
+    saves = {"seen": 0, "said": frozenset(), "at": -1, "began": 0.0}
 
     def builder(cfg=None):
         """One build; a failure is said in one line and shown over the last good page (the server
         then reloads the browsers, as after a good build, so the page gets the overlay)."""
         from mkdocs.exceptions import Abort, MkDocsException
 
+        saves["began"] = time.time() - 0.01  # a file's mtime may lag the clock by a tick
         seen = saves["seen"]
         repeats = ErrorRepeats(saves["said"] if saves["at"] == seen else frozenset())
         handlers = [h for h in logging.getLogger("mkdocs").handlers if getattr(h, "_course", False)]
@@ -412,6 +414,11 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
             if p.name not in WATCHED_STORE_FILES or store_stamp(traces_dir) == built["stamp"]:
                 return True
         else:
+            try:  # a late event (a loaded machine): the build that began after this save has read it
+                if Path(path).stat().st_mtime < saves["began"]:
+                    return True
+            except OSError:
+                pass
             saves["seen"] += 1
         rebuilds.note(path)
         return False
