@@ -39,9 +39,11 @@ $(ZENSICAL_STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e '.[zensical]'
 	touch $@
 
+# the test extra holds the site's and the models' packages too: their stamps are set with it, so
+# the suite's own `make site` runs (test_crash_safety) find this .venv set up, as after `make site`
 $(TEST_STAMP): pyproject.toml | $(PY)
 	$(PIP) install -e '.[models,test]'
-	touch $@
+	touch $(SITE_STAMP) $(MODELS_STAMP) $@
 
 assets: $(SITE_STAMP)
 	$(PY) -m generator assets
