@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from .files import DamagedFile, atomic_write, dumps, read_json, round_floats
+from .files import DamagedFile, atomic_write, dumps, read_checked, round_floats
 
 FILE = "pronouns.json"
 FORMAT_VERSION = 1  # bumped when the layout changes; an older file is damaged, `make traces` rewrites it
@@ -50,11 +50,15 @@ def write(root: Path | str, model: str, revision: str, sweep: dict, n_layer: int
 def read(root: Path | str, model: str, n_layer: int, n_head: int) -> dict | None:
     """The checked document, or None when there is no file; DamagedFile when it cannot be trusted."""
     p = path(root, model)
-    if not p.exists():
-        return None
-    doc = read_json(p, MAX_BYTES, FIX)
-    check(doc, p, model, n_layer, n_head)
-    return doc
+
+    def make(doc) -> dict:
+        check(doc, p, model, n_layer, n_head)
+        return doc
+
+    return read_checked(p, _CACHE, MAX_BYTES, FIX, make)
+
+
+_CACHE: dict[Path, tuple[tuple[int, int, int], dict]] = {}  # read_checked's: one read per file version
 
 
 def _grid(doc: dict, key: str, rows: int, cols: int, p: Path) -> None:
