@@ -11,7 +11,9 @@ from pathlib import Path
 def cmd_train_tiny(args: argparse.Namespace) -> int:
     from .model import training
 
-    cfg = training.TrainConfig()
+    cfg = training.recipe(args.model)
+    out = Path(args.out or training.TRAINED_MODEL_DIRS[args.model])
+    run_dir = Path(args.run_dir or training.RUN_DIRS[args.model])
     if args.steps:
         cfg.steps = args.steps
     if args.hub:
@@ -23,10 +25,9 @@ def cmd_train_tiny(args: argparse.Namespace) -> int:
             print(f"error: {missing[0]}: corpus file not found (give --corpus PATH, once per file)", file=sys.stderr)
             return 2
         stories, source = training.read_corpora(corpora)
-    run_dir = Path(args.run_dir)
     if args.fresh and (run_dir / "state.pt").is_file():
         (run_dir / "state.pt").unlink()
-    log = training.train(cfg, stories, Path(args.out), source, run_dir=run_dir)
+    log = training.train(cfg, stories, out, source, run_dir=run_dir)
     held, dedup = log["heldOut"], log["heldOutDedup"]
     print(
         f"held-out: {held['bitsPerChar']:.3f} bits/char, {held['natsPerToken']:.3f} nats/token "
@@ -71,16 +72,18 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return args.func(args)
 
-    p = sub.add_parser("train-tiny", help="train the tiny model and its tokenizer")
-    from .model.training import DEDUP_NGRAM, DEFAULT_RUN_DIR, PACKAGE_MODEL_DIR
+    p = sub.add_parser("train-tiny", help="train one of the course's own models (and the tiny model's tokenizer)")
+    from .model.training import DEDUP_NGRAM, PACKAGE_MODEL_DIR, TRAINED_MODEL_DIRS
 
     p.add_argument("--corpus", action="append", help="stories separated by <|endoftext|> lines (repeatable; "
                    "default: both files of ../shared/data/tinystories/)")
     p.add_argument("--hub", action="store_true", help="load roneneldan/TinyStories with `datasets` instead")
     p.add_argument("--hub-limit", type=int, default=None, help="with --hub: use only the first N stories")
-    p.add_argument("--out", default=str(PACKAGE_MODEL_DIR), help="where to write the checkpoint")
+    p.add_argument("--model", choices=sorted(TRAINED_MODEL_DIRS), default="tiny",
+                   help="which recipe: tiny (GPT-2 style) or tiny-rope (Llama style: rotary positions, grouped keys)")
+    p.add_argument("--out", default=None, help="where to write the checkpoint (default: the model's package folder)")
     p.add_argument("--steps", type=int, default=0, help="override the number of optimiser steps")
-    p.add_argument("--run-dir", default=str(DEFAULT_RUN_DIR), help="where the resumable state is saved")
+    p.add_argument("--run-dir", default=None, help="where the resumable state is saved (default: build/<model>-run)")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming a stopped run")
     p.set_defaults(func=cmd_train_tiny)
 

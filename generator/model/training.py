@@ -48,6 +48,15 @@ _SHARED = Path(__file__).resolve().parents[2].parent / "shared/data/tinystories"
 DEFAULT_CORPORA = (_SHARED / "stories.txt", _SHARED / "more-stories.txt")
 PACKAGE_MODEL_DIR = Path(__file__).resolve().parents[1] / "tiny_model"
 DEFAULT_RUN_DIR = Path(__file__).resolve().parents[2] / "build" / "tiny-run"
+# The course's own models, each a recipe on the same tokenizer and stories (TRAINED_MODELS below).
+TRAINED_MODEL_DIRS = {
+    "tiny": PACKAGE_MODEL_DIR,
+    "tiny-rope": Path(__file__).resolve().parents[1] / "tiny_rope_model",
+}
+RUN_DIRS = {
+    "tiny": DEFAULT_RUN_DIR,
+    "tiny-rope": Path(__file__).resolve().parents[2] / "build" / "tiny-rope-run",
+}
 RESUME_FORMAT = 1  # bump when the saved state changes shape
 
 
@@ -83,7 +92,27 @@ class TrainConfig:
     scores_every: int = 250  # steps between head-type scores on the scoring texts
     threads: int = 2  # torch CPU threads
     checkpoint_minutes: float = 5.0  # wall minutes between resumable saves
+    # "gpt2": transformers' GPT2LMHeadModel (learned positions, LayerNorm, one key and value per head).
+    # "llama": transformers' LlamaForCausalLM (rotary positions, RMSNorm, gated MLP, grouped keys).
+    architecture: str = "gpt2"
+    n_kv_head: int = 0  # llama: key/value heads, each shared by n_head / n_kv_head query heads (0 = n_head)
+    intermediate_size: int = 0  # llama: gated MLP width (0 = 4 × n_embd); 344 ≈ 8/3 × 128 matches GPT-2's MLP parameters
+    rope_theta: float = 10000.0  # llama: base of the rotation frequencies (Llama 2's value)
+    tokenizer_from: str = ""  # a committed model whose tokenizer.json is reused ("" = train one on the split)
     extra: dict = field(default_factory=dict)
+
+
+def recipe(model: str) -> TrainConfig:
+    """The committed recipe of one of the course's own models."""
+    if model == "tiny":
+        return TrainConfig()
+    if model == "tiny-rope":
+        # Same size class, data, schedule and repeated windows as "tiny"; what changes is the
+        # architecture of 2023's open models: rotary positions, RMSNorm, a gated MLP, and 4 query
+        # heads sharing 2 key/value heads. No sinusoidal start: a rotary model has no position table.
+        return TrainConfig(architecture="llama", n_kv_head=2, intermediate_size=344, sinusoidal_positions=False,
+                           tokenizer_from="tiny")
+    raise ValueError(f"no training recipe for model {model!r} (known: {', '.join(TRAINED_MODEL_DIRS)})")
 
 
 # ---------------------------------------------------------------- data
@@ -196,9 +225,14 @@ def sinusoids(n_positions: int, width: int, scale: float):
 
 def build_model(cfg: TrainConfig, eot_id: int):
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(cfg.seed)
+    if cfg.architecture == "llama":
+        return build_llama(cfg, eot_id)
+    if cfg.architecture != "gpt2":
+        raise ValueError(f"unknown architecture {cfg.architecture!r} (gpt2 or llama)")
+    from transformers import GPT2Config, GPT2LMHeadModel
+
     config = GPT2Config(
         vocab_size=cfg.vocab_size,
         n_positions=cfg.n_positions,
@@ -219,6 +253,29 @@ def build_model(cfg: TrainConfig, eot_id: int):
         with torch.no_grad():
             model.transformer.wpe.weight.copy_(sinusoids(cfg.n_positions, cfg.n_embd, config.initializer_range * math.sqrt(2)))
     return model
+
+
+def build_llama(cfg: TrainConfig, eot_id: int):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=cfg.vocab_size,
+        hidden_size=cfg.n_embd,
+        intermediate_size=cfg.intermediate_size or 4 * cfg.n_embd,
+        num_hidden_layers=cfg.n_layer,
+        num_attention_heads=cfg.n_head,
+        num_key_value_heads=cfg.n_kv_head or cfg.n_head,
+        head_dim=cfg.n_embd // cfg.n_head,
+        max_position_embeddings=cfg.n_positions,
+        rms_norm_eps=1e-5,
+        rope_parameters={"rope_type": "default", "rope_theta": cfg.rope_theta},
+        attention_dropout=cfg.dropout,
+        bos_token_id=eot_id,
+        eos_token_id=eot_id,
+        tie_word_embeddings=True,
+        attn_implementation="sdpa",
+    )
+    return LlamaForCausalLM(config)
 
 
 def window_at(step: int, cfg: TrainConfig) -> int:
@@ -310,7 +367,7 @@ def evaluate(model_dir: Path = PACKAGE_MODEL_DIR, corpora=DEFAULT_CORPORA, say=p
     The corpus files must be the ones the log names (same sha256), so that the split is the same."""
     import torch
     from tokenizers import Tokenizer
-    from transformers import GPT2LMHeadModel
+    from transformers import AutoModelForCausalLM
 
     model_dir = Path(model_dir)
     log_path = model_dir / "training_log.json"
@@ -325,7 +382,7 @@ def evaluate(model_dir: Path = PACKAGE_MODEL_DIR, corpora=DEFAULT_CORPORA, say=p
     cfg = config_from_log(doc.get("config", {}))
     torch.set_num_threads(cfg.threads)
     train_stories, val_stories = split_stories(stories, cfg)
-    model = GPT2LMHeadModel.from_pretrained(str(model_dir), attn_implementation="sdpa")  # as training measured it
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), attn_implementation="sdpa")  # as training measured it
     tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     if len(val_stories) != doc.get("stories", {}).get("validation", len(val_stories)):
         raise ValueError(f"the split gives {len(val_stories)} held-out stories, {log_path} says {doc['stories']['validation']}")
@@ -388,7 +445,12 @@ def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source, run_dir: 
             state = None
 
     train_stories, val_stories = split_stories(stories, cfg)
-    tok = train_tokenizer(train_stories, cfg.vocab_size)
+    if cfg.tokenizer_from:  # the same tokens as that model, so that traces and figures compare
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(TRAINED_MODEL_DIRS[cfg.tokenizer_from] / "tokenizer.json"))
+    else:
+        tok = train_tokenizer(train_stories, cfg.vocab_size)
     eot = tok.token_to_id(EOT)
     train_ids, train_starts = encode_corpus(tok, train_stories)
     val_ids, val_starts = encode_corpus(tok, val_stories)
@@ -441,7 +503,7 @@ def train(cfg: TrainConfig, stories: list[str], out_dir: Path, source, run_dir: 
     tick = time.time()
     last_save = tick
     running = None
-    bar = tqdm(range(first, cfg.steps), desc="train tiny", unit="step", dynamic_ncols=True, initial=first, total=cfg.steps)
+    bar = tqdm(range(first, cfg.steps), desc=f"train {cfg.architecture}", unit="step", dynamic_ncols=True, initial=first, total=cfg.steps)
     for step in bar:
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
