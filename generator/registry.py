@@ -32,15 +32,33 @@ class ModelSpec:
     n_head: int
     n_ctx: int
     caption_name: str = ""  # how a figure's caption names it for readers, before its details
+    architecture: str = "gpt2"  # transformers' model_type: "gpt2" or "llama" (model/arch.py has one adapter each)
+    n_kv_head: int = 0  # key/value heads, each shared by n_head / n_kv_head query heads (0: one per query head)
+    trained_here: bool = False  # the course's own checkpoint, committed under generator/<name>_model/
+    short_name: str = ""  # in running text and captions' model menus
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_kv_head or self.n_head
+
+    @property
+    def rotary(self) -> bool:
+        """Positions by rotating queries and keys (Llama), not by a learned table (GPT-2)."""
+        return self.architecture == "llama"
 
 
 MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
         ModelSpec("tiny", None, None, "the course's tiny GPT-2 (4 layers × 4 heads × width 128), trained on TinyStories", 4, 4, 256,
-                  caption_name="Tiny model, trained for this course"),
+                  caption_name="Tiny model, trained for this course", trained_here=True, short_name="the tiny model"),
         ModelSpec("gpt2", GPT2_HF_NAME, GPT2_REVISION, "GPT-2 small (12 layers × 12 heads × width 768), OpenAI's weights", 12, 12, 1024,
-                  caption_name="GPT-2 small, trained by OpenAI"),
+                  caption_name="GPT-2 small, trained by OpenAI", short_name="GPT-2 small"),
+        ModelSpec("tiny-rope", None, None,
+                  "the course's tiny Llama-style model (4 layers × 4 query heads sharing 2 key/value heads × width 128, "
+                  "rotary positions), trained on TinyStories", 4, 4, 256,
+                  caption_name="Tiny rotary model, trained for this course", architecture="llama", n_kv_head=2,
+                  trained_here=True, short_name="the tiny rotary model"),
     )
 }
 
@@ -64,6 +82,7 @@ class Vocab:
 VOCABS = {
     "gpt2": Vocab(eot=50256, low=1024, high=20000),
     "tiny": Vocab(eot=0, low=1024, high=4096),
+    "tiny-rope": Vocab(eot=0, low=1024, high=4096),  # the tiny model's tokenizer
 }
 
 # ---------------------------------------------------------------- score kinds
@@ -113,7 +132,13 @@ REPEATED_KINDS = ("duplicate-token", "induction")
 CONFIG_FILES = {
     "tiny": Path(__file__).resolve().parent / "tiny_model" / "config.json",
     "gpt2": Path(__file__).resolve().parent / "gpt2" / "config.json",
+    "tiny-rope": Path(__file__).resolve().parent / "tiny_rope_model" / "config.json",
 }
+
+
+def model_dir(model: str) -> Path:
+    """The committed checkpoint folder of one of the course's own models (config, weights, tokenizer, log)."""
+    return CONFIG_FILES[model].parent
 
 
 def n_params(n_layer: int, width: int, n_ctx: int, vocab: int) -> int:
@@ -129,9 +154,38 @@ def n_params(n_layer: int, width: int, n_ctx: int, vocab: int) -> int:
     return vocab * width + n_ctx * width + n_layer * per_block + 2 * width  # wte, wpe, blocks, ln_f
 
 
+def n_params_llama(n_layer: int, width: int, n_head: int, n_kv_head: int, head_dim: int, inner: int, vocab: int) -> int:
+    """Parameters of a Llama with tied embeddings and no biases (the tiny rotary model: 1,250,432)."""
+    per_block = (
+        width  # input_layernorm (RMSNorm: a gain, no bias)
+        + width * n_head * head_dim  # q_proj
+        + 2 * width * n_kv_head * head_dim  # k_proj, v_proj: one per key/value head
+        + n_head * head_dim * width  # o_proj
+        + width  # post_attention_layernorm
+        + 3 * width * inner  # gate_proj, up_proj, down_proj
+    )
+    return vocab * width + n_layer * per_block + width  # embed_tokens, layers, norm
+
+
+# config.json keys of each architecture, in the order config_facts reads them:
+# layers, heads, width, context, vocabulary
+CONFIG_KEYS = {
+    "gpt2": ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size"),
+    "llama": ("num_hidden_layers", "num_attention_heads", "hidden_size", "max_position_embeddings", "vocab_size"),
+}
+
+
 def config_facts(model: str) -> dict:
-    """{nLayer, nHead, width, headDim, nCtx, vocabSize, nParams} from the model's config.json."""
+    """{nLayer, nHead, nKvHead, width, headDim, nCtx, vocabSize, nParams, positions, ropeTheta}
+    from the model's config.json (positions: "learned" or "rotary"; ropeTheta None for learned)."""
     path = CONFIG_FILES[model]
     cfg = json.loads(path.read_text(encoding="utf-8"))
-    L, H, W, C, V = (int(cfg[k]) for k in ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size"))
-    return {"nLayer": L, "nHead": H, "width": W, "headDim": W // H, "nCtx": C, "vocabSize": V, "nParams": n_params(L, W, C, V)}
+    arch = cfg.get("model_type", "gpt2")
+    L, H, W, C, V = (int(cfg[k]) for k in CONFIG_KEYS[arch])
+    if arch == "gpt2":
+        return {"nLayer": L, "nHead": H, "nKvHead": H, "width": W, "headDim": W // H, "nCtx": C, "vocabSize": V,
+                "nParams": n_params(L, W, C, V), "positions": "learned", "ropeTheta": None}
+    kv, d = int(cfg.get("num_key_value_heads") or H), int(cfg.get("head_dim") or W // H)
+    theta = float((cfg.get("rope_parameters") or {}).get("rope_theta", cfg.get("rope_theta", 10000.0)))
+    return {"nLayer": L, "nHead": H, "nKvHead": kv, "width": W, "headDim": d, "nCtx": C, "vocabSize": V,
+            "nParams": n_params_llama(L, W, H, kv, d, int(cfg["intermediate_size"]), V), "positions": "rotary", "ropeTheta": theta}
