@@ -69,9 +69,9 @@ def test_store_roundtrip_restores_every_field(tmp_path):
     back = TraceStore(tmp_path).load("tiny", "a b c d e")
     d = doc["meta"]["headDim"]
     for l, layer in enumerate(back["layers"]):
-        assert list(layer) == ["heads", "attnConcat"]
+        assert list(layer) == ["heads", "kvHeads", "attnConcat"]
         for h, head in enumerate(layer["heads"]):
-            assert list(head) == [a.camel for a in schema.HEAD_ACTIVATIONS]
+            assert list(head) == [a.camel for a in schema.HEAD_ACTIVATIONS] + ["kvHead"]
             stored = raw["layers"][l]["heads"][h]
             for f in schema.STORED_HEAD_FIELDS:
                 err = np.abs(np.array(head[f]) - np.array(doc["layers"][l]["heads"][h][f])).max()
