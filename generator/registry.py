@@ -213,10 +213,16 @@ CHECKPOINT_PREFIX = {"gpt2": "transformer.", "llama": "model."}
 CHECKPOINT_BUFFERS = {"gpt2": r"^h\.\d+\.attn\.(bias|masked_bias)$", "llama": r"^layers\.\d+\.self_attn\.rotary_emb\.inv_freq$"}
 
 
+def config_architecture(cfg: dict) -> str:
+    """The architecture a config.json describes (its model_type; GPT-2's own configs have one, and
+    an old one without it is GPT-2's)."""
+    return cfg.get("model_type", "gpt2")
+
+
 def checkpoint_shape(cfg: dict) -> dict[str, int]:
     """The shape keys of a config.json (CHECKPOINT_SHAPE_KEYS of its architecture), defaults filled
     in; KeyError, TypeError or ValueError when one it needs is missing or not a number."""
-    arch = cfg.get("model_type", "gpt2")
+    arch = config_architecture(cfg)
     if arch == "gpt2":
         out = {k: cfg[k] for k in CHECKPOINT_SHAPE_KEYS[arch] if k != "n_inner"}
         out["n_inner"] = cfg.get("n_inner") or 4 * cfg["n_embd"]

@@ -160,7 +160,7 @@ SPLIT_ATOL = 1e-4  # how close the parts of a score add up to it, computed and s
 def split_parts(layer: int, n_head: int) -> list[str]:
     """The parts the residual stream entering block `layer` (from 0) is a sum of: the token
     embedding, the position embedding, each earlier head (L1H1…, counting from 1), each earlier
-    MLP, then the biases (earlier attention output biases, with ln_1's and c_attn's own)."""
+    MLP, then the biases (earlier attention output biases, with the layer's first norm's and its q, k, v projection's own)."""
     return (["token", "position"] + [f"L{l + 1}H{h + 1}" for l in range(layer) for h in range(n_head)]
             + [f"MLP{l + 1}" for l in range(layer)] + ["biases"])
 

@@ -17,7 +17,7 @@ import re
 import struct
 from pathlib import Path
 
-from ..registry import CHECKPOINT_BUFFERS, CHECKPOINT_PREFIX, CHECKPOINT_SHAPE_KEYS, CONFIG_FILES, MODELS, checkpoint_shape
+from ..registry import CHECKPOINT_BUFFERS, CHECKPOINT_PREFIX, CHECKPOINT_SHAPE_KEYS, CONFIG_FILES, MODELS, checkpoint_shape, config_architecture
 from ..registry import expected_tensors as registry_expected_tensors
 from ..store.files import DamagedFile, read_json
 
@@ -51,8 +51,8 @@ def config_problem(name: str, folder: Path) -> str | None:
     if not isinstance(cfg, dict):
         return f"{path}: is not a JSON object"
     arch = architecture(name)
-    if cfg.get("model_type", arch) != arch:
-        return f"{path}: model_type is {str(cfg.get('model_type'))[:30]!r}, not {arch!r} as in the committed {CONFIG_FILES[name].parent.name}/config.json"
+    if config_architecture(cfg) != arch:
+        return f"{path}: is a config of architecture {str(config_architecture(cfg))[:30]!r}, not {arch!r} as the committed {CONFIG_FILES[name].parent.name}/config.json"
     want = committed_shape(name)
     try:
         got_shape = checkpoint_shape(cfg)

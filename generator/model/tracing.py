@@ -39,7 +39,7 @@ from . import arch
 from .load import LoadedModel
 
 WEIGHTS_ATOL = 1e-6  # our softmax vs transformers' output_attentions
-OUT_ATOL = 1e-5  # our weights · v vs the model's own input to c_proj
+OUT_ATOL = 1e-5  # our weights · v vs the model's own input to its out-projection
 ROW_SUM_ATOL = 1e-5  # each weights row sums to 1
 
 
