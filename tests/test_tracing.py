@@ -176,7 +176,7 @@ def test_self_check_catches_wrong_weights(lm):
         tracing.self_check(cap, "tampered")
     cap = tracing.capture(lm, lm.tokenizer_encode("Ben wanted to play"))
     cap.out[1] = cap.out[1] * 1.001
-    with pytest.raises(tracing.TraceCheckError, match="c_proj"):
+    with pytest.raises(tracing.TraceCheckError, match="out-projection"):
         tracing.self_check(cap, "tampered")
 
 
