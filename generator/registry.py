@@ -141,6 +141,13 @@ def model_dir(model: str) -> Path:
     return CONFIG_FILES[model].parent
 
 
+def tokenizer_files(model: str) -> tuple[Path, ...]:
+    """A model's committed tokenizer: tokenizer.json (a `tokenizers` file) beside a checkpoint trained
+    here (tiny-rope's is the tiny model's, byte for byte); GPT-2's vocab.json and merges.txt."""
+    d = model_dir(model)
+    return (d / "tokenizer.json",) if MODELS[model].trained_here else (d / "vocab.json", d / "merges.txt")
+
+
 def n_params(n_layer: int, width: int, n_ctx: int, vocab: int) -> int:
     """Parameters of a GPT-2 with tied input and output embeddings (GPT-2 small: 124,439,808)."""
     per_block = (
@@ -189,3 +196,69 @@ def config_facts(model: str) -> dict:
     theta = float((cfg.get("rope_parameters") or {}).get("rope_theta", cfg.get("rope_theta", 10000.0)))
     return {"nLayer": L, "nHead": H, "nKvHead": kv, "width": W, "headDim": d, "nCtx": C, "vocabSize": V,
             "nParams": n_params_llama(L, W, H, kv, d, int(cfg["intermediate_size"]), V), "positions": "rotary", "ropeTheta": theta}
+
+
+# ---------------------------------------------------------------- checkpoint tensors
+
+# config.json keys that fix a checkpoint's tensors, per architecture (model/checkpoint.py compares a
+# folder's config with the committed one on these), with the default of a key a config may leave out.
+CHECKPOINT_SHAPE_KEYS = {
+    "gpt2": ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size", "n_inner"),
+    "llama": ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_size", "head_dim",
+              "intermediate_size", "max_position_embeddings", "vocab_size"),
+}
+# The prefix save_pretrained puts before the stack's tensors, and buffers some exports carry that are
+# not parameters (GPT-2's causal-mask buffers).
+CHECKPOINT_PREFIX = {"gpt2": "transformer.", "llama": "model."}
+CHECKPOINT_BUFFERS = {"gpt2": r"^h\.\d+\.attn\.(bias|masked_bias)$", "llama": r"^layers\.\d+\.self_attn\.rotary_emb\.inv_freq$"}
+
+
+def config_architecture(cfg: dict) -> str:
+    """The architecture a config.json describes (its model_type; GPT-2's own configs have one, and
+    an old one without it is GPT-2's)."""
+    return cfg.get("model_type", "gpt2")
+
+
+def checkpoint_shape(cfg: dict) -> dict[str, int]:
+    """The shape keys of a config.json (CHECKPOINT_SHAPE_KEYS of its architecture), defaults filled
+    in; KeyError, TypeError or ValueError when one it needs is missing or not a number."""
+    arch = config_architecture(cfg)
+    if arch == "gpt2":
+        out = {k: cfg[k] for k in CHECKPOINT_SHAPE_KEYS[arch] if k != "n_inner"}
+        out["n_inner"] = cfg.get("n_inner") or 4 * cfg["n_embd"]
+        return out
+    out = {k: cfg.get(k) for k in CHECKPOINT_SHAPE_KEYS[arch]}
+    out["num_key_value_heads"] = out["num_key_value_heads"] or cfg["num_attention_heads"]
+    out["head_dim"] = out["head_dim"] or cfg["hidden_size"] // cfg["num_attention_heads"]
+    return out
+
+
+def expected_tensors(architecture: str, shape: dict[str, int]) -> dict[str, tuple[int, ...]]:
+    """The parameters of a checkpoint of `shape` (checkpoint_shape), named as save_pretrained writes
+    them without CHECKPOINT_PREFIX, the tied lm_head left out."""
+    out: dict[str, tuple[int, ...]] = {}
+    if architecture == "gpt2":
+        d, inner = shape["n_embd"], shape["n_inner"]
+        out = {"wte.weight": (shape["vocab_size"], d), "wpe.weight": (shape["n_positions"], d), "ln_f.weight": (d,), "ln_f.bias": (d,)}
+        for i in range(shape["n_layer"]):
+            out |= {
+                f"h.{i}.ln_1.weight": (d,), f"h.{i}.ln_1.bias": (d,),
+                f"h.{i}.attn.c_attn.weight": (d, 3 * d), f"h.{i}.attn.c_attn.bias": (3 * d,),
+                f"h.{i}.attn.c_proj.weight": (d, d), f"h.{i}.attn.c_proj.bias": (d,),
+                f"h.{i}.ln_2.weight": (d,), f"h.{i}.ln_2.bias": (d,),
+                f"h.{i}.mlp.c_fc.weight": (d, inner), f"h.{i}.mlp.c_fc.bias": (inner,),
+                f"h.{i}.mlp.c_proj.weight": (inner, d), f"h.{i}.mlp.c_proj.bias": (d,),
+            }
+        return out
+    d, inner = shape["hidden_size"], shape["intermediate_size"]
+    q, kv = shape["num_attention_heads"] * shape["head_dim"], shape["num_key_value_heads"] * shape["head_dim"]
+    out = {"embed_tokens.weight": (shape["vocab_size"], d), "norm.weight": (d,)}
+    for i in range(shape["num_hidden_layers"]):  # torch's Linear stores (out, in)
+        p = f"layers.{i}."
+        out |= {
+            p + "input_layernorm.weight": (d,), p + "post_attention_layernorm.weight": (d,),
+            p + "self_attn.q_proj.weight": (q, d), p + "self_attn.k_proj.weight": (kv, d),
+            p + "self_attn.v_proj.weight": (kv, d), p + "self_attn.o_proj.weight": (d, q),
+            p + "mlp.gate_proj.weight": (inner, d), p + "mlp.up_proj.weight": (inner, d), p + "mlp.down_proj.weight": (d, inner),
+        }
+    return out

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 #    by the loader (traces/README.md, "Encoded arrays"); store.TraceStore.load gives plain lists.
 # 4: every trace has a `causal` block (generator/model/causal.py): ablation, direct logit attribution,
 #    value norms and the logit lens, encoded like the activations (traces/README.md, "causal").
-SCHEMA_VERSION = 4
+# 5: keys and values are stored once per key/value head (`layers[l].kvHeads[g]`), as a model with
+#    grouped-query attention computes them; a rotary model also stores each head's query and each
+#    key/value head's key before the rotation. The loader restores heads[h].k, .v (its group's),
+#    .kvHead, and qUnrotated / kUnrotated (= q, k for a learned-position model). Meta gains
+#    architecture, nKvHead, positions and ropeTheta.
+SCHEMA_VERSION = 5
 
 # Significant digits kept for every float stored as a JSON number (probabilities, scales). The
 # activations are encoded arrays instead: int16 × scale, scale = max|x| / 32767 rounded up to two
@@ -43,12 +48,39 @@ HEAD_ACTIVATIONS: tuple[Activation, ...] = (
     ),
     Activation("weights", "weights", ("query", "key"), "softmax of scaledMasked; rows sum to 1"),
     Activation("out", "out", ("token", "head_dim"), "weights · v, the head's output"),
+    Activation("q_unrotated", "qUnrotated", ("token", "head_dim"),
+               "the query before the rotation by its position (rotary models); = q for a learned-position model"),
+    Activation("k_unrotated", "kUnrotated", ("token", "head_dim"),
+               "the head's key before the rotation by its position (rotary models); = k for a learned-position model"),
 )
 
-# What a schema-3 file stores per head, in this order, each as an encoded array; the loader
-# restores the rest: scaledMasked = scores / √head_dim (null above the diagonal), and the layer's
-# attnConcat = every head's out side by side (out is the model's own c_proj input, block h).
-STORED_HEAD_FIELDS = ("q", "k", "v", "scores", "weights", "out")
+# Per key/value head (layers[l].kvHeads[g]): the keys and values that the query heads of group g
+# share (query head h reads group h // (nHead / nKvHead), transformers' repeat_kv order). GPT-2
+# has one group per head.
+KV_HEAD_ACTIVATIONS: tuple[Activation, ...] = (
+    Activation("k", "k", ("token", "head_dim"), "keys, after the rotation for a rotary model"),
+    Activation("v", "v", ("token", "head_dim"), "values"),
+    Activation("k_unrotated", "kUnrotated", ("token", "head_dim"), "keys before the rotation (rotary models only)"),
+)
+
+# What a schema-5 file stores per query head and per key/value head, in this order, each as an
+# encoded array; the loader restores the rest: each head's k, v (its group's), kvHead,
+# scaledMasked = scores / √head_dim (null above the diagonal), the layer's attnConcat = every
+# head's out side by side (out is the model's own out-projection input, block h), and for a
+# learned-position model qUnrotated = q and kUnrotated = k.
+STORED_HEAD_FIELDS = ("q", "scores", "weights", "out")
+STORED_KV_FIELDS = ("k", "v")
+ROTARY_HEAD_FIELDS = ("qUnrotated",)  # stored per head only where positions == "rotary"
+ROTARY_KV_FIELDS = ("kUnrotated",)  # stored per key/value head only where positions == "rotary"
+POSITIONS = ("learned", "rotary")  # meta.positions
+
+
+def stored_head_fields(positions: str) -> tuple[str, ...]:
+    return STORED_HEAD_FIELDS + (ROTARY_HEAD_FIELDS if positions == "rotary" else ())
+
+
+def stored_kv_fields(positions: str) -> tuple[str, ...]:
+    return STORED_KV_FIELDS + (ROTARY_KV_FIELDS if positions == "rotary" else ())
 
 # Per layer.
 LAYER_ACTIVATIONS: tuple[Activation, ...] = (
@@ -128,7 +160,7 @@ SPLIT_ATOL = 1e-4  # how close the parts of a score add up to it, computed and s
 def split_parts(layer: int, n_head: int) -> list[str]:
     """The parts the residual stream entering block `layer` (from 0) is a sum of: the token
     embedding, the position embedding, each earlier head (L1H1…, counting from 1), each earlier
-    MLP, then the biases (earlier attention output biases, with ln_1's and c_attn's own)."""
+    MLP, then the biases (earlier attention output biases, with the layer's first norm's and its q, k, v projection's own)."""
     return (["token", "position"] + [f"L{l + 1}H{h + 1}" for l in range(layer) for h in range(n_head)]
             + [f"MLP{l + 1}" for l in range(layer)] + ["biases"])
 
@@ -142,8 +174,12 @@ META_FIELDS: dict[str, str] = {
     "model": "model",
     "hf_name": "hfName",
     "revision": "revision",
+    "architecture": "architecture",
     "n_layer": "nLayer",
     "n_head": "nHead",
+    "n_kv_head": "nKvHead",
+    "positions": "positions",
+    "rope_theta": "ropeTheta",
     "width": "width",
     "head_dim": "headDim",
     "n_ctx": "nCtx",
@@ -161,8 +197,11 @@ TO_CAMEL: dict[str, str] = {
 TO_SNAKE: dict[str, str] = {c: s for s, c in TO_CAMEL.items()}
 
 # Fields kept for the first paint of a figure; q, k, v, scores and out load with the Code view.
+# The unrotated query and key stay with the Python side (figures that draw the rotation, notebooks):
+# for a learned-position model they repeat q and k.
 LIGHT_HEAD_FIELDS = ("weights",)
-HEAVY_HEAD_FIELDS = tuple(a.camel for a in HEAD_ACTIVATIONS if a.camel not in LIGHT_HEAD_FIELDS)
+UNROTATED_FIELDS = ("qUnrotated", "kUnrotated")
+HEAVY_HEAD_FIELDS = tuple(a.camel for a in HEAD_ACTIVATIONS if a.camel not in LIGHT_HEAD_FIELDS + UNROTATED_FIELDS)
 
 
 def camel(name: str) -> str:

@@ -1,7 +1,8 @@
-"""Both models' tokenizers, without torch: what a sentence's tokens are before it is traced.
+"""Every model's tokenizer, without torch: what a sentence's tokens are before it is traced.
 
-The tiny model's byte-level BPE is committed with its checkpoint (``tiny_model/tokenizer.json``);
-GPT-2's vocabulary and merges are committed in ``gpt2/`` (see its README). Both load with the
+Which files a model's tokenizer is, is the registry's (registry.tokenizer_files). The course's own
+models' byte-level BPE is committed with each checkpoint (``tiny_model/tokenizer.json``, and the
+same bytes in ``tiny_rope_model/``); GPT-2's vocabulary and merges are committed in ``gpt2/`` (see its README). Both load with the
 `tokenizers` library (Rust, no torch), so the site build knows every lesson sentence's tokens, its
 length and whether a reference names one of them, with or without a trace. The tracer prepends
 the same ``<|endoftext|>`` (:func:`encode` does too), so position 0 agrees everywhere.
@@ -14,13 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import schema
+from .registry import MODELS, tokenizer_files
 
 EOT = "<|endoftext|>"
 PACKAGE = Path(__file__).resolve().parent
-TOKENIZER_FILES = {
-    "tiny": (PACKAGE / "tiny_model" / "tokenizer.json",),
-    "gpt2": (PACKAGE / "gpt2" / "vocab.json", PACKAGE / "gpt2" / "merges.txt"),
-}
+TOKENIZER_FILES = {m: tokenizer_files(m) for m in MODELS}
 
 
 class NoTokenizer(LookupError):
@@ -72,7 +71,7 @@ def tokenizer(model: str):
         if problem:
             raise NoTokenizer(f"{model}: {shown(f)} {problem}")
     try:
-        if model == "tiny":
+        if len(files) == 1:  # a tokenizers file: the tokenizer whole
             return Tokenizer.from_file(str(files[0]))
         tok = Tokenizer(models.BPE.from_file(str(files[0]), str(files[1])))
     except Exception as exc:  # tokenizers raises plain Exception for a file it cannot parse

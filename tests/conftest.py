@@ -125,7 +125,7 @@ def synthetic_trace(
     ]
     meta = {
         "model": model, "hfName": "openai-community/gpt2" if model == "gpt2" else None, "revision": revision,
-        "nLayer": L, "nHead": H, "width": H * d, "headDim": d, "nCtx": shape["n_ctx"], "vocabSize": 4096,
+        "architecture": "gpt2", "nLayer": L, "nHead": H, "nKvHead": H, "positions": "learned", "ropeTheta": None, "width": H * d, "headDim": d, "nCtx": shape["n_ctx"], "vocabSize": 4096,
         "nParams": 123456, "tokenizer": "synthetic", "libraryVersions": {"numpy": "synthetic"},
         "schemaVersion": schema.SCHEMA_VERSION, "precision": {"compute": "float64", "significantDigits": 6},
         "standIn": stand_in,

@@ -31,7 +31,7 @@ def test_the_committed_tiny_checkpoint_is_whole():
 
 
 def test_gpt2_small_has_148_tensors():
-    assert len(checkpoint.expected_tensors(checkpoint.committed_shape("gpt2"))) == 148
+    assert len(checkpoint.expected_tensors(checkpoint.committed_shape("gpt2"), "gpt2")) == 148
 
 
 @pytest.mark.parametrize("edit, expected", [
@@ -201,7 +201,7 @@ def sparse_safetensors(path: Path, shapes: dict[str, tuple[int, ...]]) -> None:
     ("reshape", "tensor h.3.mlp.c_fc.weight is [768, 3072, 1], not [768, 3072]"),
 ])
 def test_a_gpt2_shaped_checkpoint_with_one_tensor_removed_added_or_reshaped_is_refused(tmp_path, monkeypatch, edit, expected):
-    shapes = {f"transformer.{k}": v for k, v in checkpoint.expected_tensors(checkpoint.committed_shape("gpt2")).items()}
+    shapes = {f"transformer.{k}": v for k, v in checkpoint.expected_tensors(checkpoint.committed_shape("gpt2"), "gpt2").items()}
     if edit == "remove":
         shapes.pop("transformer.h.7.attn.c_proj.bias")
     elif edit == "add":

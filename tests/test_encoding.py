@@ -69,9 +69,9 @@ def test_store_roundtrip_restores_every_field(tmp_path):
     back = TraceStore(tmp_path).load("tiny", "a b c d e")
     d = doc["meta"]["headDim"]
     for l, layer in enumerate(back["layers"]):
-        assert list(layer) == ["heads", "attnConcat"]
+        assert list(layer) == ["heads", "kvHeads", "attnConcat"]
         for h, head in enumerate(layer["heads"]):
-            assert list(head) == [a.camel for a in schema.HEAD_ACTIVATIONS]
+            assert list(head) == [a.camel for a in schema.HEAD_ACTIVATIONS] + ["kvHead"]
             stored = raw["layers"][l]["heads"][h]
             for f in schema.STORED_HEAD_FIELDS:
                 err = np.abs(np.array(head[f]) - np.array(doc["layers"][l]["heads"][h][f])).max()
@@ -121,10 +121,10 @@ def test_damaged_encoded_arrays_are_one_line_errors(tmp_path):
         h["q"]["int16"] = h["q"]["int16"][:-4] + "@@@@"
 
     def cut_short(h):
-        h["k"]["int16"] = h["k"]["int16"][:-4]
+        h["out"]["int16"] = h["out"]["int16"][:-4]
 
     def wrong_shape(h):
-        h["v"]["shape"] = [3, 5]
+        h["q"]["shape"] = [3, 5]
 
     def inf_scale(h):
         h["scores"]["scale"] = "SCALE_INF"  # written as 1e999, which JSON reads as inf
@@ -140,8 +140,8 @@ def test_damaged_encoded_arrays_are_one_line_errors(tmp_path):
 
     checks = {
         bad_base64: "layer 1 head 0 q is not valid base64",
-        cut_short: "layer 1 head 0 k holds 10 numbers, its shape needs 12",
-        wrong_shape: "layer 1 head 0 v has shape [3, 5], not [3, 4]",
+        cut_short: "layer 1 head 0 out holds 10 numbers, its shape needs 12",
+        wrong_shape: "layer 1 head 0 q has shape [3, 5], not [3, 4]",
         inf_scale: "layer 1 head 0 scores has scale inf",
         zero_scale: "layer 1 head 0 weights has scale 0",
         no_tril: 'layer 1 head 0 weights lacks "tril"',

@@ -184,7 +184,8 @@ def test_scoring_texts_do_not_depend_on_the_lessons():
 
 # ---------------------------------------------------------------- heads.json
 
-META = {"model": "tiny", "revision": "abc123", "nLayer": 1, "nHead": 3, "headDim": 1, "vocabSize": 4096}
+META = {"model": "tiny", "revision": "abc123", "architecture": "gpt2", "nLayer": 1, "nHead": 3, "nKvHead": 3, "positions": "learned",
+        "ropeTheta": None, "headDim": 1, "vocabSize": 4096}
 
 
 def zero_head(T: int, w: np.ndarray) -> dict:

@@ -18,7 +18,7 @@ SEED = "Lily wanted to play with her"
 def test_unknown_model_lists_known_names():
     with pytest.raises(models.UnknownModel) as e:
         models.load("gpt3")
-    assert str(e.value) == "unknown model 'gpt3' (known: tiny, gpt2)"
+    assert str(e.value) == "unknown model 'gpt3' (known: tiny, gpt2, tiny-rope)"
     assert isinstance(e.value, KeyError)
 
 

@@ -635,7 +635,8 @@ def test_head_parts_hold_the_stored_files_arrays_and_each_heads_page_weights(tmp
             assert part["meta"] == {"headDim": trace["meta"]["headDim"], "scaledMaskedFactor": trace["meta"]["headDim"] ** -0.5}
             head = part["fields"]
             fields = ("q", "k", "v", "scores", "weights", "out")
-            assert {f: head[f] for f in fields} == {f: doc["layers"][l]["heads"][h][f] for f in fields}
+            stored = {**doc["layers"][l]["heads"][h], **doc["layers"][l]["kvHeads"][h]}  # tiny: one head per key/value head
+            assert {f: head[f] for f in fields} == {f: stored[f] for f in fields}
             assert np.array_equal(np.round(decode_readme(head["weights"]), 6), page[l, h]), (l, h)
             assert weights["weights"][l][h] == head["weights"]
     plain = assets.head_parts(dict(trace))

@@ -154,7 +154,8 @@ def test_file_format_is_compact_ordered_rounded(tmp_path):
     assert "héllo".encode() in raw and b": " not in raw and b", " not in raw
     doc = json.loads(raw)
     assert list(doc)[:5] == ["schemaVersion", "key", "model", "text", "meta"]
-    assert list(doc["layers"][0]) == ["heads"]  # attnConcat is restored by the loader
+    assert list(doc["layers"][0]) == ["heads", "kvHeads"]  # attnConcat is restored by the loader
+    assert [list(kv) for kv in doc["layers"][0]["kvHeads"]] == [list(schema.STORED_KV_FIELDS)] * 2  # a learned-position model: no kUnrotated
     head = doc["layers"][0]["heads"][0]
     assert list(head) == list(schema.STORED_HEAD_FIELDS)  # scaledMasked is restored by the loader
     assert all(list(head[f])[:3] == ["int16", "scale", "shape"] for f in head)
@@ -331,9 +332,12 @@ def test_real_trace_matches_json_schema(real_trace):
 def test_json_schema_names_match_schema_module():
     spec = json.loads(SCHEMA_FILE.read_text())
     assert spec["$defs"]["head"]["required"] == list(schema.STORED_HEAD_FIELDS)
+    assert list(spec["$defs"]["head"]["properties"]) == list(schema.STORED_HEAD_FIELDS + schema.ROTARY_HEAD_FIELDS)
+    assert spec["$defs"]["kvHead"]["required"] == list(schema.STORED_KV_FIELDS)
+    assert list(spec["$defs"]["kvHead"]["properties"]) == list(schema.STORED_KV_FIELDS + schema.ROTARY_KV_FIELDS)
     restored = {a.camel for a in schema.HEAD_ACTIVATIONS} - set(schema.STORED_HEAD_FIELDS)
-    assert restored == {"scaledMasked"}
-    assert spec["$defs"]["layer"]["required"] == ["heads"]  # attnConcat: restored from the heads' out
+    assert restored == {"k", "v", "scaledMasked", "qUnrotated", "kUnrotated"}  # from kvHeads, scores, q
+    assert spec["$defs"]["layer"]["required"] == ["heads", "kvHeads"]  # attnConcat: restored from the heads' out
     assert spec["$defs"]["meta"]["required"] == list(schema.META_FIELDS.values()) + ["standIn"]
     assert spec["$defs"]["prediction"]["required"] == list(schema.PREDICTION_FIELDS)
     assert spec["properties"]["schemaVersion"]["const"] == schema.SCHEMA_VERSION

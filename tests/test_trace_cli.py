@@ -77,7 +77,7 @@ def test_unknown_model_names_file_and_line(tmp_path, tiny):
     its = items(("tiny", "ok"), ("gpt3", "Lily"))
     code, _, err = run(TraceStore(tmp_path), its, tiny)
     assert code == 2
-    assert err.strip() == "content/lesson.md:2: unknown model 'gpt3' (known: tiny, gpt2)"
+    assert err.strip() == "content/lesson.md:2: unknown model 'gpt3' (known: tiny, gpt2, tiny-rope)"
     assert not (tmp_path / "tiny").exists()  # nothing traced before the content is fixed
 
 

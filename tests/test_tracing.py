@@ -144,7 +144,7 @@ def test_shapes_and_names(lm, doc):
         assert len(layer["heads"]) == H
         assert len(layer["attnConcat"]) == T and len(layer["attnConcat"][0]) == 128
         for head in layer["heads"]:
-            assert list(head) == [a.camel for a in schema.HEAD_ACTIVATIONS]
+            assert list(head) == [a.camel for a in schema.HEAD_ACTIVATIONS] + ["kvHead"]
             for a in schema.HEAD_ACTIVATIONS:
                 cols = 32 if a.shape[1] == "head_dim" else T
                 assert len(head[a.camel]) == T and all(len(r) == cols for r in head[a.camel])
@@ -176,7 +176,7 @@ def test_self_check_catches_wrong_weights(lm):
         tracing.self_check(cap, "tampered")
     cap = tracing.capture(lm, lm.tokenizer_encode("Ben wanted to play"))
     cap.out[1] = cap.out[1] * 1.001
-    with pytest.raises(tracing.TraceCheckError, match="c_proj"):
+    with pytest.raises(tracing.TraceCheckError, match="out-projection"):
         tracing.self_check(cap, "tampered")
 
 

@@ -72,7 +72,8 @@ def fake_doc(text: str = "a b c", model: str = "tiny", revision: str = "rev-a", 
         layers.append({"heads": heads, "attnConcat": concat})
     words = [f" w{i}" if i else "w0" for i in range(T)]
     meta = {
-        "model": model, "hfName": None, "revision": revision, "nLayer": n_layer, "nHead": H, "width": H * d,
+        "model": model, "hfName": None, "revision": revision, "architecture": "gpt2", "nLayer": n_layer, "nHead": H, "nKvHead": H,
+        "positions": "learned", "ropeTheta": None, "width": H * d,
         "headDim": d, "nCtx": 16, "vocabSize": 100, "nParams": 1000, "tokenizer": "fake",
         "libraryVersions": {"torch": "x", "transformers": "y", "tokenizers": "z"},
         "schemaVersion": schema.SCHEMA_VERSION, "precision": {"compute": "float32", "significantDigits": 5},

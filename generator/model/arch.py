@@ -234,3 +234,43 @@ def frequencies(model) -> torch.Tensor | None:
     if adapter(model).has_position_table:
         return None
     return body(model).rotary_emb.inv_freq.detach().clone()
+
+
+def rope_theta(model) -> float | None:
+    """The rotation's base (theta), or None without rotary positions."""
+    if adapter(model).has_position_table:
+        return None
+    c = model.config
+    params = getattr(c, "rope_parameters", None) or {}
+    return float(params.get("rope_theta", getattr(c, "rope_theta", 10000.0)))
+
+
+# ---------------------------------------------------------------- building models
+
+
+# transformers' config class of each architecture, and how the course's shape words map onto it.
+CONFIG_CLASSES = {"gpt2": "GPT2Config", "llama": "LlamaConfig"}
+
+
+def new_model(architecture: str, *, n_layer: int, n_head: int, width: int, n_ctx: int, vocab: int,
+              n_kv_head: int | None = None, head_dim: int | None = None, inner: int | None = None,
+              eot: int | None = None, seed: int = 0):
+    """A randomly initialised model of `architecture` ("gpt2" or "llama"), eval mode, eager
+    attention, no dropout; the shape in the course's words (Dims). For tests and stand-ins."""
+    import transformers
+
+    if architecture == "gpt2":
+        kw = dict(n_layer=n_layer, n_head=n_head, n_embd=width, n_positions=n_ctx, vocab_size=vocab, n_inner=inner,
+                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=eot, eos_token_id=eot)
+    else:
+        kw = dict(num_hidden_layers=n_layer, num_attention_heads=n_head, num_key_value_heads=n_kv_head or n_head,
+                  hidden_size=width, head_dim=head_dim or width // n_head, intermediate_size=inner or 4 * width,
+                  max_position_embeddings=n_ctx, vocab_size=vocab, tie_word_embeddings=True, attention_dropout=0.0,
+                  bos_token_id=eot, eos_token_id=eot)
+    cfg = getattr(transformers, CONFIG_CLASSES[architecture])(**kw)
+    torch.manual_seed(seed)
+    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model

@@ -5,7 +5,8 @@ model of whatever size a config asks for. So before any load, and so before any 
 the folder's config.json must give the committed shape, and model.safetensors must hold exactly
 the tensors of that shape, no more, no fewer, each of its shape, with its bytes all there. The
 safetensors header is JSON after an 8-byte length, read here without torch. A pickle
-(pytorch_model.bin) is refused: unpickling can run code, and safetensors is what both models ship.
+(pytorch_model.bin) is refused: unpickling can run code, and safetensors is what every model ships.
+Which tensors a shape has is the registry's table per architecture (registry.expected_tensors).
 """
 
 from __future__ import annotations
@@ -16,36 +17,28 @@ import re
 import struct
 from pathlib import Path
 
-from ..registry import CONFIG_FILES
+from ..registry import CHECKPOINT_BUFFERS, CHECKPOINT_PREFIX, CHECKPOINT_SHAPE_KEYS, CONFIG_FILES, MODELS, checkpoint_shape, config_architecture
+from ..registry import expected_tensors as registry_expected_tensors
 from ..store.files import DamagedFile, read_json
 
-SHAPE_KEYS = ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size")
 MAX_CONFIG_BYTES = 1 << 20
 MAX_HEADER_BYTES = 16 << 20  # GPT-2 small's header is about 15 kB
-MASK_BUFFER = re.compile(r"^h\.\d+\.attn\.(bias|masked_bias)$")  # the causal-mask buffers some exports carry
 FIX = "use the model's own save_pretrained folder (config.json + model.safetensors), or restore it from git"
 
 
+def architecture(name: str) -> str:
+    return MODELS[name].architecture
+
+
 def committed_shape(name: str) -> dict[str, int]:
-    cfg = json.loads(CONFIG_FILES[name].read_text(encoding="utf-8"))
-    return {k: int(cfg[k]) for k in SHAPE_KEYS} | {"n_inner": int(cfg.get("n_inner") or 4 * int(cfg["n_embd"]))}
+    """The shape keys (registry.CHECKPOINT_SHAPE_KEYS of its architecture) of the committed config."""
+    return {k: int(v) for k, v in checkpoint_shape(json.loads(CONFIG_FILES[name].read_text(encoding="utf-8"))).items()}
 
 
-def expected_tensors(shape: dict[str, int]) -> dict[str, tuple[int, ...]]:
-    """GPT2LMHeadModel's parameters for a shape, named as save_pretrained writes them (without
-    the `transformer.` prefix), the tied lm_head left out."""
-    d, inner = shape["n_embd"], shape["n_inner"]
-    out = {"wte.weight": (shape["vocab_size"], d), "wpe.weight": (shape["n_positions"], d), "ln_f.weight": (d,), "ln_f.bias": (d,)}
-    for i in range(shape["n_layer"]):
-        out |= {
-            f"h.{i}.ln_1.weight": (d,), f"h.{i}.ln_1.bias": (d,),
-            f"h.{i}.attn.c_attn.weight": (d, 3 * d), f"h.{i}.attn.c_attn.bias": (3 * d,),
-            f"h.{i}.attn.c_proj.weight": (d, d), f"h.{i}.attn.c_proj.bias": (d,),
-            f"h.{i}.ln_2.weight": (d,), f"h.{i}.ln_2.bias": (d,),
-            f"h.{i}.mlp.c_fc.weight": (d, inner), f"h.{i}.mlp.c_fc.bias": (inner,),
-            f"h.{i}.mlp.c_proj.weight": (inner, d), f"h.{i}.mlp.c_proj.bias": (d,),
-        }
-    return out
+def expected_tensors(shape: dict[str, int], arch: str) -> dict[str, tuple[int, ...]]:
+    """The parameters of a checkpoint of `shape`, named as save_pretrained writes them (without the
+    stack's prefix), the tied lm_head left out: registry.expected_tensors."""
+    return registry_expected_tensors(arch, shape)
 
 
 def config_problem(name: str, folder: Path) -> str | None:
@@ -57,14 +50,18 @@ def config_problem(name: str, folder: Path) -> str | None:
         return str(exc)
     if not isinstance(cfg, dict):
         return f"{path}: is not a JSON object"
+    arch = architecture(name)
+    if config_architecture(cfg) != arch:
+        return f"{path}: is a config of architecture {str(config_architecture(cfg))[:30]!r}, not {arch!r} as the committed {CONFIG_FILES[name].parent.name}/config.json"
     want = committed_shape(name)
-    for k in SHAPE_KEYS:
-        got = cfg.get(k)
+    try:
+        got_shape = checkpoint_shape(cfg)
+    except (KeyError, TypeError, ValueError):
+        got_shape = {}
+    for k in CHECKPOINT_SHAPE_KEYS[arch]:
+        got = got_shape.get(k, cfg.get(k))
         if not isinstance(got, int) or isinstance(got, bool) or got != want[k]:
             return f"{path}: {k} is {got!r}, not {want[k]} as in the committed {CONFIG_FILES[name].parent.name}/config.json"
-    inner = cfg.get("n_inner") or 4 * want["n_embd"]
-    if inner != want["n_inner"]:
-        return f"{path}: n_inner is {inner!r}, not {want['n_inner']}"
     return None
 
 
@@ -102,11 +99,13 @@ def weights_problem(name: str, folder: Path) -> str | None:
     except (OSError, ValueError) as exc:
         return f"{path}: {exc}"
     doc.pop("__metadata__", None)
-    want = expected_tensors(committed_shape(name))
+    arch = architecture(name)
+    want = expected_tensors(committed_shape(name), arch)
+    buffers = re.compile(CHECKPOINT_BUFFERS[arch])
     got: dict[str, tuple[int, ...]] = {}
     for key, entry in doc.items():
-        short = key.removeprefix("transformer.")
-        if short == "lm_head.weight" or MASK_BUFFER.match(short):
+        short = key.removeprefix(CHECKPOINT_PREFIX[arch])
+        if short == "lm_head.weight" or buffers.match(short):
             continue
         try:
             shape = tuple(int(x) for x in entry["shape"])

@@ -1,11 +1,14 @@
 """Which models the course traces, and how each one is loaded.
 
-Two models are registered:
+Three models are registered (generator/registry.py):
 
-* ``tiny``: the course's own 4 × 4 × 128 GPT-2, committed in ``generator/tiny_model/``
-  (trained by ``python -m generator train-tiny``). Its revision is the first 12 hex digits of
-  the sha256 of ``model.safetensors``, computed at load, so a retrained checkpoint gets new
-  trace keys.
+* the course's own checkpoints (``spec.trained_here``): ``tiny``, a 4 × 4 × 128 GPT-2, and
+  ``tiny-rope``, a Llama of the same size with rotary positions and 2 key/value heads, each
+  committed in ``registry.model_dir(name)`` (trained by ``python -m generator train-tiny``) and
+  loaded by the one :func:`load_trained` (transformers' AutoModelForCausalLM reads the
+  architecture from config.json, after :mod:`.checkpoint` has checked the folder). Its revision
+  is the first 12 hex digits of the sha256 of ``model.safetensors``, computed at load, so a
+  retrained checkpoint gets new trace keys.
 * ``gpt2``: GPT-2 small, ``openai-community/gpt2`` pinned to one commit of its main branch
   (:data:`GPT2_REVISION`). It loads from the Hugging Face cache, from a local directory
   (``--gpt2-path`` or ``COURSE_GPT2_PATH``) or from the hub. Offline it fails fast with
@@ -34,9 +37,9 @@ from urllib.parse import urlparse
 
 from .. import schema
 from .checkpoint import checkpoint_problem
-from ..registry import GPT2_HF_NAME, GPT2_REVISION, GPT2_SMALL_SHAPE, MODELS, ModelSpec
+from ..registry import GPT2_HF_NAME, GPT2_REVISION, GPT2_SMALL_SHAPE, MODELS, VOCABS, ModelSpec, model_dir as registry_model_dir
 
-PACKAGE_MODEL_DIR = Path(__file__).resolve().parents[1] / "tiny_model"
+PACKAGE_MODEL_DIR = registry_model_dir("tiny")
 
 GPT2_PATH_ENV = "COURSE_GPT2_PATH"
 
@@ -67,7 +70,7 @@ class LoadedModel:
     """A model ready to trace, with a tokenizer that gives exact token strings (" her")."""
 
     spec: ModelSpec
-    model: object  # transformers.GPT2LMHeadModel, eval mode, eager attention
+    model: object  # a transformers causal LM (model/arch.py knows its parts), eval mode, eager attention
     tokenizer_encode: Callable[[str], list[int]]
     token_text: Callable[[int], str]
     revision: str
@@ -79,8 +82,15 @@ class LoadedModel:
         return self.spec.name
 
     @property
+    def dims(self):
+        """The model's shape (arch.Dims: layers, heads, key/value heads, width, head_dim, context, vocabulary)."""
+        from . import arch
+
+        return arch.dims(self.model)
+
+    @property
     def n_ctx(self) -> int:
-        return int(self.model.config.n_positions)
+        return self.dims.n_ctx
 
     def ids_of(self, text: str, ids=None) -> list[int]:
         """The ids a trace of `text` reads (<|endoftext|> first), or `ids` as given; unchecked
@@ -112,18 +122,26 @@ def library_versions() -> dict:
 
 
 def build_meta(spec_: ModelSpec, model, revision: str, tokenizer: str, stand_in: bool = False) -> dict:
-    """Model metadata, camelCase through schema.META_FIELDS, plus ``standIn``."""
-    cfg = model.config
+    """Model metadata, camelCase through schema.META_FIELDS, plus ``standIn``: the shape from
+    arch.dims, so every architecture gives the same fields."""
+    from . import arch
+
+    d = arch.dims(model)
+    theta = arch.rope_theta(model)
     snake = {
         "model": spec_.name,
         "hf_name": spec_.hf_name,
         "revision": revision,
-        "n_layer": int(cfg.n_layer),
-        "n_head": int(cfg.n_head),
-        "width": int(cfg.n_embd),
-        "head_dim": int(cfg.n_embd // cfg.n_head),
-        "n_ctx": int(cfg.n_positions),
-        "vocab_size": int(cfg.vocab_size),
+        "architecture": arch.adapter(model).name,
+        "n_layer": d.n_layer,
+        "n_head": d.n_head,
+        "n_kv_head": d.n_kv_head,
+        "width": d.width,
+        "head_dim": d.head_dim,
+        "n_ctx": d.n_ctx,
+        "positions": "learned" if theta is None else "rotary",
+        "rope_theta": theta,
+        "vocab_size": d.vocab,
         "n_params": int(sum(p.numel() for p in model.parameters())),
         "tokenizer": tokenizer,
         "library_versions": library_versions(),
@@ -131,7 +149,7 @@ def build_meta(spec_: ModelSpec, model, revision: str, tokenizer: str, stand_in:
         "precision": {"compute": "float32", "significantDigits": schema.SIGNIFICANT_DIGITS},
     }
     assert set(snake) == set(schema.META_FIELDS), "build_meta out of step with schema.META_FIELDS"
-    meta = {schema.camel(k): v for k, v in snake.items()}
+    meta = {schema.camel(k): snake[k] for k in schema.META_FIELDS}
     meta["standIn"] = bool(stand_in)
     return meta
 
@@ -180,31 +198,39 @@ def _eval(model):
     return model
 
 
-# ---------------------------------------------------------------- tiny
+# ---------------------------------------------------------------- the course's own checkpoints
 
 
-def load_tiny(model_dir: Path | None = None) -> LoadedModel:
+def load_trained(name: str, model_dir: Path | None = None) -> LoadedModel:
+    """One of the course's own checkpoints (spec.trained_here) from `model_dir` (default its
+    committed folder, registry.model_dir), checked (model/checkpoint.py) before transformers loads it."""
     from tokenizers import Tokenizer
-    from transformers import GPT2LMHeadModel
+    from transformers import AutoModelForCausalLM
 
-    model_dir = Path(model_dir or PACKAGE_MODEL_DIR)
+    s = spec(name)
+    if not s.trained_here:
+        raise ModelUnavailable(f"{name}: not one of the course's own checkpoints")
+    model_dir = Path(model_dir or registry_model_dir(name))
     weights = model_dir / "model.safetensors"
     tok_file = model_dir / "tokenizer.json"
     for f in (weights, tok_file, model_dir / "config.json"):
         if not f.is_file():
             raise ModelUnavailable(
-                f"tiny: {f} is missing; train it with `python -m generator train-tiny` (make tiny-model)"
+                f"{name}: {f} is missing; train it with `python -m generator train-tiny --model {name}` (make tiny-model)"
             )
-    problem = checkpoint_problem("tiny", model_dir)
+    problem = checkpoint_problem(name, model_dir)
     if problem:
-        raise ModelUnavailable(f"tiny: {problem}. Fix: restore generator/tiny_model/ from git, or retrain it with `make tiny-model`")
+        raise ModelUnavailable(f"{name}: {problem}. Fix: restore generator/{registry_model_dir(name).name}/ from git, or retrain it with `make tiny-model`")
     revision = sha12(weights)
-    model = _eval(GPT2LMHeadModel.from_pretrained(str(model_dir), attn_implementation="eager"))
+    model = _eval(AutoModelForCausalLM.from_pretrained(str(model_dir), attn_implementation="eager"))
     tok = Tokenizer.from_file(str(tok_file))
     encode, token_text = wrap_tokenizers(tok)
-    s = MODELS["tiny"]
-    meta = build_meta(s, model, revision, f"byte-level BPE, {tok.get_vocab_size()} tokens (tiny_model/tokenizer.json)")
+    meta = build_meta(s, model, revision, f"byte-level BPE, {tok.get_vocab_size()} tokens ({model_dir.name}/tokenizer.json)")
     return LoadedModel(s, model, encode, token_text, revision, meta, bos_id=_eot_id(tok))
+
+
+def load_tiny(model_dir: Path | None = None) -> LoadedModel:
+    return load_trained("tiny", model_dir)
 
 
 # ---------------------------------------------------------------- gpt2
@@ -249,7 +275,7 @@ def load_gpt2(
     revision is the pinned one when the directory is that snapshot (its name is the commit),
     otherwise ``local-<sha12 of the weights>``, so its traces never pass for the pinned ones.
     """
-    from transformers import AutoTokenizer, GPT2LMHeadModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     s = MODELS["gpt2"]
     path = path or os.environ.get(GPT2_PATH_ENV) or None
@@ -266,7 +292,7 @@ def load_gpt2(
             raise ModelUnavailable(f"gpt2: {problem}. Fix: point {GPT2_PATH_ENV} at a whole GPT-2 small folder (save_pretrained), or unset it")
         revision = GPT2_REVISION if d.name == GPT2_REVISION else f"local-{sha12(weights)}"
         try:
-            model = GPT2LMHeadModel.from_pretrained(str(d), attn_implementation="eager", local_files_only=True)
+            model = AutoModelForCausalLM.from_pretrained(str(d), attn_implementation="eager", local_files_only=True)
             tok = AutoTokenizer.from_pretrained(str(d), local_files_only=True)
         except (OSError, ValueError) as e:
             raise ModelUnavailable(f"gpt2: cannot load {d}: {str(e).splitlines()[0]}") from None
@@ -277,7 +303,7 @@ def load_gpt2(
         check_cached_gpt2(cache_dir)  # a damaged cache is refused before it is loaded
         try:
             kw = dict(revision=GPT2_REVISION, local_files_only=offline, cache_dir=cache_dir)
-            model = GPT2LMHeadModel.from_pretrained(GPT2_HF_NAME, attn_implementation="eager", **kw)
+            model = AutoModelForCausalLM.from_pretrained(GPT2_HF_NAME, attn_implementation="eager", **kw)
             tok = AutoTokenizer.from_pretrained(GPT2_HF_NAME, **kw)
         except OSError:  # transformers raises OSError (EnvironmentError) for missing files
             where = "not in the HF cache and the hub is unreachable" if offline else "could not be downloaded"
@@ -337,25 +363,29 @@ def check_local_tokenizer(folder: Path, tok) -> None:
 
 
 def random_model(n_layer: int, n_head: int, n_embd: int, n_positions: int, vocab_size: int, seed: int = 0):
-    """A randomly initialised GPT2LMHeadModel, eval mode, eager attention."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
+    """A randomly initialised GPT-2-shaped model, eval mode, eager attention."""
+    from . import arch
 
-    torch.manual_seed(seed)
-    cfg = GPT2Config(
-        n_layer=n_layer,
-        n_head=n_head,
-        n_embd=n_embd,
-        n_positions=n_positions,
-        vocab_size=vocab_size,
-        resid_pdrop=0.0,
-        embd_pdrop=0.0,
-        attn_pdrop=0.0,
-        bos_token_id=50256 if vocab_size > 50256 else None,
-        eos_token_id=50256 if vocab_size > 50256 else None,
-        attn_implementation="eager",
-    )
-    return _eval(GPT2LMHeadModel(cfg))
+    eot = 50256 if vocab_size > 50256 else None
+    return arch.new_model("gpt2", n_layer=n_layer, n_head=n_head, width=n_embd, n_ctx=n_positions, vocab=vocab_size, eot=eot, seed=seed)
+
+
+def random_like(name: str, seed: int = 0, **shape):
+    """A randomly initialised model of registered model `name`'s architecture and committed shape
+    (its config.json, through registry.config_facts), with `shape` (arch.new_model's words:
+    n_layer, width, …) overriding: a tiny-rope-shaped model for tests without its checkpoint."""
+    from . import arch
+    from ..registry import config_facts
+
+    f = config_facts(name)
+    base = dict(n_layer=f["nLayer"], n_head=f["nHead"], n_kv_head=f["nKvHead"], width=f["width"], head_dim=f["headDim"],
+                n_ctx=f["nCtx"], vocab=f["vocabSize"], eot=VOCABS[name].eot if name in VOCABS else None)
+    if f["positions"] == "rotary":  # a Llama's gated MLP width is in its config; GPT-2's is 4 × width
+        import json
+
+        from ..registry import CONFIG_FILES
+        base["inner"] = int(json.loads(CONFIG_FILES[name].read_text(encoding="utf-8"))["intermediate_size"])
+    return arch.new_model(MODELS[name].architecture, **(base | shape), seed=seed)
 
 
 def tiny_tokenizer():
@@ -390,8 +420,8 @@ def load_stand_in(tokenizer=None) -> LoadedModel:
 def load(name: str, gpt2_path: str | Path | None = None, stand_in: bool = False) -> LoadedModel:
     """Load a registered model by name. ``stand_in=True`` gives the random stand-in for gpt2."""
     s = spec(name)
-    if s.name == "tiny":
-        return load_tiny()
+    if s.trained_here:
+        return load_trained(name)
     if stand_in:
         return load_stand_in()
     return load_gpt2(gpt2_path)
@@ -429,4 +459,4 @@ def import_libraries() -> None:
     """Import torch and transformers now (ImportError without the models extra), so that the
     preview pays for them once, before its first trace rather than in the middle of it."""
     import torch  # noqa: F401
-    from transformers import GPT2LMHeadModel  # noqa: F401 (what load() builds on)
+    from transformers import AutoModelForCausalLM  # noqa: F401 (what load() builds on)

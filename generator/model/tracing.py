@@ -1,15 +1,21 @@
 """Run a model once on a sentence and capture every attention activation.
 
-One forward pass, with hooks on each block's attention:
+One forward pass, with hooks on each block's attention, placed through :mod:`.arch` (the one
+module that knows where each architecture keeps its parts), so every model takes this one path:
 
-* a forward hook on ``attn.c_attn`` captures the fused q|k|v projection;
-* a forward pre-hook on ``attn.c_proj`` captures its input: the heads' outputs side by side
-  (``attn_concat``), exactly what the model itself computed;
+* forward hooks on the q, k, v projections (:func:`arch.qkv_hooks`) capture them as the model
+  computed them, before any rotation;
+* a forward pre-hook on the out-projection (:func:`arch.out_proj`) captures its input: the heads'
+  outputs side by side (``attn_concat``), exactly what the model itself computed;
 * ``output_attentions=True`` returns transformers' own attention weights.
 
-From q, k and v the tracer recomputes scores, the scaled and masked scores, the weights and each
-head's output, and checks them against what the model computed (:func:`self_check`); a trace
-that disagrees raises :class:`TraceCheckError` and is never written.
+A rotary model's queries and keys are then turned by their positions (:func:`arch.rotation`,
+:func:`arch.rotate`); q and k are after the turn, qUnrotated and kUnrotated before it. Keys and
+values are kept per key/value head, and each query head reads its group's
+(:func:`arch.group_of`, transformers' repeat_kv order). From them the tracer recomputes scores,
+the scaled and masked scores, the weights and each head's output, and checks them against what
+the model computed (:func:`self_check`); a trace that disagrees raises :class:`TraceCheckError`
+and is never written.
 
 Position 0 is always the model's ``<|endoftext|>`` (:attr:`LoadedModel.bos_id`): the tiny model
 saw it at the start of every training window, and GPT-2 between every two documents. Its row can
@@ -29,10 +35,11 @@ from dataclasses import dataclass
 import torch
 
 from .. import schema
+from . import arch
 from .load import LoadedModel
 
 WEIGHTS_ATOL = 1e-6  # our softmax vs transformers' output_attentions
-OUT_ATOL = 1e-5  # our weights · v vs the model's own input to c_proj
+OUT_ATOL = 1e-5  # our weights · v vs the model's own input to its out-projection
 ROW_SUM_ATOL = 1e-5  # each weights row sums to 1
 
 
@@ -50,26 +57,37 @@ class TraceCheckError(AssertionError):
 
 @dataclass
 class Captured:
-    """Raw tensors of one traced sentence, float32, batch axis dropped."""
+    """Raw tensors of one traced sentence, float32, batch axis dropped. k and v are stored once per
+    key/value head (what the model computes); `expanded` gives them per query head."""
 
     ids: list[int]
-    q: list[torch.Tensor]  # per layer: (head, token, head_dim)
-    k: list[torch.Tensor]  # per layer: (head, token, head_dim)
-    v: list[torch.Tensor]  # per layer: (head, token, head_dim)
+    kv_of_head: list[int]  # per query head: the key/value head it reads (arch.group_of)
+    rotary: bool  # queries and keys turned by their position (q, k are after the turn)
+    q: list[torch.Tensor]  # per layer: (head, token, head_dim), rotated for a rotary model
+    q_unrotated: list[torch.Tensor]  # per layer: (head, token, head_dim), before the rotation
+    k: list[torch.Tensor]  # per layer: (kv_head, token, head_dim), rotated for a rotary model
+    k_unrotated: list[torch.Tensor]  # per layer: (kv_head, token, head_dim), before the rotation
+    v: list[torch.Tensor]  # per layer: (kv_head, token, head_dim)
     scores: list[torch.Tensor]  # per layer: (head, query, key)
     scaled_masked: list[torch.Tensor]  # per layer: (head, query, key), -inf above the diagonal
     weights: list[torch.Tensor]  # per layer: (head, query, key)
     out: list[torch.Tensor]  # per layer: (head, token, head_dim)
-    attn_concat: list[torch.Tensor]  # per layer: (token, width), c_proj's input
+    attn_concat: list[torch.Tensor]  # per layer: (token, head · head_dim), the out-projection's input
     hf_weights: list[torch.Tensor]  # per layer: (head, query, key), from output_attentions
     logits: torch.Tensor  # (token, vocab)
+
+    def expanded(self, per_kv: list[torch.Tensor]) -> list[torch.Tensor]:
+        """Per-key/value-head tensors, (kv_head, token, head_dim) per layer, as each query head
+        reads them: (head, token, head_dim) per layer."""
+        idx = torch.tensor(self.kv_of_head)  # (head,)
+        return [t.index_select(0, idx) for t in per_kv]  # each (head, token, head_dim)
 
 
 def token_ids(lm: LoadedModel, text: str, ids: Sequence[int] | None = None) -> list[int]:
     """The ids to trace, checked against the model's context and vocabulary."""
     if ids is not None:
         out = [int(i) for i in ids]
-        vocab = int(lm.model.config.vocab_size)
+        vocab = lm.dims.vocab
         bad = [i for i in out if not 0 <= i < vocab]
         if bad:
             raise TraceError(f"{lm.name}: token ids {bad[:5]} are outside the vocabulary (0..{vocab - 1})")
@@ -87,66 +105,70 @@ def token_ids(lm: LoadedModel, text: str, ids: Sequence[int] | None = None) -> l
     return out
 
 
-def _blocks(model):
-    return model.transformer.h
-
-
 def capture(lm: LoadedModel, ids: Sequence[int]) -> Captured:
     """One forward pass with hooks; returns every activation as float32 tensors."""
     model = lm.model
-    cfg = model.config
-    H, W = int(cfg.n_head), int(cfg.n_embd)
-    d = W // H
+    d = arch.dims(model)
+    H, G, hd = d.n_head, d.n_kv_head, d.head_dim
     T = len(ids)
-    qkv_seen: list[torch.Tensor | None] = [None] * cfg.n_layer
-    concat_seen: list[torch.Tensor | None] = [None] * cfg.n_layer
+    qkv_seen: list[dict] = [{} for _ in range(d.n_layer)]  # per layer: q, k, v as the model projected them
+    concat_seen: list[torch.Tensor | None] = [None] * d.n_layer
     handles = []
-    for layer, block in enumerate(_blocks(model)):
-
-        def on_c_attn(_mod, _inp, output, layer=layer):
-            qkv_seen[layer] = output.detach()  # (1, token, 3 * width)
-
-        def on_c_proj(_mod, args, layer=layer):
-            concat_seen[layer] = args[0].detach()  # (1, token, width)
-
-        handles.append(block.attn.c_attn.register_forward_hook(on_c_attn))
-        handles.append(block.attn.c_proj.register_forward_pre_hook(on_c_proj))
     try:
+        for layer, block in enumerate(arch.blocks(model)):
+
+            def on_out_proj(_mod, args, layer=layer):
+                concat_seen[layer] = args[0].detach()  # (1, token, head · head_dim)
+
+            handles += arch.qkv_hooks(block, qkv_seen[layer])
+            handles.append(arch.out_proj(block).register_forward_pre_hook(on_out_proj))
         with torch.inference_mode():
             x = torch.tensor([list(ids)], dtype=torch.long)  # (1, token)
             res = model(x, output_attentions=True, use_cache=False)
     finally:
         for h in handles:
             h.remove()
-    if res.attentions is None or any(t is None for t in qkv_seen + concat_seen):
+    if res.attentions is None or any(len(s) != 3 for s in qkv_seen) or any(t is None for t in concat_seen):
         raise TraceCheckError(f"{lm.name}: hooks did not fire on every layer (is attention eager?)")
 
+    turn = arch.rotation(model, T)  # None, or (cos, sin), each (token, head_dim)
+    kv_of_head = [arch.group_of(h, d) for h in range(H)]
     causal = torch.ones(T, T, dtype=torch.bool).tril()  # (query, key), True where a query may look
-    cap = Captured(list(ids), [], [], [], [], [], [], [], [], [], res.logits[0].float())  # logits (token, vocab)
+    cap = Captured(list(ids), kv_of_head, turn is not None, *([] for _ in range(11)), res.logits[0].float())  # logits (token, vocab)
     # Layer by layer, with the same operations in the same order as transformers' eager attention,
     # so that the recomputed weights and outputs match the model's bit for bit in practice (a
     # batched version over all layers drifts by ~1e-6).
     with torch.inference_mode():
-        for layer, block in enumerate(_blocks(model)):
-            qkv = qkv_seen[layer][0].float()  # (token, 3 * width)
-            q, k, v = qkv.split(W, dim=-1)  # each (token, width)
-            q = q.view(T, H, d).transpose(0, 1)  # (head, token, head_dim)
-            k = k.view(T, H, d).transpose(0, 1)  # (head, token, head_dim)
-            v = v.view(T, H, d).transpose(0, 1)  # (head, token, head_dim)
-            scores = q @ k.transpose(-1, -2)  # (head, query, key)
-            # attn.scaling is 1/√head_dim for GPT-2; read from the module so the two never drift.
-            scaled = scores * block.attn.scaling  # (head, query, key)
+        for layer, block in enumerate(arch.blocks(model)):
+            seen = qkv_seen[layer]
+            q0 = seen["q"][0].float().view(T, H, hd)  # (token, head, head_dim)
+            k0 = seen["k"][0].float().view(T, G, hd)  # (token, kv_head, head_dim)
+            v = seen["v"][0].float().view(T, G, hd).transpose(0, 1)  # (kv_head, token, head_dim)
+            if turn is None:
+                q, k = q0, k0  # (token, head, head_dim), (token, kv_head, head_dim)
+            else:
+                q = arch.rotate(q0, *turn)  # (token, head, head_dim)
+                k = arch.rotate(k0, *turn)  # (token, kv_head, head_dim)
+            q, q0 = q.transpose(0, 1), q0.transpose(0, 1)  # each (head, token, head_dim)
+            k, k0 = k.transpose(0, 1), k0.transpose(0, 1)  # each (kv_head, token, head_dim)
+            idx = torch.tensor(kv_of_head)  # (head,)
+            k_h, v_h = k.index_select(0, idx), v.index_select(0, idx)  # each (head, token, head_dim)
+            scores = q @ k_h.transpose(-1, -2)  # (head, query, key)
+            # 1/√head_dim for both architectures; read from the module so the two never drift.
+            scaled = scores * arch.scaling(block)  # (head, query, key)
             scaled_masked = scaled.masked_fill(~causal, float("-inf"))  # (head, query, key)
             weights = torch.softmax(scaled_masked, dim=-1)  # (head, query, key)
-            out = weights @ v  # (head, token, head_dim)
+            out = weights @ v_h  # (head, token, head_dim)
             cap.q.append(q)
+            cap.q_unrotated.append(q0)
             cap.k.append(k)
+            cap.k_unrotated.append(k0)
             cap.v.append(v)
             cap.scores.append(scores)
             cap.scaled_masked.append(scaled_masked)
             cap.weights.append(weights)
             cap.out.append(out)
-            cap.attn_concat.append(concat_seen[layer][0].float())  # (token, width)
+            cap.attn_concat.append(concat_seen[layer][0].float())  # (token, head · head_dim)
             cap.hf_weights.append(res.attentions[layer][0].float())  # (head, query, key)
     return cap
 
@@ -158,7 +180,7 @@ def self_check(cap: Captured, name: str = "") -> None:
     above = ~torch.ones(T, T, dtype=torch.bool).tril()  # (query, key), the masked cells
     with torch.inference_mode():
         w = torch.stack(cap.weights)  # (layer, head, query, key)
-        merged = torch.stack(cap.out).transpose(1, 2).reshape(L, T, H * d)  # (layer, token, width)
+        merged = torch.stack(cap.out).transpose(1, 2).reshape(L, T, H * d)  # (layer, token, head · head_dim)
         errors = torch.stack([
             (w - torch.stack(cap.hf_weights)).abs().amax(dim=(1, 2, 3)),  # (layer,)
             (merged - torch.stack(cap.attn_concat)).abs().amax(dim=(1, 2)),  # (layer,)
@@ -170,7 +192,7 @@ def self_check(cap: Captured, name: str = "") -> None:
         if not e_w <= WEIGHTS_ATOL:
             raise TraceCheckError(f"{where}: weights differ from output_attentions by {e_w:.3g} > {WEIGHTS_ATOL}")
         if not e_out <= OUT_ATOL:
-            raise TraceCheckError(f"{where}: weights·v differs from c_proj's input by {e_out:.3g} > {OUT_ATOL}")
+            raise TraceCheckError(f"{where}: weights·v differs from the out-projection's input by {e_out:.3g} > {OUT_ATOL}")
         if not e_sum <= ROW_SUM_ATOL:
             raise TraceCheckError(f"{where}: a weights row sums to 1 ± {e_sum:.3g}")
         if not e_mask == 0:
@@ -209,23 +231,28 @@ def predictions(lm: LoadedModel, logits: torch.Tensor, k: int = schema.TOP_K_PRE
 
 
 def to_document(lm: LoadedModel, text: str, cap: Captured, ids_given: bool) -> dict:
-    """The trace document (see traces/README.md), unrounded, without its key."""
+    """The trace document (see traces/README.md), unrounded, without its key: per query head every
+    activation (its group's k and v among them, and kvHead), per key/value head its k and v."""
     c = schema.camel
     layers = []
     for layer in range(len(cap.q)):
+        k_h, v_h, ku_h = (cap.expanded(t)[layer] for t in (cap.k, cap.v, cap.k_unrotated))  # each (head, token, head_dim)
         per = {
             c("q"): cap.q[layer].tolist(),  # (head, token, head_dim)
-            c("k"): cap.k[layer].tolist(),  # (head, token, head_dim)
-            c("v"): cap.v[layer].tolist(),  # (head, token, head_dim)
+            c("k"): k_h.tolist(),  # (head, token, head_dim)
+            c("v"): v_h.tolist(),  # (head, token, head_dim)
             c("scores"): cap.scores[layer].tolist(),  # (head, query, key)
             c("scaled_masked"): _masked_rows(cap.scaled_masked[layer].tolist()),  # (head, query, key)
             c("weights"): cap.weights[layer].tolist(),  # (head, query, key)
             c("out"): cap.out[layer].tolist(),  # (head, token, head_dim)
+            c("q_unrotated"): cap.q_unrotated[layer].tolist(),  # (head, token, head_dim)
+            c("k_unrotated"): ku_h.tolist(),  # (head, token, head_dim)
         }
         assert list(per) == [a.camel for a in schema.HEAD_ACTIVATIONS]
-        n_head = len(per[c("q")])
-        heads = [{name: grid[h] for name, grid in per.items()} for h in range(n_head)]
-        layers.append({"heads": heads, c("attn_concat"): cap.attn_concat[layer].tolist()})  # (token, width)
+        heads = [{**{name: grid[h] for name, grid in per.items()}, "kvHead": cap.kv_of_head[h]} for h in range(len(cap.kv_of_head))]
+        kv = {"k": cap.k[layer].tolist(), "v": cap.v[layer].tolist(), "kUnrotated": cap.k_unrotated[layer].tolist()}  # each (kv_head, token, head_dim)
+        kv_heads = [{name: grid[g] for name, grid in kv.items()} for g in range(len(cap.k[layer]))]
+        layers.append({"heads": heads, "kvHeads": kv_heads, c("attn_concat"): cap.attn_concat[layer].tolist()})  # (token, width)
     doc = {
         "schemaVersion": schema.SCHEMA_VERSION,
         "model": lm.name,
@@ -251,7 +278,7 @@ def trace(lm: LoadedModel, text: str, ids: Sequence[int] | None = None, targets:
     from . import causal
 
     tid = token_ids(lm, text, ids)
-    vocab = int(lm.model.config.vocab_size)
+    vocab = lm.dims.vocab
     bad = [int(t) for t in targets if not 0 <= int(t) < vocab]
     if bad:
         raise TraceError(f"{lm.name}: target token ids {bad[:5]} are outside the vocabulary (0..{vocab - 1})")
@@ -259,7 +286,7 @@ def trace(lm: LoadedModel, text: str, ids: Sequence[int] | None = None, targets:
     self_check(cap, lm.name)
     doc = to_document(lm, text, cap, ids_given=ids is not None)
     try:
-        block = causal.sentence_block(lm, tid, cap.v, targets=targets)
+        block = causal.sentence_block(lm, tid, cap.expanded(cap.v), targets=targets)  # v per query head
     except causal.CausalCheckError as e:
         raise TraceCheckError(str(e)) from None
     doc["causal"] = {k: v.tolist() if hasattr(v, "tolist") else v for k, v in block.items()}  # plain Python, like the rest

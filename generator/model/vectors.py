@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import schema
+
 from ..store import vectors_file
 from ..lessons import pages
 from ..lessons.errors import LessonError
@@ -47,15 +48,15 @@ def sentence_rows(lm, text: str) -> dict:
     import torch
 
     from .. import tokens
+    from . import arch
 
     ids = [tokens.bos_id(lm.name)] + lm.tokenizer_encode(text)  # (token,)
-    tr = lm.model.transformer
     with torch.no_grad():
         idx = torch.tensor(ids)
-        tok = tr.wte.weight[idx]  # (token, width)
-        pos = tr.wpe.weight[: len(ids)]  # (token, width)
+        tok = arch.token_embedding(lm.model).weight[idx]  # (token, width)
+        pos = arch.position_embedding(lm.model).weight[: len(ids)]  # (token, width): VECTOR_MODELS have a position table
         total = tok + pos  # (token, width): the input of layer 1
-        ln = tr.h[0].ln_1
+        ln = arch.attn_norm(arch.blocks(lm.model)[0])
         mean = total.mean(dim=-1, keepdim=True)  # (token, 1)
         var = total.var(dim=-1, unbiased=False, keepdim=True)  # (token, 1)
         normalised = (total - mean) / torch.sqrt(var + ln.eps)  # (token, width)
@@ -102,10 +103,12 @@ def map_doc(matrix: np.ndarray, model: str, marks: list[int], n: int) -> dict:
 
 def build(lm, sentences: list[str], words: list[tuple[str, int]]) -> dict:
     """The vectors.json document for the tiny model `lm`."""
-    matrix = lm.model.transformer.wte.weight.detach().double().numpy()  # (vocab, width)
+    from . import arch
+
+    matrix = arch.token_embedding(lm.model).weight.detach().double().numpy()  # (vocab, width)
     norms = np.linalg.norm(matrix, axis=1)  # (vocab,)
     unit = matrix / norms[:, None]  # (vocab, width)
-    ln = lm.model.transformer.h[0].ln_1
+    ln = arch.attn_norm(arch.blocks(lm.model)[0])
     return {
         "format": vectors_file.FORMAT,
         "model": lm.name,

@@ -87,15 +87,23 @@ def decode(o):
     return full
 
 
+def stored_head(trace, layer, head):
+    """One head's encoded arrays: its own (q, scores, weights, out) and its key/value head's k and v
+    (a file keeps those once for the query heads that share them: head h reads group h // (nHead / nKvHead))."""
+    here = trace["layers"][layer]
+    group = head // (len(here["heads"]) // len(here["kvHeads"]))
+    return {**here["heads"][head], **here["kvHeads"][group]}
+
+
 def head_arrays(trace, layer, head):
     """q, k, v, scores, weights, out of one head (layer and head count from 0, as in the file)."""
-    return {f: decode(o) for f, o in trace["layers"][layer]["heads"][head].items()}
+    return {f: decode(o) for f, o in stored_head(trace, layer, head).items()}
 
 
 def half_steps(trace, layer, head):
     """The half step each of the head's arrays was rounded to (half its scale): how far the
     stored numbers can be from the model's."""
-    return {f: o["scale"] / 2 for f, o in trace["layers"][layer]["heads"][head].items()}
+    return {f: o["scale"] / 2 for f, o in stored_head(trace, layer, head).items()}
 '''
 
 CHECK = '''

@@ -72,8 +72,10 @@ def _encoded_layers(trace: dict) -> list | None:
     stored = getattr(trace, "stored_layers", None)
     if stored is None:
         return None
+    # k and v are stored once per key/value head (schema 5): query head h's are its group's.
     return [
-        [{f: head[f] for f in ENCODED_PART_FIELDS} for head in layer["heads"]]
+        [{f: head[f] if f in head else layer["kvHeads"][h // (len(layer["heads"]) // len(layer["kvHeads"]))][f]
+          for f in ENCODED_PART_FIELDS} for h, head in enumerate(layer["heads"])]
         for layer in stored
     ]
 

@@ -61,6 +61,7 @@ def check_trace(doc, path: Path, model: str, text: str, ids=None) -> dict:
     vocab = meta.get("vocabSize")
     if type(vocab) is not int or vocab <= 0:
         raise DamagedFile(path, "has no usable meta vocabSize")
+    G = check_kv_meta(meta, path, model)
     tokens = doc.get("tokens")
     if not isinstance(tokens, list) or not tokens:
         raise DamagedFile(path, "has no list of tokens")
@@ -78,10 +79,18 @@ def check_trace(doc, path: Path, model: str, text: str, ids=None) -> dict:
         if not isinstance(hs, list) or len(hs) != H:
             raise DamagedFile(path, f"layer {l} has {len(hs) if isinstance(hs, list) else 'no'} heads, its meta says {H}")
         _grid(path, f"layer {l} attnConcat", layer.get(schema.camel("attn_concat")), (T, H * d))
+        kvs = layer.get("kvHeads")
+        if not isinstance(kvs, list) or len(kvs) != G:
+            raise DamagedFile(path, f"layer {l} has {len(kvs) if isinstance(kvs, list) else 'no'} kvHeads, its meta says nKvHead {G}")
+        for g, kv in enumerate(kvs):
+            for f in ("k", "v", "kUnrotated"):
+                _grid(path, f"layer {l} kvHead {g} {f}", kv.get(f) if isinstance(kv, dict) else None, (T, d))
         for h, head in enumerate(hs):
             where = f"layer {l} head {h}"
             if not isinstance(head, dict):
                 raise DamagedFile(path, f"{where} is not an object")
+            if head.get("kvHead") != h // (H // G):
+                raise DamagedFile(path, f"{where} reads key/value head {str(head.get('kvHead'))[:10]}, not {h // (H // G)}")
             for a in schema.HEAD_ACTIVATIONS:
                 square = a.shape == ("query", "key")
                 grid = _grid(path, f"{where} {a.camel}", head.get(a.camel), (T, T) if square else (T, d),
@@ -101,6 +110,31 @@ def check_trace(doc, path: Path, model: str, text: str, ids=None) -> dict:
         _check_guesses(path, i, row, vocab)
     check_causal(doc.get("causal"), path, meta, L, H)
     return doc
+
+
+def check_kv_meta(meta: dict, path: Path, model: str) -> int:
+    """The meta's architecture, nKvHead, positions and ropeTheta agree with each other and with the
+    registry's model; returns nKvHead. DamagedFile, one line, otherwise."""
+    import math
+
+    from ..registry import MODELS
+
+    H = int(meta["nHead"])
+    G = meta.get("nKvHead")
+    if type(G) is not int or G <= 0 or H % G:
+        raise DamagedFile(path, f"has meta nKvHead {str(G)[:12]}, not a divisor of nHead {H}")
+    spec = MODELS.get(model)
+    arch = meta.get("architecture")
+    if not isinstance(arch, str) or (spec is not None and arch != spec.architecture):
+        want = spec.architecture if spec else "an architecture"
+        raise DamagedFile(path, f"has meta architecture {str(arch)[:20]!r}, not {want!r}")
+    positions, theta = meta.get("positions"), meta.get("ropeTheta")
+    if positions not in schema.POSITIONS or (spec is not None and positions != ("rotary" if spec.rotary else "learned")):
+        raise DamagedFile(path, f"has meta positions {str(positions)[:20]!r}, not the model's ({', '.join(schema.POSITIONS)})")
+    ok_theta = theta is None if positions == "learned" else (type(theta) in (int, float) and math.isfinite(theta) and theta > 0)
+    if not ok_theta:
+        raise DamagedFile(path, f"has meta ropeTheta {str(theta)[:20]}, which {positions} positions do not have")
+    return G
 
 
 TOKEN_TEXTS = ("text", "display", "spoken")  # a token's strings (a guess has no spoken: the page derives it)

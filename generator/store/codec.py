@@ -1,7 +1,8 @@
 """The encoded arrays of a trace file: int16 × scale in base64 inside the JSON, and their exact inverse.
 
-traces/README.md ("Encoded arrays") is the description. Per head the file stores q, k, v,
-scores, weights and out, each as {"int16": base64 of little-endian int16, "scale": s,
+traces/README.md ("Encoded arrays") is the description. Per query head the file stores q,
+scores, weights and out (and qUnrotated for a rotary model), per key/value head k and v (and
+kUnrotated for a rotary model), each as {"int16": base64 of little-endian int16, "scale": s,
 "shape": [rows, cols]}; value = int16 × scale. Weights have "tril": true (only the cells on and
 below the diagonal, row by row) and the fixed scale WEIGHTS_SCALE. scaledMasked (= scores / √headDim, null above the
 diagonal) and attnConcat (= the heads' out side by side) are not stored: the loader restores
@@ -84,20 +85,57 @@ def _masked_to_zero(rows) -> list:
     return [[0.0 if x is None else x for x in row] for row in rows]
 
 
-def encode_layer(layer: dict, d: int, l: int) -> dict:
+def kv_layout(meta: dict) -> tuple[int, int, str]:
+    """(nHead, nKvHead, positions) of a trace's meta; ValueError when they do not fit together."""
+    H = int(meta["nHead"])
+    G = int(meta.get("nKvHead") or H)
+    positions = meta.get("positions", "learned")
+    if G <= 0 or H % G or positions not in schema.POSITIONS:
+        raise ValueError(f"nHead {H}, nKvHead {G}, positions {positions!r}")
+    return H, G, positions
+
+
+def group_of(h: int, H: int, G: int) -> int:
+    """The key/value head query head h reads (transformers' repeat_kv order: consecutive heads share)."""
+    return h // (H // G)
+
+
+def _kv_heads(heads: list, H: int, G: int) -> list[dict]:
+    """Per key/value head its k, v and kUnrotated, from the first query head of its group (a
+    document whose layers carry no kvHeads: every head repeats its group's)."""
+    return [{f: heads[g * (H // G)][f] for f in ("k", "v", "kUnrotated") if f in heads[g * (H // G)]} for g in range(G)]
+
+
+def encode_layer(layer: dict, meta: dict, l: int) -> dict:
     """One layer as the file stores it (see above). Refuses (StoreError) a layer whose dropped
     fields are not what the loader would restore: scaledMasked ≠ scores/√d, out ≠ attnConcat's
-    block, weight above the diagonal."""
+    block, weight above the diagonal, a head whose k or v is not its group's, an unrotated q or k
+    that differs from q or k in a learned-position model."""
     import numpy as np
 
+    d = int(meta["headDim"])
+    H, G, positions = kv_layout(meta)
     heads = layer["heads"]
+    kv_heads = layer.get("kvHeads") or _kv_heads(heads, H, G)
+    if len(kv_heads) != G:
+        raise StoreError(f"layer {l}: {len(kv_heads)} key/value heads, meta says nKvHead {G}")
     concat = np.asarray(layer[schema.camel("attn_concat")], dtype=np.float64)  # (token, width)
     T = concat.shape[0]
     below = np.tril(np.ones((T, T), dtype=bool))  # (query, key)
     encoded = []
     for h, head in enumerate(heads):
         where = f"layer {l} head {h}"
-        block = concat[:, h * d : (h + 1) * d]  # (token, head_dim): what the model fed c_proj
+        g = group_of(h, H, G)
+        if head.get("kvHead", g) != g:
+            raise StoreError(f"{where}: kvHead is {head.get('kvHead')!r}, not {g} (head {h} of {H} sharing {G} key/value heads)")
+        for f in ("k", "v") + (("kUnrotated",) if positions == "rotary" else ()):
+            if f in head and not np.array_equal(np.asarray(head[f]), np.asarray(kv_heads[g][f])):
+                raise StoreError(f"{where}: {f} is not key/value head {g}'s, which the loader gives it")
+        if positions == "learned":
+            for f, same in (("qUnrotated", "q"), ("kUnrotated", "k")):
+                if f in head and not np.array_equal(np.asarray(head[f]), np.asarray(head[same])):
+                    raise StoreError(f"{where}: {f} differs from {same} in a model without rotary positions")
+        block = concat[:, h * d : (h + 1) * d]  # (token, head_dim): what the model fed its out-projection
         scores = np.asarray(head["scores"], dtype=np.float64)  # (query, key)
         sm = head["scaledMasked"]
         if any(x is not None for i, row in enumerate(sm) for x in row[i + 1 :]):
@@ -111,16 +149,18 @@ def encode_layer(layer: dict, d: int, l: int) -> dict:
         weights = np.asarray(head["weights"], dtype=np.float64)
         if np.triu(weights, 1).any():
             raise StoreError(f"{where}: weight above the diagonal (on a later token)")
-        encoded.append({
+        e = {
             "q": encode_array(head["q"]),
-            "k": encode_array(head["k"]),
-            "v": encode_array(head["v"]),
             "scores": encode_array(scores),
             "weights": encode_array(weights, tril=True, scale=WEIGHTS_SCALE),
             "out": encode_array(block),
-        })
-    assert all(tuple(e) == schema.STORED_HEAD_FIELDS for e in encoded)
-    return {"heads": encoded}
+        }
+        if positions == "rotary":
+            e["qUnrotated"] = encode_array(head["qUnrotated"])
+        encoded.append(e)
+    kv_encoded = [{f: encode_array(kv[f]) for f in schema.stored_kv_fields(positions)} for kv in kv_heads]
+    assert all(tuple(e) == schema.stored_head_fields(positions) for e in encoded)
+    return {"heads": encoded, "kvHeads": kv_encoded}
 
 
 def decode_array(path: Path, where: str, obj, shape: tuple[int, int], tril: bool = False):
@@ -178,18 +218,29 @@ def weight_grid(trace: dict):
     return np.asarray(grid, dtype=np.float64)  # (layer, head, query, key)
 
 
+def _decode_fields(path: Path, where: str, obj, fields: tuple[str, ...], T: int, d: int) -> dict:
+    """The encoded arrays `fields` of one stored head or key/value head, decoded and checked."""
+    if not isinstance(obj, dict) or set(obj) != set(fields):
+        got = sorted(obj) if isinstance(obj, dict) else "not an object"
+        raise DamagedFile(path, f"{where} holds {str(got)[:80]}, not {', '.join(fields)}")
+    return {f: decode_array(path, f"{where} {f}", obj[f], (T, T) if f in ("scores", "weights") else (T, d), tril=f == "weights")
+            for f in fields}
+
+
 def decode(doc, path: Path):
-    """The plain document of a schema-4 file: every encoded array as nested lists, scaledMasked
-    restored from scores (None above the diagonal), attnConcat from the heads' out, the causal
-    block's arrays as numpy in their declared shapes. A document
-    of another schema, or one too broken to decode, is returned as it is for :func:`check_trace`
-    to name what is wrong; a broken encoded array is DamagedFile here."""
+    """The plain document of a schema-5 file: every encoded array as nested lists; per query head
+    its group's k and v, kvHead, scaledMasked restored from scores (None above the diagonal), and
+    qUnrotated / kUnrotated (q and k themselves for a learned-position model); per layer kvHeads
+    and attnConcat from the heads' out; the causal block's arrays as numpy in their declared
+    shapes. A document of another schema, or one too broken to decode, is returned as it is for
+    :func:`check_trace` to name what is wrong; a broken encoded array is DamagedFile here."""
     import numpy as np
 
     if not isinstance(doc, dict) or doc.get("schemaVersion") != schema.SCHEMA_VERSION:
         return doc
     try:
-        H, d = int(doc["meta"]["nHead"]), int(doc["meta"]["headDim"])
+        d = int(doc["meta"]["headDim"])
+        H, G, positions = kv_layout(doc["meta"])
         T = len(doc["tokens"])
         layers = doc["layers"]
         if not isinstance(layers, list) or d <= 0 or T <= 0:
@@ -199,29 +250,33 @@ def decode(doc, path: Path):
     out_layers, weights = [], []  # weights: (layer, head, query, key)
     for l, layer in enumerate(layers):
         hs = layer.get("heads") if isinstance(layer, dict) else None
+        kvs = layer.get("kvHeads") if isinstance(layer, dict) else None
         if not isinstance(hs, list) or len(hs) != H:
             return doc  # check_trace names it
+        if not isinstance(kvs, list) or len(kvs) != G:
+            raise DamagedFile(path, f"layer {l} has {len(kvs) if isinstance(kvs, list) else 'no'} kvHeads, its meta says nKvHead {G}")
         if schema.camel("attn_concat") in layer:
             raise DamagedFile(path, f"layer {l} stores attnConcat, which schema {schema.SCHEMA_VERSION} restores from the heads' out")
+        kv_arr = [_decode_fields(path, f"layer {l} kvHead {g}", kv, schema.stored_kv_fields(positions), T, d) for g, kv in enumerate(kvs)]
+        kv_plain = [{f: a.tolist() for f, a in kv.items()} for kv in kv_arr]
+        if positions == "learned":
+            for kv in kv_plain:
+                kv["kUnrotated"] = kv["k"]
         heads, outs = [], []
         for h, head in enumerate(hs):
-            where = f"layer {l} head {h}"
-            if not isinstance(head, dict) or set(head) != set(schema.STORED_HEAD_FIELDS):
-                got = sorted(head) if isinstance(head, dict) else "not an object"
-                raise DamagedFile(path, f"{where} holds {str(got)[:80]}, not {', '.join(schema.STORED_HEAD_FIELDS)}")
-            arr = {}
-            for f in schema.STORED_HEAD_FIELDS:
-                square = f in ("scores", "weights")
-                arr[f] = decode_array(path, f"{where} {f}", head[f], (T, T) if square else (T, d), tril=f == "weights")
+            arr = _decode_fields(path, f"layer {l} head {h}", head, schema.stored_head_fields(positions), T, d)
+            g = group_of(h, H, G)
             sdec = scale_decimals(head["scores"]["scale"]) + 1
             sm = np.round(arr["scores"] * d**-0.5, sdec).tolist()
             for i, row in enumerate(sm):
                 row[i + 1 :] = [None] * (T - i - 1)
-            plain = {a.camel: (sm if a.camel == "scaledMasked" else arr[a.camel].tolist()) for a in schema.HEAD_ACTIVATIONS}
-            heads.append(plain)
+            plain = {f: a.tolist() for f, a in arr.items()} | {"scaledMasked": sm} | kv_plain[g]
+            if positions == "learned":
+                plain["qUnrotated"] = plain["q"]
+            heads.append({a.camel: plain[a.camel] for a in schema.HEAD_ACTIVATIONS} | {"kvHead": g})
             outs.append(arr["out"])
             weights.append(arr["weights"])
-        out_layers.append({"heads": heads, schema.camel("attn_concat"): np.concatenate(outs, axis=1).tolist()})
+        out_layers.append({"heads": heads, "kvHeads": kv_plain, schema.camel("attn_concat"): np.concatenate(outs, axis=1).tolist()})
     if "causal" not in doc:
         raise DamagedFile(path, f"has no causal block, which schema {schema.SCHEMA_VERSION} traces hold")
     decoded = DecodedTrace({**doc, "layers": out_layers, "causal": decode_causal(path, doc["causal"], doc["meta"], T)})

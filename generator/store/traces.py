@@ -102,8 +102,7 @@ def canonical(doc: dict, key: str) -> dict:
     out["key"] = key
     out["meta"] = _canonical_meta(doc["meta"])
     out["tokens"] = [_ordered(t, _TOKEN_ORDER) for t in doc["tokens"]]
-    d = int(doc["meta"]["headDim"])
-    out["layers"] = [encode_layer(layer, d, l) for l, layer in enumerate(doc["layers"])]
+    out["layers"] = [encode_layer(layer, doc["meta"], l) for l, layer in enumerate(doc["layers"])]
     out["predictions"] = [[_ordered(p, schema.PREDICTION_FIELDS) for p in row] for row in doc["predictions"]]
     out["causal"] = encode_causal(doc["causal"], doc["meta"], len(doc["tokens"]))
     return round_floats(_ordered(out, _DOC_ORDER))

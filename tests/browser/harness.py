@@ -100,7 +100,8 @@ def make_trace(tokens: list[str], n_layer=SHAPE["n_layer"], n_head=SHAPE["n_head
                           "scaledMasked": sm, "weights": w.tolist(), "out": out.tolist()})
         concat = np.concatenate([np.array(h["out"]) for h in heads], axis=1)  # (token, n_head * head_dim)
         layers.append({"heads": heads, "attnConcat": concat.tolist()})
-    meta = {"model": "tiny", "hfName": "local/tiny", "revision": REVISION, "nLayer": n_layer, "nHead": n_head,
+    meta = {"model": "tiny", "hfName": "local/tiny", "revision": REVISION, "architecture": "gpt2", "nLayer": n_layer, "nHead": n_head,
+            "nKvHead": n_head, "positions": "learned", "ropeTheta": None,
             "width": n_head * head_dim, "headDim": head_dim, "nCtx": 256, "vocabSize": 4096, "nParams": 123456,
             "tokenizer": "synthetic", "libraryVersions": {"numpy": "synthetic"}, "schemaVersion": schema.SCHEMA_VERSION,
             "precision": {"compute": "float64", "significantDigits": 6}, "standIn": False}
