@@ -80,7 +80,9 @@ class LoadedModel:
 
     @property
     def n_ctx(self) -> int:
-        return int(self.model.config.n_positions)
+        from . import arch
+
+        return arch.dims(self.model).n_ctx
 
     def ids_of(self, text: str, ids=None) -> list[int]:
         """The ids a trace of `text` reads (<|endoftext|> first), or `ids` as given; unchecked
@@ -113,17 +115,19 @@ def library_versions() -> dict:
 
 def build_meta(spec_: ModelSpec, model, revision: str, tokenizer: str, stand_in: bool = False) -> dict:
     """Model metadata, camelCase through schema.META_FIELDS, plus ``standIn``."""
-    cfg = model.config
+    from . import arch
+
+    shape = arch.dims(model)
     snake = {
         "model": spec_.name,
         "hf_name": spec_.hf_name,
         "revision": revision,
-        "n_layer": int(cfg.n_layer),
-        "n_head": int(cfg.n_head),
-        "width": int(cfg.n_embd),
-        "head_dim": int(cfg.n_embd // cfg.n_head),
-        "n_ctx": int(cfg.n_positions),
-        "vocab_size": int(cfg.vocab_size),
+        "n_layer": shape.n_layer,
+        "n_head": shape.n_head,
+        "width": shape.width,
+        "head_dim": shape.head_dim,
+        "n_ctx": shape.n_ctx,
+        "vocab_size": shape.vocab,
         "n_params": int(sum(p.numel() for p in model.parameters())),
         "tokenizer": tokenizer,
         "library_versions": library_versions(),
@@ -387,11 +391,35 @@ def load_stand_in(tokenizer=None) -> LoadedModel:
     return from_parts("gpt2", model, tok, STAND_IN_REVISION, stand_in=True, tokenizer_name="tiny tokenizer (stand-in)")
 
 
+def load_trained(name: str, model_dir: Path | None = None) -> LoadedModel:
+    """One of the course's own checkpoints of another architecture than GPT-2 (tiny-rope), from
+    its committed folder (registry.model_dir) or `model_dir`. Minimal: its checkpoint check
+    against the committed config is GPT-2's only so far (model/checkpoint.py)."""
+    from tokenizers import Tokenizer
+    from transformers import AutoModelForCausalLM
+
+    from ..registry import model_dir as committed_dir
+
+    s = spec(name)
+    folder = Path(model_dir or committed_dir(name))
+    weights, tok_file = folder / "model.safetensors", folder / "tokenizer.json"
+    for f in (weights, tok_file, folder / "config.json"):
+        if not f.is_file():
+            raise ModelUnavailable(f"{name}: {f} is missing; train it with `python -m generator train-tiny --model {name}`")
+    model = _eval(AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="eager"))
+    tok = Tokenizer.from_file(str(tok_file))
+    encode, token_text = wrap_tokenizers(tok)
+    meta = build_meta(s, model, sha12(weights), f"byte-level BPE, {tok.get_vocab_size()} tokens ({folder.name}/tokenizer.json)")
+    return LoadedModel(s, model, encode, token_text, sha12(weights), meta, bos_id=_eot_id(tok))
+
+
 def load(name: str, gpt2_path: str | Path | None = None, stand_in: bool = False) -> LoadedModel:
     """Load a registered model by name. ``stand_in=True`` gives the random stand-in for gpt2."""
     s = spec(name)
     if s.name == "tiny":
         return load_tiny()
+    if s.trained_here:
+        return load_trained(s.name)
     if stand_in:
         return load_stand_in()
     return load_gpt2(gpt2_path)
