@@ -37,7 +37,8 @@ def rope():
         for layer in model.model.layers:
             layer.self_attn.q_proj.weight.mul_(12.0)
             layer.self_attn.k_proj.weight.mul_(12.0)
-    return models.from_parts("tiny-rope", models._eval(model), models.tiny_tokenizer(), "random-test-rope")
+    # not marked a stand-in, so that the figure test below renders it (a page refuses stand-in traces)
+    return models.from_parts("tiny-rope", models._eval(model), models.tiny_tokenizer(), "random-test-rope", stand_in=False)
 
 
 def _attn(lm, layer):
@@ -238,17 +239,22 @@ FROG = "frog lamp seven river coat frog lamp seven river coat"
 
 @pytest.fixture(scope="module")
 def rope_store(rope, tmp_path_factory):
-    """A store holding tiny's committed trace of FROG filed as tiny-rope's (the same tokenizer,
-    so the same ids) and the random rope model's splits.json of that sentence under its revision:
-    what a score-split figure of a rotary model reads."""
+    """A store holding a trace of FROG filed as tiny-rope's and the random rope model's
+    splits.json of that sentence under the trace's revision: what a score-split figure of a
+    rotary model reads. The trace is the random model's own where the tracer takes a Llama
+    (schema 5, branch rope-trace); before that, tiny's committed trace relabelled (the same
+    tokenizer, so the same ids and tokens; the figure reads only tokens and weights from it)."""
     from conftest import REPO
+    from generator.model import tracing
     from generator.store import TraceStore
 
     root = tmp_path_factory.mktemp("rope-store")
-    trace = TraceStore(REPO / "traces").load("tiny", FROG)
-    doc = copy.deepcopy(dict(trace))
-    doc["model"] = "tiny-rope"
-    doc["meta"]["model"] = "tiny-rope"
+    try:
+        doc = tracing.trace(rope, FROG)
+    except AttributeError:  # a tracer that reads GPT-2's module names only
+        doc = copy.deepcopy(dict(TraceStore(REPO / "traces").load("tiny", FROG)))
+        doc["model"] = "tiny-rope"
+        doc["meta"]["model"] = "tiny-rope"
     store = TraceStore(root)
     with store.writing():
         store.write(doc)
