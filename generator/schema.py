@@ -150,17 +150,25 @@ SPLIT_ARRAYS: tuple[Activation, ...] = (
     Activation("split_query", "query", ("part", "cell"),
                "q_i^p · k_j / √d: the query's parts, the key whole; the parts add up to score"),
     Activation("split_table", "table", ("part", "part", "cell"),
-               "layer 1 only: q_i^a · k_j^b / √d, query part a by key part b; all of them add up to score"),
+               "learned positions, layer 1 only: q_i^a · k_j^b / √d, query part a by key part b; all of them add up to score"),
+    Activation("split_score_unrotated", "scoreUnrotated", ("cell",),
+               "rotary positions only: the same score with the rotation left out (q and k as projected, unturned); "
+               "score minus this is what the rotation makes of the score"),
 )
+SPLIT_POSITIONS = ("learned", "rotary")  # splits.json's `positions` (absent: learned, as written before rotary models)
 SPLIT_FORMAT = 1  # bumped when splits.json's layout changes
 SPLIT_DECIMALS = 5  # each part is rounded to 5 decimals, so 20 parts still add up to the score within 1e-4
 SPLIT_ATOL = 1e-4  # how close the parts of a score add up to it, computed and stored
 
 
-def split_parts(layer: int, n_head: int) -> list[str]:
+def split_parts(layer: int, n_head: int, positions: str = "learned") -> list[str]:
     """The parts the residual stream entering block `layer` (from 0) is a sum of: the token
     embedding, the position embedding, each earlier head (L1H1…, counting from 1), each earlier
-    MLP, then the biases (earlier attention output biases, with the layer's first norm's and its q, k, v projection's own)."""
+    MLP, then the biases (earlier attention output biases, with the attention norm's and the q/k
+    projections' own). A rotary model's stream has no position part (position enters only through
+    the rotation of q and k) and, without biases (Llama), no biases part."""
+    if positions == "rotary":
+        return ["token"] + [f"L{l + 1}H{h + 1}" for l in range(layer) for h in range(n_head)] + [f"MLP{l + 1}" for l in range(layer)]
     return (["token", "position"] + [f"L{l + 1}H{h + 1}" for l in range(layer) for h in range(n_head)]
             + [f"MLP{l + 1}" for l in range(layer)] + ["biases"])
 

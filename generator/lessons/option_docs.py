@@ -131,7 +131,8 @@ BY_KIND: dict[tuple[str, str], Option] = {
     ("score-split", "token"): Option(_TOKEN + "; the query, whose row the figure explains", "the last token", "token: her"),
     ("score-split", "key"): Option(_TOKEN + "; at or before `token`", "where the head looks most from `token`", "key: Lily"),
     ("score-split", "side"): Option("`key` (the key's parts, the query whole), `query` (the query's parts), or `table` "
-                                    "(layer 1 only: both, two by two)", "key", "side: query"),
+                                    "(layer 1 of a learned-position model only: both, two by two; a rotary model has no "
+                                    "position part to make a table of)", "key", "side: query"),
     ("circuit", "kind"): Option("a score kind: `previous-token`, `duplicate-token`, `induction`, `sink`", "induction",
                                 "kind: induction"),
 }

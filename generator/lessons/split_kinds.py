@@ -14,7 +14,8 @@
     ```
 
 A GPT-2 figure names its head by `layer` and `head` (splits.json holds only the heads GPT-2's
-figures name; the tiny model's file holds every head).
+figures name; the course's own models' files hold every head). A rotary model (tiny-rope) has no
+position part and no `side: table`: its positions enter only through the rotation of q and k.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..registry import MODELS
 from .body import show
 from .errors import fail as _fail
 from .values import Directive, Pick, TokenRef, model_option, pick_option, sentence_option, text_option, token_option
@@ -56,10 +58,14 @@ def parse_score_split(data: dict, common: dict, where: str) -> ScoreSplit:
     kind = "score-split"
     model = model_option(data["model"], where, kind)
     pick = pick_option(data, model, where, kind)
-    if model != "tiny" and pick.rule != "fixed":
+    if not MODELS[model].trained_here and pick.rule != "fixed":
         _fail(where, f"{kind}: a {model} figure names its head by 'layer' and 'head', not by 'pick'",
               "write `layer:` and `head:` (splits.json keeps only the heads that GPT-2's figures name)")
     side = side_option(data.get("side", "key"), where, kind)
+    if side == "table" and MODELS[model].rotary:
+        _fail(where, f"{kind}: 'side' table splits layer 1's score by token and position parts, and {model} has no position "
+                     "part: its positions enter only through the rotation of query and key",
+              "write `side: key` or `side: query`, and refer to `{{ id.rotation }}` for what the rotation adds")
     if side == "table" and not (pick.rule == "fixed" and pick.layer == 1):
         _fail(where, f"{kind}: 'side' table needs a head of layer 1, whose stream has only token, position and biases",
               "write `layer: 1`, or `side: key`")
@@ -85,14 +91,14 @@ def sentences(d: Directive) -> list[tuple[str, str]]:
 
 def needs(directives) -> dict[tuple[str, str], set[tuple[int, int]] | None]:
     """What splits.json must hold: (model, sentence) -> the (layer, head) pairs (from 0) its
-    figures name, or None for every head (the tiny model always keeps every head, so a figure's
-    `pick` can choose any)."""
+    figures name, or None for every head (the course's own models always keep every head, so a
+    figure's `pick` can choose any)."""
     out: dict[tuple[str, str], set[tuple[int, int]] | None] = {}
     for d in directives:
         if not isinstance(d, ScoreSplit):
             continue
         key = (d.model, d.sentence)
-        if d.model == "tiny":
+        if MODELS[d.model].trained_here:
             out[key] = None
         else:
             out.setdefault(key, set()).add((d.pick.layer - 1, d.pick.head - 1))

@@ -117,9 +117,41 @@ def mlp_norm(block):
 
 
 def out_proj(block):
-    """The module whose input is the heads' outputs side by side (c_proj / o_proj)."""
+    """The module whose input is the heads' outputs side by side (c_proj / o_proj): head h's
+    output is columns head_slice(h) of that input."""
     a = attention(block)
     return a.c_proj if hasattr(a, "c_proj") else a.o_proj
+
+
+def mlp(block):
+    return block.mlp  # both architectures name it so
+
+
+def unembedding(model):
+    """The output layer (lm_head), tied to the token embedding in the course's models."""
+    return model.lm_head
+
+
+def head_slice(h: int, d: Dims) -> slice:
+    """Head h's columns of the out-projection's input (and of q's width)."""
+    return slice(h * d.head_dim, (h + 1) * d.head_dim)
+
+
+def kv_slice(h: int, d: Dims) -> slice:
+    """The columns of k's and v's width that query head h reads: its key/value group's."""
+    g = group_of(h, d)
+    return slice(g * d.head_dim, (g + 1) * d.head_dim)
+
+
+def head_out_rows(block, h: int, d: Dims) -> torch.Tensor:
+    """Head h's rows of W_O: (head_dim, width), its output's way into the stream."""
+    return out_weights(block)[0][head_slice(h, d), :]  # (head_dim, width)
+
+
+def attention_weights(output) -> torch.Tensor:
+    """The attention weights from an attention module's forward output (both return
+    (output, weights) in eager mode): (batch, head, query, key)."""
+    return output[1]
 
 
 def scaling(block) -> float:
@@ -168,10 +200,40 @@ def norm_parts(norm) -> tuple[torch.Tensor, torch.Tensor, float]:
 
 def norm_scale(norm, x: torch.Tensor, centres: bool) -> torch.Tensor:
     """The per-token divisor a norm applies to x (…, token, width): frozen, it makes the norm
-    linear in x, which is what a split of the stream into parts needs. Returns (…, token, 1)."""
+    linear in x, which is what a split of the stream into parts needs. Returns (…, token, 1).
+    LayerNorm's is the standard deviation (its variance as torch's LayerNorm takes it, biased);
+    RMSNorm's the root mean square."""
     _, _, eps = norm_parts(norm)
-    y = x - x.mean(-1, keepdim=True) if centres else x
-    return torch.sqrt((y * y).mean(-1, keepdim=True) + eps)  # (…, token, 1)
+    if centres:
+        return (x.var(dim=-1, unbiased=False, keepdim=True) + eps).sqrt()  # (…, token, 1)
+    return torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)  # (…, token, 1)
+
+
+def frozen_norm(norm, parts: torch.Tensor, x: torch.Tensor, centres: bool) -> torch.Tensor:
+    """Each part of the stream x through `norm` with its scale frozen at x: parts (part, token,
+    width) summing to x (token, width); returns (part, token, width), summing to norm(x) less the
+    norm's bias (a LayerNorm's bias is no part's: the caller gives it to the biases part)."""
+    gain = norm_parts(norm)[0].to(parts.dtype)  # (width,)
+    scale = norm_scale(norm, x, centres)  # (token, 1)
+    centred = parts - parts.mean(dim=-1, keepdim=True) if centres else parts  # (part, token, width)
+    return centred / scale * gain  # (part, token, width)
+
+
+def norm_bias(norm) -> torch.Tensor:
+    """A LayerNorm's bias, zeros for an RMSNorm: (width,)."""
+    return norm_parts(norm)[1]
+
+
+def has_biases(model) -> bool:
+    """Whether the attention projections carry biases (GPT-2's do; a Llama's only when its
+    config asks): the score split keeps a biases part only then (an MLP's bias is in its output)."""
+    return adapter(model) is GPT2 or bool(getattr(model.config, "attention_bias", False))
+
+
+def positions(model) -> str:
+    """How positions enter: "learned" (a position table added to the stream) or "rotary" (q and
+    k turned by their positions): registry.config_facts' word for it."""
+    return "learned" if adapter(model).has_position_table else "rotary"
 
 
 # ---------------------------------------------------------------- projections and rotation

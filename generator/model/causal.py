@@ -3,19 +3,22 @@
 For one traced sentence (:func:`sentence_block`), with transformers' own modules and hooks, never
 a reimplementation of the model:
 
-* **ablation**: each head's output (its block of ``c_proj``'s input) replaced, at every position,
+* **ablation**: each head's output (its block of the out-projection's input, which
+  model/arch.py finds for either architecture) replaced, at every position,
   by zeros or by its mean over a fixed reference text (:func:`head_means`), one batched forward
   per layer; per head and position, the KL divergence of the clean next-token distribution from
   the ablated one, and the change in logit and log-probability of the clean top 5 and of every
   token a lesson names for the sentence (its ``targets``);
 * **direct logit attribution**: the final residual stream is the sum of the embedding, every
-  head's output through its rows of ``W_O``, every MLP's output and the biases; through ln_f's
-  scale frozen at the clean run, each part's share of each followed logit (the parts add up to the
-  logit: :data:`DLA_ATOL`);
+  head's output through its rows of ``W_O``, every MLP's output and the biases; through the final
+  norm's scale frozen at the clean run (LayerNorm centres the parts first, RMSNorm does not), each
+  part's share of each followed logit (the parts add up to the logit: :data:`DLA_ATOL`). A model
+  without biases (Llama) keeps the biases part, all zeros, so that every model has the same parts;
 * **value norms** ‖v_j W_O^h‖ (Kobayashi et al. 2020): α_ij times this is what token j really
-  hands token i through head h;
-* **the logit lens**: the residual stream after the embedding and after each block, through ln_f
-  and the unembedding, top 5 per layer and position.
+  hands token i through head h; v_j is the value of head h's key/value group (query heads that
+  share a group share v, not W_O);
+* **the logit lens**: the residual stream after the embedding and after each block, through the
+  final norm and the unembedding, top 5 per layer and position.
 
 Per model, generator/model/circuits.py builds on these runs. For a pair of sentences (:func:`patching`): each head's output from sentence B put into
 sentence A at the same positions, and what that does to the followed logits.
@@ -33,6 +36,7 @@ import numpy as np
 import torch
 
 from .. import heads, schema
+from . import arch
 from .load import LoadedModel
 
 ABLATIONS = ("zero", "mean")  # how a removed head's output is replaced
@@ -61,28 +65,31 @@ class Reference:
 
 
 def dims(lm: LoadedModel) -> tuple[int, int, int, int]:
-    cfg = lm.model.config
-    L, H, W = int(cfg.n_layer), int(cfg.n_head), int(cfg.n_embd)
-    return L, H, W, W // H
+    """(layers, query heads, width, head_dim); arch.dims has the key/value heads too."""
+    d = arch.dims(lm.model)
+    return d.n_layer, d.n_head, d.width, d.head_dim
 
 
 def blocks(lm: LoadedModel):
-    return lm.model.transformer.h
+    return arch.blocks(lm.model)
 
 
 def w_out(block, h: int, d: int) -> torch.Tensor:
-    """Head h's rows of W_O: c_proj is a Conv1D, whose weight is (in, out) = (width, width)."""
-    return block.attn.c_proj.weight[h * d : (h + 1) * d, :]  # (head_dim, width)
+    """Head h's rows of W_O (head_dim, width), whichever module holds them (arch.out_weights)."""
+    return arch.out_weights(block)[0][h * d : (h + 1) * d, :]  # (head_dim, width)
+
+
+def _pre_hook(block, fn):
+    """Pass the out-projection's input (the heads' outputs side by side) through fn first."""
+    return arch.out_proj(block).register_forward_pre_hook(lambda _m, args: (fn(args[0]),))
 
 
 def _forward(lm: LoadedModel, x: torch.Tensor, replace: dict | None = None, attentions: bool = False):
-    """The model on token ids `x` (batch, token), each layer's c_proj input passed through
+    """The model on token ids `x` (batch, token), each layer's out-projection input passed through
     replace[layer](concat) first. Returns transformers' output."""
     handles = []
     for layer, fn in (replace or {}).items():
-        def pre(_mod, args, fn=fn):
-            return (fn(args[0]),)
-        handles.append(blocks(lm)[layer].attn.c_proj.register_forward_pre_hook(pre))
+        handles.append(_pre_hook(blocks(lm)[layer], fn))
     try:
         with torch.inference_mode():
             return lm.model(x, use_cache=False, output_attentions=attentions)
@@ -92,7 +99,7 @@ def _forward(lm: LoadedModel, x: torch.Tensor, replace: dict | None = None, atte
 
 
 def _head_replacer(H: int, d: int, means: np.ndarray | None, layer: int, modes: Sequence[str]):
-    """c_proj-input rewriter for a batch of len(modes) × H copies: copy m·H + h has head h
+    """Out-projection-input rewriter for a batch of len(modes) × H copies: copy m·H + h has head h
     replaced as modes[m] says (zero, or the head's mean output at this layer)."""
     def fn(concat):  # (batch, token, width)
         concat = concat.clone()
@@ -169,15 +176,16 @@ def clean_run(lm: LoadedModel, ids: Sequence[int]) -> CleanRun:
 
 def resumed(lm: LoadedModel, run: CleanRun, layer: int, batch: int, replace) -> tuple[torch.Tensor, torch.Tensor]:
     """The model from block `layer` on, for `batch` copies of the clean stream entering it, with
-    that block's c_proj input passed through `replace` first: transformers' own blocks, ln_f and
+    that block's out-projection input passed through `replace` first: transformers' own blocks, final norm and
     unembedding, called with the arguments the clean run gave them (the blocks before `layer` are
     not run again: their outputs do not change). Returns logits (batch, token, vocab) and the
     attention weights of blocks layer… (batch, layer, head, query, key)."""
     chain = blocks(lm)
     seen = []
-    handles = [chain[layer].attn.c_proj.register_forward_pre_hook(lambda _m, args: (replace(args[0]),))]
+    handles = [_pre_hook(chain[layer], replace)]
     for block in chain[layer:]:
-        handles.append(block.attn.register_forward_hook(lambda _m, _a, out: seen.append(out[1].detach())))
+        handles.append(arch.attention(block).register_forward_hook(
+            lambda _m, _a, out: seen.append(arch.attention_weights(out).detach())))
     try:
         with torch.inference_mode():
             x = run.streams[layer].expand(batch, *run.streams[layer].shape[1:])  # (batch, token, width)
@@ -185,7 +193,7 @@ def resumed(lm: LoadedModel, run: CleanRun, layer: int, batch: int, replace) -> 
                 args, kwargs = run.calls[l]
                 x = chain[l](x, *args, **kwargs)
                 x = x[0] if isinstance(x, tuple) else x
-            logits = lm.model.lm_head(lm.model.transformer.ln_f(x))  # (batch, token, vocab)
+            logits = arch.unembedding(lm.model)(arch.final_norm(lm.model)(x))  # (batch, token, vocab)
     finally:
         for hd in handles:
             hd.remove()
@@ -296,8 +304,8 @@ def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
     """One clean forward, split into what the final residual stream is a sum of.
 
     Returns parts (part, token, width) in the order of :func:`schema.causal_parts`, the residual stream
-    before each block and before ln_f (stage, token, width), the logits (token, vocab), the value
-    norms (layer, head, token) and each head's c_proj input (layer, token, width)."""
+    before each block and before the final norm (stage, token, width), the logits (token, vocab), the value
+    norms (layer, head, token) and each layer's out-projection input (layer, token, width)."""
     L, H, W, d = dims(lm)
     model = lm.model
     seen: dict = {"mlp": {}, "concat": {}, "resid": {}}
@@ -305,11 +313,11 @@ def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
     for l, block in enumerate(blocks(lm)):
         handles.append(block.register_forward_pre_hook(
             lambda _m, args, kw=None, l=l: seen["resid"].__setitem__(l, args[0][0].detach().double())))
-        handles.append(block.attn.c_proj.register_forward_pre_hook(
+        handles.append(arch.out_proj(block).register_forward_pre_hook(
             lambda _m, args, l=l: seen["concat"].__setitem__(l, args[0][0].detach().double())))
-        handles.append(block.mlp.register_forward_hook(
+        handles.append(arch.mlp(block).register_forward_hook(
             lambda _m, _a, out, l=l: seen["mlp"].__setitem__(l, out[0].detach().double())))
-    handles.append(model.transformer.ln_f.register_forward_pre_hook(
+    handles.append(arch.final_norm(model).register_forward_pre_hook(
         lambda _m, args: seen["resid"].__setitem__(L, args[0][0].detach().double())))
     try:
         with torch.inference_mode():
@@ -318,7 +326,7 @@ def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
         for hd in handles:
             hd.remove()
     with torch.inference_mode():
-        parts = [seen["resid"][0]]  # the embedding: token + position, (token, width)
+        parts = [seen["resid"][0]]  # the embedding: token (+ position, where a table adds it), (token, width)
         norms = np.zeros((L, H, len(ids)))
         bias = torch.zeros(W, dtype=torch.float64)  # (width,)
         for l, block in enumerate(blocks(lm)):
@@ -326,7 +334,7 @@ def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
             for h in range(H):
                 w_o = w_out(block, h, d).double()  # (head_dim, width)
                 parts.append(concat[:, h * d : (h + 1) * d] @ w_o)  # (token, width)
-            bias = bias + block.attn.c_proj.bias.double()  # (width,)
+            bias = bias + arch.out_weights(block)[1].double()  # (width,): zeros without biases
         parts += [seen["mlp"][l] for l in range(L)]  # each (token, width)
         parts.append(bias.expand(len(ids), W))  # (token, width), every layer's attention output bias
         stacked = torch.stack(parts)  # (part, token, width)
@@ -338,32 +346,36 @@ def residual_parts(lm: LoadedModel, ids: Sequence[int]) -> dict:
 
 
 def value_norms(lm: LoadedModel, v: list[torch.Tensor]) -> np.ndarray:
-    """‖v_j W_O^h‖ for every layer, head and token: v per layer is (head, token, head_dim)."""
+    """‖v_j W_O^h‖ for every layer, head and token: v per layer is (head, token, head_dim), one
+    per query head, or (kv_head, token, head_dim), one per key/value group (query head h reads
+    group arch.group_of(h))."""
+    shape = arch.dims(lm.model)
     L, H, W, d = dims(lm)
     out = np.zeros((L, H, v[0].shape[1]))
     with torch.inference_mode():
         for l, block in enumerate(blocks(lm)):
+            per_group = v[l].shape[0] == shape.n_kv_head
             for h in range(H):
-                out[l, h] = (v[l][h].double() @ w_out(block, h, d).double()).norm(dim=-1).numpy()  # (token,)
+                vh = v[l][arch.group_of(h, shape) if per_group else h]  # (token, head_dim)
+                out[l, h] = (vh.double() @ w_out(block, h, d).double()).norm(dim=-1).numpy()  # (token,)
     return out
 
 
 def attribution(lm: LoadedModel, rp: dict, followed: np.ndarray) -> np.ndarray:
-    """Each part's direct share of each followed logit, through ln_f with its scale frozen at the
-    clean run: (part, token, n). The last part (biases) also takes ln_f's own bias."""
-    ln = lm.model.transformer.ln_f
+    """Each part's direct share of each followed logit, through the final norm with its scale
+    frozen at the clean run: (part, token, n). The last part (biases) also takes the norm's own
+    bias (LayerNorm's; an RMSNorm has none)."""
+    ln = arch.final_norm(lm.model)
+    head = arch.unembedding(lm.model)
     with torch.inference_mode():
-        x = rp["stages"][-1]  # (token, width), the stream ln_f reads
-        sigma = (x.var(dim=-1, unbiased=False, keepdim=True) + ln.eps).sqrt()  # (token, 1)
-        parts = rp["parts"]  # (part, token, width)
-        centred = parts - parts.mean(dim=-1, keepdim=True)  # (part, token, width)
-        scaled = centred / sigma * ln.weight.double()  # (part, token, width)
+        x = rp["stages"][-1]  # (token, width), the stream the final norm reads
+        scaled = arch.frozen_norm(ln, rp["parts"], x, arch.adapter(lm.model).norm_centres)  # (part, token, width)
         idx = torch.as_tensor(followed, dtype=torch.long)  # (token, n)
-        u = lm.model.lm_head.weight[idx].double()  # (token, n, width): only the followed rows of W_U (GPT-2's whole W_U in float64 is 309 MB)
+        u = head.weight[idx].double()  # (token, n, width): only the followed rows of W_U (GPT-2's whole W_U in float64 is 309 MB)
         dla = torch.einsum("ptw,tnw->ptn", scaled, u)  # (part, token, n)
-        dla[-1] += torch.einsum("w,tnw->tn", ln.bias.double(), u)  # (token, n)
-        if lm.model.lm_head.bias is not None:
-            dla[-1] += lm.model.lm_head.bias[idx].double()
+        dla[-1] += torch.einsum("w,tnw->tn", arch.norm_bias(ln).double(), u)  # (token, n)
+        if head.bias is not None:
+            dla[-1] += head.bias[idx].double()
         clean = rp["logits"].gather(-1, idx)  # (token, n)
         worst = float((dla.sum(0) - clean).abs().max())
     if worst > DLA_ATOL * (1 + float(clean.abs().max())):
@@ -376,7 +388,7 @@ def logit_lens(lm: LoadedModel, rp: dict, k: int = LENS_K) -> tuple[np.ndarray, 
     ids (stage, token, k) and probabilities (stage, token, k). The last stage is the model's own
     prediction."""
     with torch.inference_mode():
-        logits = lm.model.lm_head(lm.model.transformer.ln_f(rp["stages"].float())).double()  # (stage, token, vocab)
+        logits = arch.unembedding(lm.model)(arch.final_norm(lm.model)(rp["stages"].float())).double()  # (stage, token, vocab)
         top = torch.softmax(logits, dim=-1).topk(k, dim=-1)  # (stage, token, k)
         final = rp["logits"].softmax(-1).topk(k, dim=-1)
         if not torch.equal(top.indices[-1], final.indices) and (top.values[-1] - final.values).abs().max() > 1e-5:

@@ -2,7 +2,14 @@
 generator/store/circuits_file.py): QK and OV composition scores from the weights (Elhage et al. 2021),
 every head's kind scores on the scoring set of generator/heads.py with each head ablated, and the
 in-context-learning losses (the loss on the second copy of repeated random tokens against the
-first) clean and with each head ablated. The ablation runs are generator/model/causal.py's."""
+first) clean and with each head ablated. The ablation runs are generator/model/causal.py's.
+
+Composition by weights and rotary positions: the scores below multiply W_Q, W_K, W_V and W_O as
+they are stored. A rotary model (Llama) turns each query and key by its position between W_Q / W_K
+and the dot product, so its real W_QK differs for every distance between query and key; the score
+here is that of distance 0 (no turn), and says nothing about position. circuits.json records it
+(`compositionPositions`). Grouped keys and values: query head h's W_K and W_V are its key/value
+group's (arch.group_of), so the query heads of one group share their K- and V-side factors."""
 
 from __future__ import annotations
 
@@ -11,20 +18,27 @@ import torch
 
 from .. import heads, schema
 from .causal import CausalConfig, Reference, blocks, dims, log_softmax, w_out, ablation, followed_tokens, residual_parts
-from . import robust
+from . import arch, robust
 from .load import LoadedModel
 
 
+# What circuits.json says of a rotary model's composition scores (the module's docstring).
+COMPOSITION_ROTARY = ("rotary: the scores multiply the stored weights, as if query and key were at the same "
+                      "position; the rotation between W_Q, W_K and the dot product is left out, so they say "
+                      "nothing about position")
+
+
 def _folded(lm: LoadedModel):
-    """Per head W_Q, W_K, W_V (width, head_dim) with ln_1's gain folded in, and W_O (head_dim,
-    width), float64, as TransformerLens's fold_ln does for the gain."""
+    """Per query head W_Q, W_K, W_V (width, head_dim) with the attention norm's gain folded in,
+    and W_O (head_dim, width), float64, as TransformerLens's fold_ln does for the gain. W_K and
+    W_V are the head's key/value group's (the same matrices for every head of a group)."""
+    shape = arch.dims(lm.model)
     L, H, W, d = dims(lm)
     out = []
     for block in blocks(lm):
-        g = block.ln_1.weight.double()[:, None]  # (width, 1)
-        w = block.attn.c_attn.weight.double()  # (width, 3 · width)
-        q, k, v = (g * w[:, i * W : (i + 1) * W] for i in range(3))  # each (width, width)
-        out.append([(q[:, h * d : (h + 1) * d], k[:, h * d : (h + 1) * d], v[:, h * d : (h + 1) * d],
+        g = arch.norm_parts(arch.attn_norm(block))[0].double()[:, None]  # (width, 1)
+        q, k, v = (g * w.double() for w in arch.qkv_weights(block)[:3])  # (width, head·d), (width, kv_head·d) twice
+        out.append([(q[:, arch.head_slice(h, shape)], k[:, arch.kv_slice(h, shape)], v[:, arch.kv_slice(h, shape)],
                      w_out(block, h, d).double()) for h in range(H)])
     return out
 
@@ -116,6 +130,7 @@ def circuits(lm: LoadedModel, ref: Reference, config: CausalConfig = CausalConfi
         "composition": comp["scores"],  # (q|k|v, sender layer, head, receiver layer, head)
         "compositionKinds": comp["kinds"],
         "compositionBaseline": comp["baseline"],
+        **({} if arch.positions(lm.model) == "learned" else {"compositionPositions": COMPOSITION_ROTARY}),
         "meanReference": dict(ref.record),
         "scoringSet": heads.SCORING_SET_VERSION,
     } | ({"robust": robust.robust(lm, ref, robust.SIZES[scoring])} if with_robust else {})  # four methods, intervals, a sweep

@@ -87,7 +87,7 @@ def sweep(lm: LoadedModel, ref: causal.Reference, config: SweepConfig = SweepCon
 
 
 def _remover(h: int, d: int, mean: np.ndarray | None):
-    """c_proj-input rewriter: head h's slice set to zeros, or to its mean output, at every position."""
+    """Out-projection-input rewriter: head h's slice set to zeros, or to its mean output, at every position."""
     def fn(concat):  # (sentence, token, width)
         concat = concat.clone()
         block = concat[:, :, h * d : (h + 1) * d]  # (sentence, token, head_dim)

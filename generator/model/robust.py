@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from .. import heads
+from . import arch
 from .causal import Reference, blocks, dims
 from .load import LoadedModel
 
@@ -64,18 +65,18 @@ def texts(vocab: heads.Vocab, length: int, n: int, seed: int, name: str) -> np.n
 
 def _clean_streams(lm: LoadedModel, x: torch.Tensor):
     """One clean run on the batch x: per block, the stream entering it (batch, token, width),
-    the exact arguments transformers gave it, and the c_proj input (batch, token, width)."""
+    the exact arguments transformers gave it, and the out-projection's input (batch, token, width)."""
     streams, calls, concat = {}, {}, {}
     handles = []
     for l, block in enumerate(blocks(lm)):
         def keep(_m, args, kwargs, l=l):
             streams[l], calls[l] = args[0].detach(), (tuple(args[1:]), dict(kwargs))
         handles.append(block.register_forward_pre_hook(keep, with_kwargs=True))
-        handles.append(block.attn.c_proj.register_forward_pre_hook(
+        handles.append(arch.out_proj(block).register_forward_pre_hook(
             lambda _m, args, l=l: concat.__setitem__(l, args[0].detach().clone())))
     try:
         with torch.inference_mode():
-            lm.model.transformer(x, use_cache=False)
+            arch.body(lm.model)(x, use_cache=False)
     finally:
         for hd in handles:
             hd.remove()
@@ -85,10 +86,10 @@ def _clean_streams(lm: LoadedModel, x: torch.Tensor):
 def _losses(lm: LoadedModel, x: torch.Tensor, length: int, hidden: torch.Tensor, first: bool = False) -> np.ndarray:
     """(batch,): each text's mean loss on its second copy (tokens 2…length; token 1 follows
     nothing it could copy), or (batch, 2) with the first copy's too when `first`. hidden: the
-    final stream after ln_f (batch, token, width); only the positions read are unembedded."""
+    final stream after the final norm (batch, token, width); only the positions read are unembedded."""
     start_at = 1 if first else length + 1  # the position predicting the first scored token
     with torch.inference_mode():
-        logits = lm.model.lm_head(hidden[:, start_at : 2 * length])  # (batch, scored position, vocab)
+        logits = arch.unembedding(lm.model)(hidden[:, start_at : 2 * length])  # (batch, scored position, vocab)
         picked = logits.gather(-1, x[:, start_at + 1 : 2 * length + 1].unsqueeze(-1))[..., 0]  # (batch, scored position)
         nll = (torch.logsumexp(logits, dim=-1) - picked).double()  # (batch, scored position)
     second = nll[:, -(length - 1):].mean(-1)
@@ -96,7 +97,7 @@ def _losses(lm: LoadedModel, x: torch.Tensor, length: int, hidden: torch.Tensor,
 
 
 def _resumed(lm: LoadedModel, streams, calls, layer: int, values: dict[int, torch.Tensor]) -> torch.Tensor:
-    """The final stream after ln_f (G·batch, token, width): copy g of the batch (rows g·batch …)
+    """The final stream after the final norm (G·batch, token, width): copy g of the batch (rows g·batch …)
     with head heads[g] of `layer` set to values[heads[g]] ((head_dim,) or (token, head_dim)).
     transformers' own blocks from `layer` on, with the clean run's arguments, each batch-sized
     tensor among them repeated G times (the blocks below do not change)."""
@@ -115,7 +116,7 @@ def _resumed(lm: LoadedModel, streams, calls, layer: int, values: dict[int, torc
     def rep(v):
         return v.repeat(len(heads_), *([1] * (v.dim() - 1))) if torch.is_tensor(v) and v.dim() and v.shape[0] == n else v
 
-    handle = chain[layer].attn.c_proj.register_forward_pre_hook(put)
+    handle = arch.out_proj(chain[layer]).register_forward_pre_hook(put)
     try:
         with torch.inference_mode():
             x = rep(streams[layer])  # (G·batch, token, width)
@@ -123,7 +124,7 @@ def _resumed(lm: LoadedModel, streams, calls, layer: int, values: dict[int, torc
                 args, kwargs = calls[l]
                 x = chain[l](x, *(rep(a) for a in args), **{k: rep(v) for k, v in kwargs.items()})
                 x = x[0] if isinstance(x, tuple) else x
-            return lm.model.transformer.ln_f(x)
+            return arch.final_norm(lm.model)(x)
     finally:
         handle.remove()
 
@@ -140,7 +141,7 @@ def ablated_losses(lm: LoadedModel, test: np.ndarray, source: np.ndarray, ref: R
     with torch.inference_mode():
         clean = _losses(lm, x, length, _final(lm, streams, calls), first=True)  # (text, 2)
     src_out = _clean_streams(lm, torch.as_tensor(source))[2]  # per layer (source, token, width)
-    group = max(1, min(H, LOGIT_BUDGET // (N * length * int(lm.model.config.vocab_size))))
+    group = max(1, min(H, LOGIT_BUDGET // (N * length * arch.dims(lm.model).vocab)))
     out = np.zeros((len(METHODS), L * H, N))
     for l in range(L):
         def block(h):
@@ -162,13 +163,13 @@ def ablated_losses(lm: LoadedModel, test: np.ndarray, source: np.ndarray, ref: R
 
 
 def _final(lm: LoadedModel, streams, calls) -> torch.Tensor:
-    """The clean final stream after ln_f, from the last block's input."""
+    """The clean final stream after the final norm, from the last block's input."""
     chain = blocks(lm)
     with torch.inference_mode():
         args, kwargs = calls[len(chain) - 1]
         x = chain[-1](streams[len(chain) - 1], *args, **kwargs)
         x = x[0] if isinstance(x, tuple) else x
-        return lm.model.transformer.ln_f(x)
+        return arch.final_norm(lm.model)(x)
 
 
 def kind_scores(lm: LoadedModel, test: np.ndarray) -> np.ndarray:

@@ -107,7 +107,8 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
     score-split {{ id.score }} {{ id.weight }} (the cell's) {{ id.share(position) }} {{ id.percent(L1H4) }}
                 (a part's share of the score, and that as a percent; a table's parts query.key: position.position)
                 {{ id.top(3) }} {{ id.largest }} (parts in words: "position of ·ball") {{ id.head }} {{ id.query }}
-                {{ id.key }} {{ id.side }}
+                {{ id.key }} {{ id.side }} {{ id.unrotated }} {{ id.rotation }} (a rotary model's: the cell's score
+                with the rotation left out, and what the rotation adds to it)
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """
 

@@ -79,7 +79,7 @@ def render(d, ctx: Ctx) -> str:
         "circuit.html", n=n, model=d.model, head=head_words(l2, h2), label=head_label(l2, h2), kind=NAMES[d.score],
         clean=f2(float(doc["cleanScores"][ki, l2, h2])), modes=modes, uniform=f2(uniform_loss(d.model)),
         loss1=f2(float(doc["iclClean"][0])), loss2=f2(float(doc["iclClean"][1])), rows=rows,
-        baseline=f2(float(doc["compositionBaseline"])), caption=d.caption,
+        baseline=f2(float(doc["compositionBaseline"])), caption=d.caption, rotary="compositionPositions" in doc,
     )
 
 

@@ -3,7 +3,12 @@ cell (a query token, a key token), split into the parts of the residual stream t
 (traces/<model>/splits.json, generator/model/score_parts.py): signed bars, largest first, that add
 up to the score, beside the query's row of scores and weights. The key side splits the key (the
 query whole), the query side the query; layer 1's table splits both. course.js lets the reader pick
-another query, key or side from the head's every cell, shipped with the figure (CONTRACT.md)."""
+another query, key or side from the head's every cell, shipped with the figure (CONTRACT.md).
+
+A rotary model (splits.json `positions: rotary`) has no position part and no layer-1 table: its
+positions enter only through the rotation of each query and key, which the figure says in words;
+its references `unrotated` and `rotation` give the cell's score with the rotation left out, and
+what the rotation adds (score − unrotated)."""
 
 from __future__ import annotations
 
@@ -26,9 +31,10 @@ from .token_names import resolve_token
 # (token, position, L2H3, MLP1, biases; a table's `position.token`: query part, then key part);
 # percent(part): that share of the score; top(n): the n largest shares, in words, with their
 # values; largest: the largest share's words; head: "layer 1, head 4"; query, key: the tokens;
-# side: "key" / "query" / "table".
+# side: "key" / "query" / "table"; rotary models only: unrotated: the cell's score with the rotation
+# left out; rotation: score − unrotated, what the turn of q and k adds.
 REFS = {"score": (0, 0), "weight": (0, 0), "share": (1, 1), "percent": (1, 1), "top": (1, 1), "largest": (0, 0),
-        "head": (0, 0), "query": (0, 0), "key": (0, 0), "side": (0, 0)}
+        "head": (0, 0), "query": (0, 0), "key": (0, 0), "side": (0, 0), "unrotated": (0, 0), "rotation": (0, 0)}
 ARGS: dict[str, tuple[str, ...]] = {"share": ("part",), "percent": ("part",), "top": ("n",)}
 DECIMALS = 5  # the shipped parts, as splits.json keeps them
 
@@ -106,8 +112,10 @@ def render(d, ctx: Ctx) -> str:
     rows = bars(entry, d.side, parts, query, key, tokens)
     score = float(entry["score"][cell_index(query, key)])
     n = ctx.next_number()
+    rotary = splits.positions == "rotary"
+    unrotated = float(entry["scoreUnrotated"][cell_index(query, key)]) if rotary else None
     ctx.register(d, Figure("score-split", n, d, panels=[panel], layer=layer, head=head, focus=query,
-                           numbers={"key": key, "rows": rows, "score": score, "side": d.side}))
+                           numbers={"key": key, "rows": rows, "score": score, "side": d.side, "unrotated": unrotated}))
     scale = max(max(abs(r["value"]) for r in rows), 1e-9)
     shown_rows = [r | {"text": diff2(r["value"]), "style": signed_style(r["value"], scale),
                        "width": round(100 * abs(r["value"]) / scale, 1), "negative": r["value"] < 0} for r in rows]
@@ -123,17 +131,23 @@ def render(d, ctx: Ctx) -> str:
     }
     if "table" in entry:
         data["table"] = entry["table"]
+    if rotary:
+        data["score_unrotated"] = entry["scoreUnrotated"]
     return templating.render(
-        "score_split.html", n=n, model=d.model, head=head_words(layer, head), label=head_label(layer, head),
+        "score_split.html", n=n, model=d.model, rotary=rotary, head=head_words(layer, head), label=head_label(layer, head),
         query=tok(tokens[query]), key=tok(tokens[key]), side=d.side, rows=shown_rows, score=minus2(score),
         largest=shown_rows[0], row=row, payload=data, prov=provenance(ctx, [panel], d.caption),
     )
 
 
-def _row(ref: Ref, rows: list[dict], name: str) -> dict:
+def _row(ref: Ref, rows: list[dict], name: str, rotary: bool = False) -> dict:
     for r in rows:
         if r["name"] == name:
             return r
+    if rotary and name.split(".")[0] in ("position", "biases"):
+        ref_fail(ref, f"this model has no {name.split('.')[0]} part: its positions enter only through the rotation of "
+                      "query and key", "use {{ id.rotation }} for what the rotation adds, or name one of: "
+                      + ", ".join(r["name"] for r in rows))
     ref_fail(ref, f"no part {name!r} in this figure", f"name one of: {', '.join(r['name'] for r in rows)}")
 
 
@@ -154,11 +168,17 @@ def ref(ref: Ref, fig: Figure) -> str:
         return fig.numbers["side"]
     if ref.name == "largest":
         return rows[0]["words"]
+    if ref.name in ("unrotated", "rotation"):
+        unrotated = fig.numbers["unrotated"]
+        if unrotated is None:
+            ref_fail(ref, f"{fig.directive.model} has learned positions, so its scores have no rotation to leave out",
+                     "use share(position) for what its position embedding adds")
+        return minus2(unrotated) if ref.name == "unrotated" else diff2(score - unrotated)
     if ref.name == "top":
         k = int_arg(ref, ref.args[0], "count", 1, len(rows))
         order = sorted(rows, key=lambda r: (-abs(shown(r["value"])), r["name"]))[:k]
         return ", ".join(f"{r['words']} {diff2(r['value'])}" for r in order)
-    r = _row(ref, rows, ref.args[0])
+    r = _row(ref, rows, ref.args[0], fig.numbers["unrotated"] is not None)
     if ref.name == "share":
         return diff2(r["value"])
     if shown(score) == 0:

@@ -109,6 +109,8 @@ def load_circuits(store: TraceStore, model: str, kinds: tuple[str, ...], n_layer
     base = doc.get("compositionBaseline")
     if type(base) not in (int, float) or not math.isfinite(base) or not 0 <= base <= 1:
         raise DamagedFile(path, "has no compositionBaseline between 0 and 1", FIX)
+    if "compositionPositions" in doc and not isinstance(doc["compositionPositions"], str):
+        raise DamagedFile(path, "has a compositionPositions that is not a sentence (a rotary model's note on its composition scores)", FIX)
     dims = {"kind": len(kinds), "layer": n_layer, "head": n_head, "ablation": len(ablations),
             "ablated": n_layer * n_head, "copy": 2, "composition": 3}
     out = dict(doc)

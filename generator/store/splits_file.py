@@ -3,7 +3,10 @@ that made it (generator/model/score_parts.py computes it; no torch here).
 
 One entry per sentence that a `score-split` figure names: its text and token ids, and per head
 its scaled scores and their key-side and query-side splits (layer 1's heads also the four-way
-table), over the cells on and below the diagonal, row by row (schema.SPLIT_ARRAYS). Every part
+table; a rotary model's heads, which have no table, the score with the rotation left out), over
+the cells on and below the diagonal, row by row (schema.SPLIT_ARRAYS). `positions` says how the
+model's positions enter ("rotary"; absent: "learned", the files written before rotary models,
+whose bytes stay as they were): a rotary model's parts have no position part. Every part
 is rounded to schema.SPLIT_DECIMALS decimals, so the parts still add up to the score within
 schema.SPLIT_ATOL; the reader checks that for every cell, so a damaged file is one DamagedFile
 line naming it. traces/README.md ("splits.json") has the layout.
@@ -64,6 +67,11 @@ class Splits:
         s = self.sentence(text)
         return None if s is None else next((e for e in s["heads"] if (e["layer"], e["head"]) == (layer, head)), None)
 
+    @property
+    def positions(self) -> str:
+        """"learned" (a position part in the stream) or "rotary" (position only through the turn of q and k)."""
+        return self.doc.get("positions", "learned")
+
     def parts(self, layer: int) -> list[str]:
         """The part names of layer `layer` (from 1)."""
         return self.doc["parts"][layer - 1]
@@ -81,6 +89,10 @@ def read(root: Path | str, model: str) -> Splits | None:
         return Splits(doc, p)
 
     return read_checked(p, _CACHE, MAX_BYTES, FIX, make)
+
+
+def show_value(value) -> str:
+    return repr(value)[:40]
 
 
 def _bad(p: Path, problem: str):
@@ -115,7 +127,10 @@ def check(doc, p: Path, model: str) -> None:
     n_layer, n_head = doc.get("nLayer"), doc.get("nHead")
     if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (n_layer, n_head)):
         _bad(p, "has no whole nLayer and nHead")
-    if doc.get("parts") != [schema.split_parts(l, n_head) for l in range(n_layer)]:
+    positions = doc.get("positions", "learned")
+    if positions not in schema.SPLIT_POSITIONS:
+        _bad(p, f"has positions {show_value(positions)}, not one of {', '.join(schema.SPLIT_POSITIONS)}")
+    if doc.get("parts") != [schema.split_parts(l, n_head, positions) for l in range(n_layer)]:
         _bad(p, "names other parts than schema.split_parts gives")
     if not isinstance(doc.get("sentences"), list):
         _bad(p, "has no list of sentences")
@@ -139,11 +154,15 @@ def check(doc, p: Path, model: str) -> None:
                 _bad(p, f"{where} has a head entry without a layer and head of the model, or one listed twice")
             pairs.add((e["layer"], e["head"]))
             name = f"{where} L{e['layer']}H{e['head']}"
-            P = len(schema.split_parts(e["layer"] - 1, n_head))
+            P = len(schema.split_parts(e["layer"] - 1, n_head, positions))
             score = _grid(e.get("score"), (cells,), p, f"{name} score")
-            sides = {"key": (P, cells), "query": (P, cells)} | ({"table": (3, 3, cells)} if e["layer"] == 1 else {})
-            if set(e) != {"layer", "head", "score", *sides}:
-                _bad(p, f"{name} holds {sorted(e)}, not {sorted({'layer', 'head', 'score', *sides})}")
+            table = positions == "learned" and e["layer"] == 1
+            sides = {"key": (P, cells), "query": (P, cells)} | ({"table": (3, 3, cells)} if table else {})
+            extra = {"scoreUnrotated"} if positions == "rotary" else set()
+            if set(e) != {"layer", "head", "score", *sides, *extra}:
+                _bad(p, f"{name} holds {sorted(e)}, not {sorted({'layer', 'head', 'score', *sides, *extra})}")
+            if extra:
+                _grid(e["scoreUnrotated"], (cells,), p, f"{name} scoreUnrotated")
             for side, shape in sides.items():
                 split = _grid(e[side], shape, p, f"{name} {side}")
                 worst = float(abs(split.reshape(-1, cells).sum(0) - score).max())
