@@ -52,6 +52,9 @@ KINDS: dict[str, str] = {
     "score-split": "why a head looks where it looks: one head's score for one query and key, split into the parts "
                    "that made it (token, position, earlier heads and MLPs, biases) as signed bars that add up to it, "
                    "beside the query's row, with pickers for the query, the key and the side",
+    "rope-distance": "position by rotation: one head of a rotary model, one query and one key placed at every distance "
+                     "apart, score against distance as a line, beside the head's mean over the scoring sentences, the "
+                     "pair's real distance marked (a table without JavaScript)",
 }
 
 _TOKEN = "a token by its text (`her`, `·her`) or its position (`#6`, counting `<|endoftext|>` as #0)"
@@ -132,6 +135,11 @@ BY_KIND: dict[tuple[str, str], Option] = {
     ("score-split", "key"): Option(_TOKEN + "; at or before `token`", "where the head looks most from `token`", "key: Lily"),
     ("score-split", "side"): Option("`key` (the key's parts, the query whole), `query` (the query's parts), or `table` "
                                     "(layer 1 only: both, two by two)", "key", "side: query"),
+    ("rope-distance", "model"): Option("a model with rotary positions: `tiny-rope`", "tiny-rope", "model: tiny-rope"),
+    ("rope-distance", "pick"): Option("`{best: <score kind>, rank: n}` (a rule by weights needs a trace this figure does not draw)",
+                                      "none: give `layer` and `head`, or `pick`", "pick: {best: previous-token}"),
+    ("rope-distance", "token"): Option(_TOKEN + "; the query", "the last token", "token: Sam"),
+    ("rope-distance", "key"): Option(_TOKEN + "; at or before `token`", "the token just before `token`", "key: to"),
     ("circuit", "kind"): Option("a score kind: `previous-token`, `duplicate-token`, `induction`, `sink`", "induction",
                                 "kind: induction"),
 }

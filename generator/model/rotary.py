@@ -48,6 +48,8 @@ def unrotated(model, ids: Sequence[int]) -> tuple[list[torch.Tensor], list[torch
     finally:
         for h in handles:
             h.remove()
+    if len(out.attentions or ()) != d.n_layer or out.attentions[0] is None:
+        raise RotaryCheckError("the model gives no attention weights to check against: load it with attn_implementation='eager'")
     T = len(ids)
     qs = [s["q"][0].double().view(T, d.n_head, d.head_dim) for s in seen]  # each (token, head, head_dim)
     ks = [s["k"][0].double().view(T, d.n_kv_head, d.head_dim) for s in seen]  # each (token, kv_head, head_dim)

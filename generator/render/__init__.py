@@ -124,6 +124,7 @@ from . import ablation, attribution, circuit, lens, patching, pronouns  # the ca
 from . import architecture, arrows  # the drawn diagrams
 from . import guess  # a "Guess first" question's choices
 from . import score_split  # why a head looks where it looks
+from . import rope_distance  # position by rotation
 from .context import Ctx
 from .ref_common import check_arity, ref_fail
 
@@ -151,6 +152,7 @@ KINDS: dict[str, ModuleType] = {
     "arrows": arrows,
     "guess": guess,
     "score-split": score_split,
+    "rope-distance": rope_distance,
 }
 assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 
