@@ -5,6 +5,7 @@ file as one line, the figure's golden HTML."""
 from __future__ import annotations
 
 import json
+import re
 import math
 import textwrap
 
@@ -194,3 +195,37 @@ def test_pending_without_the_file_and_errors_name_the_line(tmp_path):
         figure(BLOCK.replace("layer: 2\n    head: 3\n", "pick: previous-token\n"))
     with pytest.raises(LessonError, match="no token 'Ben'"):
         render.render(figure(BLOCK.replace("token: Sam", "token: Ben")), fixture_ctx(tmp_path / "x"))
+
+
+# ---------------------------------------------------------------- heads that share one key
+
+
+def test_group_option_needs_shared_keys():
+    with pytest.raises(LessonError, match="gives every head its own key and value"):
+        D.parse_directive("attention", 'model: tiny\nsentence: "Lily wanted to play with her"\nlayer: 1\nhead: 1\nheads: group\n', "content/modern.md:30")
+    d = D.parse_directive("attention", 'model: tiny-rope\nsentence: "Tom gave the ball to Sam"\nlayer: 1\nheads: group\nhead: 2\n', "content/modern.md:30")
+    assert d.heads == "group"
+
+
+def test_group_shows_the_heads_that_share_one_key_side_by_side(tmp_path):
+    """A schema-5 trace names each head's key/value head (`kvHead`); the figure shows every head of
+    the picked head's group, side by side, labelled with the group."""
+    from dataclasses import replace
+
+    from conftest import LILY, synthetic_trace
+
+    trace = synthetic_trace(LILY)
+    ctx = Ctx(store=TraceStore(tmp_path), page="content/modern.md")
+    write_traces(tmp_path, [trace])
+    panel = __import__("generator.render.context", fromlist=["load_panel"])
+    d = replace(D.parse_directive("attention", f'model: tiny\nsentence: "{LILY}"\nlayer: 2\nhead: 4\nid: g\n', "content/modern.md:30"), heads="group")
+    from generator.render import attention
+
+    loaded = panel.load_panel(d, "tiny", LILY, ctx)  # the page's one cached panel: the render below reads this one
+    for layer in loaded.trace["layers"]:
+        for h, head in enumerate(layer["heads"]):
+            head["kvHead"] = h // 2  # as trace schema 5 restores it: 4 query heads, 2 key/value heads
+    out = render.render(d, ctx)
+    assert text_of(out).count("share one key and value: group 2") == 1
+    assert re.findall(r'data-kind="attention"[^>]*data-layer="(\d)" data-head="(\d)"', out) == [("1", "2"), ("1", "3")]
+    assert ctx.figures["g"].head == 3  # the references read the picked head
