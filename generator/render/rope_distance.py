@@ -13,7 +13,7 @@ from ..store import StoreError, rotary_file
 from . import templating
 from .causal_data import head_label, head_words
 from .context import Ctx, Figure, Missing
-from .format import minus2, tok
+from .format import minus2, tok, whole
 from .pending import traces_pending
 from .pick import best_head
 from .ref_common import int_arg, ref_fail
@@ -24,8 +24,13 @@ from .token_names import resolve_token
 # d; peak / meanPeak: the distance (within the mean's range) where the pair's / the mean curve is
 # highest; peakWords / meanPeakWords: that distance in words ("the token itself", "the token just
 # before", "3 tokens back"); low / high: the pair's lowest and highest score over that range;
-# maxDistance: the range's end; group: the head's key/value group, from 1.
-REFS = {"score": (0, 0), "distance": (0, 0), "query": (0, 0), "key": (0, 0), "head": (0, 0), "label": (0, 0),
+# maxDistance: the range's end; group: the head's key/value group, from 1. The model's shape, as
+# rotary.json records it (headDim, numbers per head): apart (the real distance in words), sentences (how many the mean is
+# over), pairs (turning pairs per head), theta (θ of the turns), queryHeads, kvHeads, perGroup (query heads per
+# key/value head), layers; kept / keptWithout: numbers a token keeps for its keys and values in
+# every layer, with the model's shared keys and with one key and value per query head.
+REFS = {"theta": (0, 0), "headDim": (0, 0), "pairs": (0, 0), "apart": (0, 0), "sentences": (0, 0), "queryHeads": (0, 0), "kvHeads": (0, 0), "perGroup": (0, 0), "layers": (0, 0),
+        "kept": (0, 0), "keptWithout": (0, 0), "score": (0, 0), "distance": (0, 0), "query": (0, 0), "key": (0, 0), "head": (0, 0), "label": (0, 0),
         "at": (1, 1), "meanAt": (1, 1), "peak": (0, 0), "meanPeak": (0, 0), "peakWords": (0, 0),
         "meanPeakWords": (0, 0), "low": (0, 0), "high": (0, 0), "maxDistance": (0, 0), "group": (0, 0)}
 ARGS: dict[str, tuple[str, ...]] = {"at": ("distance",), "meanAt": ("distance",)}
@@ -84,6 +89,7 @@ def render(d, ctx: Ctx) -> str:
         return traces_pending(d, ctx, d.model, [d.sentence])
     if d.pick.rule == "best":
         layer, head = best_head(d.pick, d.model, ctx, d.where, d.kind)
+        ctx.pattern_only.add(d.where)  # a pattern of the rotation, no job: the caption says so
     else:
         layer, head = d.pick.layer - 1, d.pick.head - 1
     doc = rot.doc
@@ -95,6 +101,7 @@ def render(d, ctx: Ctx) -> str:
         "score": pair["score"][layer][head], "distance": pair["distance"], "curve": curve, "mean": mean,
         "peak": _peak(shown), "meanPeak": _peak(mean), "low": min(shown), "high": max(shown), "maxDistance": top,
         "group": head // (doc["nHead"] // doc["nKvHead"]), "tokens": tokens, "query": query, "key": key,
+        "meanOver": len(doc["meanOver"]), "shape": {k: doc[k] for k in ("nLayer", "nHead", "nKvHead", "headDim", "ropeTheta")},
     }
     n = ctx.next_number()
     ctx.register(d, Figure("rope-distance", n, d, layer=layer, head=head, focus=query, numbers=numbers))
@@ -103,7 +110,8 @@ def render(d, ctx: Ctx) -> str:
               "real": x == pair["distance"]} for x in rows]
     payload = {"layer": layer + 1, "head": head + 1, "distance": pair["distance"], "score": pair["score"][layer][head],
                "curve": curve, "mean": mean, "maxDistance": top}
-    prov = {"caption": d.caption, "revision": rot.revision[:12], "theta": f"{doc['ropeTheta']:,}", "mean_over": len(doc["meanOver"])}
+    prov = {"caption": d.caption, "revision": rot.revision[:12], "theta": f"{doc['ropeTheta']:,}", "mean_over": len(doc["meanOver"]),
+            "pattern_only": "this head was picked by its score" if d.pick.rule == "best" else None}
     return templating.render(
         "rope_distance.html", n=n, model=d.model, head=head_words(layer, head), label=head_label(layer, head),
         query=tok(tokens[query]), key=tok(tokens[key]), apart=apart_words(pair["distance"]), score=minus2(pair["score"][layer][head]),
@@ -114,6 +122,20 @@ def render(d, ctx: Ctx) -> str:
 
 def ref(ref: Ref, fig: Figure) -> str:
     x = fig.numbers
+    shape = x["shape"]
+    if ref.name in ("theta", "headDim", "queryHeads", "kvHeads", "layers"):
+        return whole(shape[{"theta": "ropeTheta", "headDim": "headDim", "queryHeads": "nHead", "kvHeads": "nKvHead", "layers": "nLayer"}[ref.name]])
+    if ref.name == "apart":
+        return apart_words(x["distance"])
+    if ref.name == "sentences":
+        return whole(x["meanOver"])
+    if ref.name == "pairs":
+        return whole(shape["headDim"] // 2)
+    if ref.name == "perGroup":
+        return whole(shape["nHead"] // shape["nKvHead"])
+    if ref.name in ("kept", "keptWithout"):
+        heads = shape["nKvHead"] if ref.name == "kept" else shape["nHead"]
+        return whole(2 * shape["nLayer"] * heads * shape["headDim"])  # a key and a value per head and layer
     panel_tokens = x["tokens"]
     if ref.name in ("at", "meanAt"):
         values = x["curve"] if ref.name == "at" else x["mean"]
