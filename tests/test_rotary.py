@@ -71,7 +71,7 @@ def numpy_turn(x, pos, theta, d=8):
 
 def test_numbers_match_numpy_rotation_from_theta(llama, monkeypatch):
     doc = small_build(llama, monkeypatch)
-    assert doc["ropeTheta"] == 100 and doc["nKvHead"] == 2
+    assert doc["ropeTheta"] == 100 and doc["nKvHead"] == 2 and doc["meanLongest"] == 7
     theta, scale = doc["ropeTheta"], 1 / math.sqrt(8)
     qs, ks = numpy_qk(llama, IDS)
     pair = next(p for p in doc["sentences"][0]["pairs"] if (p["query"], p["key"]) == (6, 1))
@@ -105,6 +105,7 @@ def test_rewrite_is_byte_identical_and_reads_back(llama, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("damage, words", [
     (lambda doc: doc.update(format=99), "has format 99"),
+    (lambda doc: doc.pop("meanLongest"), "has no whole meanLongest"),
     (lambda doc: doc["mean"][0].pop(), "mean is not a list of 4"),
     (lambda doc: doc["sentences"][0]["pairs"][0]["score"][0].__setitem__(0, 123.0), "is not its curve at distance"),
     (lambda doc: doc["sentences"][0]["pairs"][0].update(key=9), "a key at or before it"),
@@ -137,7 +138,7 @@ def fixture_doc() -> dict:
     mean = [[[round(math.exp(-abs(x - (l + h) % 3)) + 0.1 * l, 4) for x in range(top + 1)] for h in range(H)] for l in range(L)]
     curve = [[[round(math.cos(0.3 * x + h) * math.exp(-x / 40) + l, 4) for x in range(C)] for h in range(H)] for l in range(L)]
     return {"format": 1, "model": "tiny-rope", "revision": "abcdef1234567890", "nLayer": L, "nHead": H, "nKvHead": 2,
-            "headDim": 32, "nCtx": C, "ropeTheta": 10000, "maxDistance": top, "meanOver": ["a"], "mean": mean,
+            "headDim": 32, "nCtx": C, "ropeTheta": 10000, "maxDistance": top, "meanOver": ["a"], "meanLongest": 20, "mean": mean,
             "sentences": [{"text": SENTENCE, "ids": IDS, "tokens": TEXTS, "pairs": [
                 {"query": 6, "key": 5, "distance": 1, "score": [[c[1] for c in row] for row in curve], "curve": curve}]}]}
 
@@ -179,7 +180,8 @@ def test_references_read_the_figure(tmp_path):
     # layer 2, head 3 (from 0: 1, 2): the mean peaks at (1 + 2) % 3 = 0
     assert say("{{ turn.meanPeak }}") == "0" and say("{{ turn.meanPeakWords }}") == "the token itself"
     assert say("{{ turn.head }}") == "layer 2, head 3" and say("{{ turn.group }}") == "2"
-    assert say("{{ turn.distance }}") == "1"
+    assert say("{{ turn.distance }}") == "1" and say("{{ turn.longest }}") == "20"
+    assert say("{{ turn.nearPeakWords }}") == "the token itself"
     curve = fixture_doc()["sentences"][0]["pairs"][0]["curve"][1][2]
     assert say("{{ turn.at(10) }}") == f"{curve[10]:.2f}".replace("-", "\u2212")
 

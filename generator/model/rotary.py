@@ -155,6 +155,7 @@ def build(model, name: str, revision: str, id_of, examples: Sequence[tuple[str, 
         "nLayer": d.n_layer, "nHead": d.n_head, "nKvHead": d.n_kv_head, "headDim": d.head_dim, "nCtx": d.n_ctx,
         "ropeTheta": round(theta), "maxDistance": MAX_DISTANCE,
         "meanOver": list(SCORING_SENTENCES),
+        "meanLongest": max(len(id_of(t)) for t in SCORING_SENTENCES) - 1,  # the farthest pair those sentences hold
         "mean": mean_curves(model, name, [id_of(t) for t in SCORING_SENTENCES]),
         "sentences": sorted(by_text.values(), key=lambda e: e["text"]),
     }

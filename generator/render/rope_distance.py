@@ -24,12 +24,13 @@ from .token_names import resolve_token
 # d; peak / meanPeak: the distance (within the mean's range) where the pair's / the mean curve is
 # highest; peakWords / meanPeakWords: that distance in words ("the token itself", "the token just
 # before", "3 tokens back"); low / high: the pair's lowest and highest score over that range;
-# maxDistance: the range's end; group: the head's key/value group, from 1. The model's shape, as
+# maxDistance: the range's end; longest: the farthest apart two tokens of the scoring sentences
+# stand; nearPeak / nearPeakWords: where the mean is highest up to that distance; group: the head's key/value group, from 1. The model's shape, as
 # rotary.json records it (headDim, numbers per head): apart (the real distance in words), sentences (how many the mean is
 # over), pairs (turning pairs per head), theta (θ of the turns), queryHeads, kvHeads, perGroup (query heads per
 # key/value head), layers; kept / keptWithout: numbers a token keeps for its keys and values in
 # every layer, with the model's shared keys and with one key and value per query head.
-REFS = {"theta": (0, 0), "headDim": (0, 0), "pairs": (0, 0), "apart": (0, 0), "sentences": (0, 0), "queryHeads": (0, 0), "kvHeads": (0, 0), "perGroup": (0, 0), "layers": (0, 0),
+REFS = {"longest": (0, 0), "nearPeak": (0, 0), "nearPeakWords": (0, 0), "theta": (0, 0), "headDim": (0, 0), "pairs": (0, 0), "apart": (0, 0), "sentences": (0, 0), "queryHeads": (0, 0), "kvHeads": (0, 0), "perGroup": (0, 0), "layers": (0, 0),
         "kept": (0, 0), "keptWithout": (0, 0), "score": (0, 0), "distance": (0, 0), "query": (0, 0), "key": (0, 0), "head": (0, 0), "label": (0, 0),
         "at": (1, 1), "meanAt": (1, 1), "peak": (0, 0), "meanPeak": (0, 0), "peakWords": (0, 0),
         "meanPeakWords": (0, 0), "low": (0, 0), "high": (0, 0), "maxDistance": (0, 0), "group": (0, 0)}
@@ -99,7 +100,8 @@ def render(d, ctx: Ctx) -> str:
     shown = curve[:top + 1]
     numbers = {
         "score": pair["score"][layer][head], "distance": pair["distance"], "curve": curve, "mean": mean,
-        "peak": _peak(shown), "meanPeak": _peak(mean), "low": min(shown), "high": max(shown), "maxDistance": top,
+        "peak": _peak(shown), "meanPeak": _peak(mean), "longest": doc["meanLongest"],
+        "nearPeak": _peak(mean[:min(doc["meanLongest"], top) + 1]), "low": min(shown), "high": max(shown), "maxDistance": top,
         "group": head // (doc["nHead"] // doc["nKvHead"]), "tokens": tokens, "query": query, "key": key,
         "meanOver": len(doc["meanOver"]), "shape": {k: doc[k] for k in ("nLayer", "nHead", "nKvHead", "headDim", "ropeTheta")},
     }
@@ -142,12 +144,14 @@ def ref(ref: Ref, fig: Figure) -> str:
         return minus2(values[int_arg(ref, ref.args[0], "distance", 0, len(values) - 1)])
     if ref.name == "score":
         return minus2(x["score"])
-    if ref.name in ("distance", "peak", "meanPeak", "maxDistance"):
+    if ref.name in ("distance", "peak", "meanPeak", "maxDistance", "longest", "nearPeak"):
         return str(x[ref.name])
     if ref.name in ("low", "high"):
         return minus2(x[ref.name])
     if ref.name == "peakWords":
         return distance_words(x["peak"])
+    if ref.name == "nearPeakWords":
+        return distance_words(x["nearPeak"])
     if ref.name == "meanPeakWords":
         return distance_words(x["meanPeak"])
     if ref.name == "query":

@@ -2,7 +2,8 @@
 (generator/model/rotary.py computes it; no torch here).
 
 Only a rotary model has one. Fields: format, model, revision, nLayer, nHead, nKvHead, headDim,
-nCtx, ropeTheta, maxDistance; `meanOver` (the scoring sentences), `mean` ([layer][head] ->
+nCtx, ropeTheta, maxDistance; `meanOver` (the scoring sentences), `meanLongest` (the farthest
+apart a pair of them stands), `mean` ([layer][head] ->
 maxDistance + 1 scores: every pair of those sentences placed at distance 0, 1, …, averaged); and
 `sentences`, one per sentence a `rope-distance` figure names: text, ids, tokens (their texts), and
 `pairs`, each {query, key, distance (query − key), score ([layer][head], the real score),
@@ -120,6 +121,8 @@ def check(doc, p: Path, model: str) -> None:
         _bad(p, f"has {H} query heads for {G} key/value heads, or a max distance {D} not under the context {C}")
     if not isinstance(doc.get("meanOver"), list) or not doc["meanOver"] or not all(isinstance(t, str) for t in doc["meanOver"]):
         _bad(p, "has no list of the sentences its mean is over")
+    if not _whole(doc.get("meanLongest")) or not 0 < doc["meanLongest"] < C:
+        _bad(p, "has no whole meanLongest (the farthest pair of its mean's sentences) within the context")
     _numbers(doc.get("mean"), (L, H, D + 1), p, "mean")
     if not isinstance(doc.get("sentences"), list):
         _bad(p, "has no list of sentences")
