@@ -231,3 +231,82 @@ def test_group_shows_the_heads_that_share_one_key_side_by_side(tmp_path):
     assert text_of(out).count("share one key and value: group 2") == 1
     assert re.findall(r'data-kind="attention"[^>]*data-layer="(\d)" data-head="(\d)"', out) == [("1", "2"), ("1", "3")]
     assert ctx.figures["g"].head == 3  # the references read the picked head
+
+
+# ---------------------------------------------------------------- the notebook's part
+
+
+def test_notebook_part_turns_the_stored_vectors_and_matches_rotary_json(llama, monkeypatch, tmp_path):
+    """The chapter's notebook section, run on a schema-5-shaped trace of the fixture model (the
+    shape branch rope-trace writes: qUnrotated per head, kvHeads[g] with k and kUnrotated): its
+    curve, computed with numpy, passes its own check against rotary.json, and so does the answer."""
+    import torch
+
+    from generator.model import arch, rotary
+    from generator.notebooks import cells, rope_cells
+    from generator.store.codec import encode_array
+
+    doc = small_build(llama, monkeypatch)
+    qs, ks, _ = rotary.unrotated(llama, IDS)
+    cos, sin = rotary.rotation(llama)
+    T = len(IDS)
+    layers = []
+    for l in range(2):
+        qr = arch.rotate(qs[l], cos[:T], sin[:T]).numpy()  # (token, head, head_dim)
+        kr = arch.rotate(ks[l], cos[:T], sin[:T]).numpy()  # (token, kv_head, head_dim)
+        heads = [{"q": encode_array(qr[:, h]), "qUnrotated": encode_array(qs[l][:, h].numpy()),
+                  "scores": encode_array(np.tril(qr[:, h] @ kr[:, h // 2].T))} for h in range(4)]
+        groups = [{"k": encode_array(kr[:, g]), "kUnrotated": encode_array(ks[l][:, g].numpy())} for g in range(2)]
+        layers.append({"heads": heads, "kvHeads": groups})
+    data = tmp_path / "data" / "tiny-rope"
+    data.mkdir(parents=True)
+    (data / "t.json").write_text(json.dumps({"layers": layers}))
+    (data / "rotary.json").write_text(json.dumps(doc))
+    section = rope_cells.rope_distance("tiny-rope/t.json", "tiny-rope/rotary.json", "tiny-rope", SENTENCE, 1, 3, 6, 1, "·Sam", "Tom")
+    code = [c.source for c in cells.opening("t").cells + section.cells if c.kind == "code"]
+    code += [answer for _, answer in section.answers]
+    monkeypatch.chdir(tmp_path)
+    printed = []
+    env = {"print": lambda *a, **k: printed.append(" ".join(map(str, a)))}
+    for source in code:
+        exec(compile(source, "<notebook>", "exec"), env)
+    assert any("reads key/value head 2" in line and line.endswith("True") for line in printed)
+    assert not any("wrong" in line for line in printed)
+    assert np.allclose(env["curve"], doc["sentences"][0]["pairs"][0]["curve"][1][3][:13], atol=1e-3)
+
+
+# ---------------------------------------------------------------- the chapter's guess
+
+
+def chapter_blocks() -> tuple[str, str]:
+    """The guess block and the rope-distance block of content/modern.md, as written there."""
+    from conftest import REPO
+
+    text = (REPO / "content" / "modern.md").read_text(encoding="utf-8")
+    guess = re.search(r"```guess\n(.*?)```\n", text, re.S).group(1)
+    figure = re.search(r"```rope-distance\n(.*?)```\n", text, re.S).group(1)
+    return guess, figure
+
+
+@pytest.mark.parametrize("shape, right", [("as built", 2), ("peak at 1", 1), ("flat", 0)])
+def test_the_chapter_guess_is_decided_by_the_data(tmp_path, monkeypatch, shape, right):
+    from test_guesses import form_data
+    from test_render import md_convert
+
+    guess, figure = chapter_blocks()
+    figure = re.sub(r"pick: .*\n", "layer: 2\nhead: 3\n", figure)  # heads.json is not in this fixture
+    figure = re.sub(r"sentence: .*\n", f'sentence: "{SENTENCE}"\n', figure)
+    doc = fixture_doc()
+    pair = doc["sentences"][0]["pairs"][0]
+    curve = pair["curve"][1][2]
+    if shape == "peak at 1":
+        curve[1] = max(curve) + 1.0
+    if shape == "flat":
+        curve[:] = [0.5] * len(curve)
+    pair["score"][1][2] = curve[1]
+    rotary_file.write(tmp_path / "traces", "tiny-rope", doc)
+    monkeypatch.chdir(tmp_path)
+    page = (f"# Modern\n\n**Guess first.** What happens?\n\n```guess\n{guess}```\n\n```rope-distance\n{figure}```\n\n"
+            "??? question \"Show the answer\"\n\n    Highest at {{ turn.peakWords }}.\n")
+    data = form_data(md_convert(tmp_path, page))
+    assert data["right"] == right
