@@ -81,6 +81,8 @@ OPTIONS: dict[str, Option] = {
 
 # Options whose meaning depends on the kind.
 BY_KIND: dict[tuple[str, str], Option] = {
+    ("attention", "heads"): Option("`one`, or `group`: beside the head, the other query heads that read the same key and value "
+                                   "(a model whose heads share keys, like `tiny-rope`)", "one", "heads: group"),
     ("attention", "show_heads"): Option("true or false", "false: the small multiples start closed", "show_heads: true"),
     ("compare", "sentences"): Option("a list of two sentences", "required",
                                      'sentences: ["Lily wanted to play with her", "Ben wanted to play with her"]'),

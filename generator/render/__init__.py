@@ -108,6 +108,14 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 (a part's share of the score, and that as a percent; a table's parts query.key: position.position)
                 {{ id.top(3) }} {{ id.largest }} (parts in words: "position of ·ball") {{ id.head }} {{ id.query }}
                 {{ id.key }} {{ id.side }}
+    rope-distance {{ id.score }} {{ id.distance }} {{ id.apart }} ("1 token apart") {{ id.query }} {{ id.key }}
+                {{ id.head }} {{ id.label }} {{ id.group }} {{ id.at(5) }} {{ id.meanAt(1) }} (the pair's / the
+                head's mean score at a distance) {{ id.peak }} {{ id.peakWords }} {{ id.meanPeak }}
+                {{ id.meanPeakWords }} {{ id.nearPeak }} {{ id.nearPeakWords }} (where the mean peaks within
+                {{ id.longest }}, the farthest pair of the scoring sentences) {{ id.low }} {{ id.high }}
+                {{ id.maxDistance }} {{ id.sentences }}; the model's shape: {{ id.theta }} {{ id.headDim }}
+                {{ id.pairs }} {{ id.queryHeads }} {{ id.kvHeads }} {{ id.perGroup }} {{ id.layers }}
+                {{ id.kept }} {{ id.keptWithout }} (numbers a token keeps for its keys and values, shared / unshared)
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """
 
