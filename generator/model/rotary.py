@@ -25,6 +25,7 @@ import torch
 
 from .. import schema
 from ..heads import SCORING_SENTENCES
+from ..registry import MODELS
 from . import arch
 
 MAX_DISTANCE = 64  # the mean curve's last distance: the natural scoring sentences are ~25 tokens, so
@@ -182,13 +183,15 @@ def write_for_lessons(models: list[str], traces_dir, content_dir, stand_in: bool
         print(str(e), file=err)
         return 2
     for model in models:
+        if not MODELS[model].rotary:
+            continue  # learned positions: nothing to turn, and no second load of the model
         try:
             lm = models_mod.load(model, gpt2_path=gpt2_path, stand_in=stand_in)
         except models_mod.ModelUnavailable as e:
             print(str(e), file=err)
             continue
         if arch.frequencies(lm.model) is None:
-            continue  # learned positions: nothing to turn
+            continue  # a stand-in of another shape
         examples = []
         for d in rope_kinds.named(directives, model):
             ids = token_ids(lm, d.sentence)
