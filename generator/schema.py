@@ -157,6 +157,7 @@ SPLIT_ARRAYS: tuple[Activation, ...] = (
 )
 SPLIT_POSITIONS = ("learned", "rotary")  # splits.json's `positions` (absent: learned, as written before rotary models)
 SPLIT_FORMAT = 1  # bumped when splits.json's layout changes
+ROTARY_FORMAT = 1  # bumped when rotary.json's layout changes (store/rotary_file.py)
 SPLIT_DECIMALS = 5  # each part is rounded to 5 decimals, so 20 parts still add up to the score within 1e-4
 SPLIT_ATOL = 1e-4  # how close the parts of a score add up to it, computed and stored
 

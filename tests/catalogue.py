@@ -205,7 +205,7 @@ CASES = [
          "attention: malformed YAML at column 5: the '[' is never closed. Fix: end the line with ']': `id: [lily]`",
          at="```attention", option="id"),
     Case("unknown-option", bad("id: lily\n", "id: lily\ncolour: red\n"),
-         "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pattern-only, pick, sentence, show_heads, token", at="```attention", option="colour"),
+         "attention: unknown option 'colour'. Fix: allowed options are: caption, head, heads, id, layer, model, pattern-only, pick, sentence, show_heads, token", at="```attention", option="colour"),
     Case("missing-sentence", bad('sentence: "Lily wanted to play with her"\n', ""),
          "attention: missing option 'sentence'. Fix: add `sentence: ...` to the block", at="```attention"),
     Case("no-head-chosen", bad("layer: 3\nhead: 3\n", ""),

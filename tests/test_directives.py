@@ -110,7 +110,7 @@ CATALOGUE = [
     ("attention", "42",
      "attention: the body must be a mapping of options, not a number. Fix: write the options as `key: value` lines", 0),
     ("attention", "model: tiny\nsentence: hi\nlayer: 1\nhead: 1\ncolour: red",
-     "attention: unknown option 'colour'. Fix: allowed options are: caption, head, id, layer, model, pattern-only, pick, sentence, show_heads, token", 5),
+     "attention: unknown option 'colour'. Fix: allowed options are: caption, head, heads, id, layer, model, pattern-only, pick, sentence, show_heads, token", 5),
     ("attention", "sentence: hi\nlayer: 1\nhead: 1",
      "attention: missing option 'model'. Fix: add `model: ...` to the block", 0),
     ("attention", "model: tiny\nsentence: hi",
@@ -355,11 +355,11 @@ def test_a_misspelled_option_gets_did_you_mean_at_its_own_line(body, wrong, mean
         parse("attention", body)
     assert str(info.value) == (
         f"content/lesson.md:{7 + line}: attention: unknown option '{wrong}': did you mean {meant}? Fix: write `{meant}:`; "
-        "allowed options are: caption, head, id, layer, model, pattern-only, pick, sentence, show_heads, token")
+        "allowed options are: caption, head, heads, id, layer, model, pattern-only, pick, sentence, show_heads, token")
 
 
 def test_an_option_near_no_other_gets_the_list_alone():
     """'colour' is no misspelling of any option; 'x' is one letter, near too many to guess."""
     for name in ("colour", "x"):
         message = error_of("attention", f"model: tiny\nsentence: hi\nlayer: 1\nhead: 1\n{name}: 1")
-        assert "did you mean" not in message and message.endswith("Fix: allowed options are: caption, head, id, layer, model, pattern-only, pick, sentence, show_heads, token")
+        assert "did you mean" not in message and message.endswith("Fix: allowed options are: caption, head, heads, id, layer, model, pattern-only, pick, sentence, show_heads, token")

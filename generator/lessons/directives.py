@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..registry import KINDS as SCORE_KINDS
+from ..registry import KINDS as SCORE_KINDS, MODELS
 from ..schema import TOP_K_PREDICTIONS
 from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, load_body_lines, show
-from . import causal_kinds, diagram_kinds, guess_kind, split_kinds, token_kinds, vector_kinds
+from . import causal_kinds, diagram_kinds, guess_kind, rope_kinds, split_kinds, token_kinds, vector_kinds
 from .errors import LessonError, a_type
 from .errors import fail as _fail
 from .values import (
@@ -47,6 +47,7 @@ class Attention(Directive):
     show_heads: bool = False
     caption: str | None = None
     pattern_only: bool = False  # `pattern-only: true`: the figure tells the reader its head is only a pattern
+    heads: str = "one"  # "group": beside it, the other query heads that share its key and value
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class Predictions(Directive):
 
 # kind -> (allowed keys, required keys)
 SPECS: dict[str, tuple[set[str], set[str]]] = {
-    "attention": ({"model", "sentence", "layer", "head", "pick", "token", "id", "show_heads", "caption", "pattern-only"}, {"model", "sentence"}),
+    "attention": ({"model", "sentence", "layer", "head", "pick", "token", "id", "show_heads", "caption", "pattern-only", "heads"}, {"model", "sentence"}),
     "compare": ({"model", "sentences", "layer", "head", "pick", "token", "id", "caption", "pattern-only"}, {"model", "sentences"}),
     "stepper": ({"tokens", "query", "key", "value", "focus", "id"}, {"tokens", "query", "key", "value"}),
     "softmax": ({"scores", "labels", "id"}, {"scores"}),
@@ -105,10 +106,21 @@ SPECS: dict[str, tuple[set[str], set[str]]] = {
 }
 # Chapters 1 and 2's kinds, the causal chapter's, the drawn diagrams and the guesses live in their own modules, one per family; each gives its SPECS and a
 # builder per kind, called with the checked options like the branches below.
-FAMILIES = (token_kinds, vector_kinds, causal_kinds, diagram_kinds, guess_kind, split_kinds)
+FAMILIES = (token_kinds, vector_kinds, causal_kinds, diagram_kinds, guess_kind, split_kinds, rope_kinds)
 BUILDERS = {kind: build for family in FAMILIES for kind, build in family.BUILDERS.items()}
 SPECS |= {kind: spec for family in FAMILIES for kind, spec in family.SPECS.items()}
 DIRECTIVE_KINDS = tuple(SPECS)
+
+
+def _heads_option(value, model: str, where: str, kind: str) -> str:
+    """`heads: group`: the figure's head and the other query heads that read the same key and value."""
+    if value not in ("one", "group"):
+        _fail(where, f"{kind}: 'heads' must be one or group, not {show(value)}", "write `heads: group` to show the heads that share one key and value")
+    spec = MODELS[model]
+    if value == "group" and spec.kv_heads == spec.n_head:
+        _fail(where, f"{kind}: {model} gives every head its own key and value, so no heads share them",
+              f"use a model whose heads share keys ({', '.join(m for m, s in MODELS.items() if s.kv_heads < s.n_head)}), or leave out `heads`")
+    return value
 
 
 def parse_directive(kind: str, body: str, where: str) -> Directive:
@@ -192,6 +204,7 @@ def _parse(kind: str, data, where: str, option_where: dict[str, str]) -> Directi
             show_heads=bool_option(data.get("show_heads", False), where, kind, "show_heads"),
             caption=text_option(data.get("caption"), where, kind, "caption"),
             pattern_only=_pattern_only(data, where, kind, pick),
+            heads=_heads_option(data.get("heads", "one"), model, where, kind),
         )
     if kind == "compare":
         model = model_option(data["model"], where, kind)

@@ -52,6 +52,9 @@ KINDS: dict[str, str] = {
     "score-split": "why a head looks where it looks: one head's score for one query and key, split into the parts "
                    "that made it (token, position, earlier heads and MLPs, biases) as signed bars that add up to it, "
                    "beside the query's row, with pickers for the query, the key and the side",
+    "rope-distance": "position by rotation: one head of a rotary model, one query and one key placed at every distance "
+                     "apart, score against distance as a line, beside the head's mean over the scoring sentences, the "
+                     "pair's real distance marked (a table without JavaScript)",
 }
 
 _TOKEN = "a token by its text (`her`, `·her`) or its position (`#6`, counting `<|endoftext|>` as #0)"
@@ -78,6 +81,8 @@ OPTIONS: dict[str, Option] = {
 
 # Options whose meaning depends on the kind.
 BY_KIND: dict[tuple[str, str], Option] = {
+    ("attention", "heads"): Option("`one`, or `group`: beside the head, the other query heads that read the same key and value "
+                                   "(a model whose heads share keys, like `tiny-rope`)", "one", "heads: group"),
     ("attention", "show_heads"): Option("true or false", "false: the small multiples start closed", "show_heads: true"),
     ("compare", "sentences"): Option("a list of two sentences", "required",
                                      'sentences: ["Lily wanted to play with her", "Ben wanted to play with her"]'),
@@ -133,6 +138,11 @@ BY_KIND: dict[tuple[str, str], Option] = {
     ("score-split", "side"): Option("`key` (the key's parts, the query whole), `query` (the query's parts), or `table` "
                                     "(layer 1 of a learned-position model only: both, two by two; a rotary model has no "
                                     "position part to make a table of)", "key", "side: query"),
+    ("rope-distance", "model"): Option("a model with rotary positions: `tiny-rope`", "tiny-rope", "model: tiny-rope"),
+    ("rope-distance", "pick"): Option("`{best: <score kind>, rank: n}` (a rule by weights needs a trace this figure does not draw)",
+                                      "none: give `layer` and `head`, or `pick`", "pick: {best: previous-token}"),
+    ("rope-distance", "token"): Option(_TOKEN + "; the query", "the last token", "token: Sam"),
+    ("rope-distance", "key"): Option(_TOKEN + "; at or before `token`", "the token just before `token`", "key: to"),
     ("circuit", "kind"): Option("a score kind: `previous-token`, `duplicate-token`, `induction`, `sink`", "induction",
                                 "kind: induction"),
 }

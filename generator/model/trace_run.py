@@ -343,6 +343,12 @@ def _score_split():
     return score_parts
 
 
+def _rotary():
+    from . import rotary  # imports torch: only when tracing
+
+    return rotary
+
+
 def main_traces(args) -> int:
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     traces_dir = Path(args.traces_dir) if args.traces_dir else (STAND_IN_TRACES if args.stand_in else COMMITTED_TRACES)
@@ -366,7 +372,8 @@ def main_traces(args) -> int:
     with pinned_threads(args.threads), TraceStore(traces_dir).writing(say=lambda line: print(line, file=sys.stderr)) as store:
         return run_traces(models, store, items, force=args.force, prune=args.prune, gpt2_path=args.gpt2_path,
                           stand_in=args.stand_in, followed=followed, pairs=pairs, scoring=args.scoring_set) or vectors.write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, force=args.force) \
-            or _score_split().write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, gpt2_path=args.gpt2_path, force=args.force)
+            or _score_split().write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, gpt2_path=args.gpt2_path, force=args.force) \
+            or _rotary().write_for_lessons(models, traces_dir, content, stand_in=args.stand_in, gpt2_path=args.gpt2_path, force=args.force)
 
 
 def add_parser(sub) -> None:

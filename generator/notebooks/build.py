@@ -34,7 +34,7 @@ from ..render.pick import pick_head
 from ..render.token_names import resolve_token
 from ..store import TraceStore, circuits_file
 from ..store.vectors_file import read as read_vectors
-from . import causal_cells, cells, input_cells
+from . import causal_cells, cells, input_cells, rope_cells
 from .names import shared_names
 from .steps import MARK_RE
 
@@ -252,6 +252,26 @@ def _lens(d, ctx: Ctx, done: set) -> cells.Section | None:
     return _with_forward(causal_cells.lens(_trace_file(ctx, d.model, d.sentence), d.sentence, pos, pos_text), done)
 
 
+def _rope(d, ctx: Ctx, done: set) -> cells.Section:
+    """Chapter 7's rotary figure: its pair turned with numpy from the trace's unrotated q and k."""
+    from ..render.pick import best_head
+    from ..store import StoreError, rotary_file
+
+    panel = load_panel(d, d.model, d.sentence, ctx)
+    try:
+        rot = rotary_file.read(ctx.store.root, d.model) if ctx.store is not None else None
+    except StoreError:
+        rot = None
+    heads = panel.trace["layers"][0]["heads"] if panel is not None else []
+    if panel is None or rot is None or rot.revision != panel.meta["revision"] or not heads or "qUnrotated" not in heads[0]:
+        return cells.pending("Position by rotation", d.model)
+    layer, head = best_head(d.pick, d.model, ctx, d.where, d.kind) if d.pick.rule == "best" else (d.pick.layer - 1, d.pick.head - 1)
+    query = len(panel.tokens) - 1 if d.token is None else resolve_token(d.token, panel.tokens, d.where, f"{d.kind}: token")
+    key = query - 1 if d.key is None else resolve_token(d.key, panel.tokens, d.where, f"{d.kind}: key")
+    return rope_cells.rope_distance(_trace_file(ctx, d.model, d.sentence), f"{d.model}/{rotary_file.FILE}", d.model, d.sentence,
+                                    layer, head, query, key, panel.tokens[query]["display"], panel.tokens[key]["display"])
+
+
 # figure kind -> its section, for the first figure of the kind that gets one (a section may
 # return None: the next figure of its kind is tried). A compare figure counts as an attention one
 # too (the first of either is the head walked step by step), and the first compare figure also
@@ -271,6 +291,7 @@ SECTIONS = {
     "attribution": _attribution,
     "patching": _patching,
     "lens": _lens,
+    "rope-distance": _rope,
 }
 CAUSAL_KINDS = ("ablation", "attribution", "patching", "lens")
 # The steps of the head walked step by step (cells.attention): a page with causal figures

@@ -113,6 +113,7 @@ def run_notebooks(notebooks: list[Notebook], folder: Path, lessons: dict[str, st
     if not todo:
         return []
     why = "timed out"
+    folder.mkdir(parents=True, exist_ok=True)  # a notebook with no data files (its model's traces pending) wrote no folder
     try:
         out = subprocess.run([sys.executable, "-I", "-c", RUNNER], input=json.dumps([nb.text for nb, _ in todo]),
                              cwd=folder, capture_output=True, text=True, timeout=TIMEOUT_S)

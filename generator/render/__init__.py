@@ -109,6 +109,14 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.top(3) }} {{ id.largest }} (parts in words: "position of ·ball") {{ id.head }} {{ id.query }}
                 {{ id.key }} {{ id.side }} {{ id.unrotated }} {{ id.rotation }} (a rotary model's: the cell's score
                 with the rotation left out, and what the rotation adds to it)
+    rope-distance {{ id.score }} {{ id.distance }} {{ id.apart }} ("1 token apart") {{ id.query }} {{ id.key }}
+                {{ id.head }} {{ id.label }} {{ id.group }} {{ id.at(5) }} {{ id.meanAt(1) }} (the pair's / the
+                head's mean score at a distance) {{ id.peak }} {{ id.peakWords }} {{ id.meanPeak }}
+                {{ id.meanPeakWords }} {{ id.nearPeak }} {{ id.nearPeakWords }} (where the mean peaks within
+                {{ id.longest }}, the farthest pair of the scoring sentences) {{ id.low }} {{ id.high }}
+                {{ id.maxDistance }} {{ id.sentences }}; the model's shape: {{ id.theta }} {{ id.headDim }}
+                {{ id.pairs }} {{ id.queryHeads }} {{ id.kvHeads }} {{ id.perGroup }} {{ id.layers }}
+                {{ id.kept }} {{ id.keptWithout }} (numbers a token keeps for its keys and values, shared / unshared)
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """
 
@@ -125,6 +133,7 @@ from . import ablation, attribution, circuit, lens, patching, pronouns  # the ca
 from . import architecture, arrows  # the drawn diagrams
 from . import guess  # a "Guess first" question's choices
 from . import score_split  # why a head looks where it looks
+from . import rope_distance  # position by rotation
 from .context import Ctx
 from .ref_common import check_arity, ref_fail
 
@@ -152,6 +161,7 @@ KINDS: dict[str, ModuleType] = {
     "arrows": arrows,
     "guess": guess,
     "score-split": score_split,
+    "rope-distance": rope_distance,
 }
 assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 

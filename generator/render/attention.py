@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 
 import numpy as np
 
+from markupsafe import Markup
+
 from ..lessons.directives import Attention
+from ..lessons.values import Pick, TokenRef
 from ..lessons.refs import Ref
 from . import templating
 from .context import Ctx, Figure, load_panel
@@ -88,11 +92,26 @@ def play_link(play_url: str, text: str, layer: int, head: int, focus: int) -> st
     return f"{play_url}#s={s}&layer={layer + 1}&head={head + 1}&token={focus}"
 
 
+def group_heads(panel, layer: int, head: int) -> tuple[int, list[int]]:
+    """(group, its query heads), 0-based: the heads that read the key and value `head` reads. A
+    schema-5 trace says each head's `kvHead`; an older one, a model whose every head has its own."""
+    heads = panel.trace["layers"][layer]["heads"]
+    kv = [h.get("kvHead", i) for i, h in enumerate(heads)]
+    return kv[head], [i for i, g in enumerate(kv) if g == kv[head]]
+
+
 def render(d: Attention, ctx: Ctx, ids=None) -> str:
     panel = load_panel(d, d.model, d.sentence, ctx, ids)
     if panel is None:
         return traces_pending(d, ctx, d.model, [d.sentence])
     layer, head, focus = chosen(d, panel, ctx, "attention")
+    if d.heads == "group":
+        group, members = group_heads(panel, layer, head)
+        figures = [render(replace(d, heads="one"), ctx, ids) if h == head else
+                   render(replace(d, heads="one", id=None, pattern_only=False, pick=Pick("fixed", layer + 1, h + 1),
+                                  token=TokenRef(index=focus), caption=None), ctx, ids) for h in members]
+        return templating.render("attention_group.html", figures=[Markup(f) for f in figures], group=group + 1,
+                                 heads=[h + 1 for h in members], layer=layer + 1)
     attrs = {
         "data-trace-key": panel.key,
         "data-model": panel.model,

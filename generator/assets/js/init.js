@@ -45,6 +45,7 @@
     arrows: { now: null },
     guess: { now: initGuess },  // not a figure: a question's choices (form.course-guess)
     'score-split': { now: initScoreSplit },
+    'rope-distance': { now: initRopeDistance },
     pronouns: { now: null }  // the her/his sweep: a static table, nothing to set up
   };
 
