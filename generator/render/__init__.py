@@ -78,7 +78,10 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.x(her) }} {{ id.y(her) }} {{ id.close(her) }} {{ id.close(her, 3) }} (the marked word's
                 nearest tokens on the map) {{ id.rule }} (which tokens the map shows)
     models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
-                nHeads (layers × heads) sqrtHeadDim (2 decimals)
+                nHeads (layers × heads) sqrtHeadDim (2 decimals); the KV cache from the config: nKvHead
+                kvShare (query heads per key/value head) kvNumbers kvNumbersUnshared (numbers kept per
+                token) kvBytes kvContextBytes kvContextBytesUnshared (float32, as stored; a context of
+                nCtx tokens) kvBytes16 kvContextBytes16 (at 16 bits): "4,096 bytes", "1.05 MB"
     training    {{ model.tiny.training.bitsPerChar }} natsPerToken (over all held-out stories) steps
                 tokensSeen finalLoss validationLoss wallMinutes nParams trainStories validationStories
                 source (the corpus files, "stories.txt and more-stories.txt");
