@@ -111,6 +111,11 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 (a part's share of the score, and that as a percent; a table's parts query.key: position.position)
                 {{ id.top(3) }} {{ id.largest }} (parts in words: "position of ·ball") {{ id.head }} {{ id.query }}
                 {{ id.key }} {{ id.side }}
+    kv-cache    {{ id.perToken(llama-2-7b) }} {{ id.context(m) }} {{ id.unshared(m) }} (bytes, at the figure's
+                precision: per token, for the longest text, and with one key/value head per query head)
+                {{ id.numbers(m) }} (numbers kept per token) {{ id.tokens(m) }} {{ id.window(m) }} {{ id.share(m) }}
+                (query heads per key/value head) {{ id.layers(m) }} {{ id.heads(m) }} {{ id.kvHeads(m) }}
+    masks       {{ id.tokens }} {{ id.window }}
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """
 
@@ -127,6 +132,7 @@ from . import ablation, attribution, circuit, lens, patching, pronouns  # the ca
 from . import architecture, arrows  # the drawn diagrams
 from . import guess  # a "Guess first" question's choices
 from . import score_split  # why a head looks where it looks
+from . import kv_cache, masks  # what a model keeps while it writes, and which keys a query sees
 from .context import Ctx
 from .ref_common import check_arity, ref_fail
 
@@ -154,6 +160,8 @@ KINDS: dict[str, ModuleType] = {
     "arrows": arrows,
     "guess": guess,
     "score-split": score_split,
+    "kv-cache": kv_cache,
+    "masks": masks,
 }
 assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 
