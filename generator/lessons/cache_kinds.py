@@ -2,7 +2,7 @@
 
     ```kv-cache
     models: [tiny, tiny-rope, gpt2, llama-2-7b, mistral-7b]   # optional: the default is every model
-    bytes: 2                    # optional: bytes per number, 2 (16 bits, the default) or 4 (float32)
+    bytes: 2                    # optional: bytes per number, 2 (half precision, the default) or 4 (float32)
     id: cache
     ```
 
@@ -29,7 +29,7 @@ from .errors import LessonError
 from .errors import fail as _fail
 from .values import Directive, text_option
 
-BYTES = {2: "16 bits, as models are usually run", 4: "float32, as the course's models are stored"}
+BYTES = {2: "half precision, as models are usually run", 4: "float32, as the course's models are stored"}
 MIN_TOKENS, MAX_TOKENS = 3, 16  # fewer shows no pattern; more cells than this do not fit a phone column
 
 
@@ -77,7 +77,7 @@ def parse_kv_cache(data: dict, common: dict, where: str) -> KvCache:
         _fail(where, f"{kind}: 'models' names a model twice", "name each model once")
     size = data.get("bytes", 2)
     if isinstance(size, bool) or size not in BYTES:
-        _fail(where, f"{kind}: 'bytes' must be 2 or 4, not {show(size)}", "write `bytes: 2` (16 bits, as models are usually run) or `bytes: 4` (float32)")
+        _fail(where, f"{kind}: 'bytes' must be 2 or 4, not {show(size)}", "write `bytes: 2` (half precision, as models are usually run) or `bytes: 4` (float32)")
     return KvCache(**common, models=tuple(names), bytes=size, caption=text_option(data.get("caption"), where, kind, "caption"))
 
 

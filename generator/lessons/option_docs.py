@@ -139,7 +139,7 @@ BY_KIND: dict[tuple[str, str], Option] = {
     ("kv-cache", "models"): Option("a list of the course's models (`tiny`, `tiny-rope`, `gpt2`) and the ids of "
                                    "generator/literature/open_models.yml (`llama-2-7b`, `mistral-7b`, …)",
                                    "every one of them, the course's first", "models: [tiny, tiny-rope, gpt2, llama-2-7b]"),
-    ("kv-cache", "bytes"): Option("`2` (16 bits, as models are usually run) or `4` (float32, as the course's models are stored)",
+    ("kv-cache", "bytes"): Option("`2` (half precision, as models are usually run) or `4` (float32, as the course's models are stored)",
                                   "2", "bytes: 4"),
     ("masks", "tokens"): Option("a whole number from 3 to 16: the rows and columns of each grid", "8", "tokens: 6"),
     ("masks", "window"): Option("a whole number from 1 to one less than `tokens`: the tokens a query sees, itself included",
