@@ -388,8 +388,10 @@ def _open_model(entry: dict, where: str, lines: dict[str, int], shown: str) -> O
     return m
 
 
-def read_open_models(path: Path = LITERATURE_FILE) -> tuple[OpenModel, ...]:
-    """The literature file, checked: every mistake is one LiteratureError at its file and line."""
+def read_open_models(path: Path | None = None) -> tuple[OpenModel, ...]:
+    """The literature file (LITERATURE_FILE unless given), checked: every mistake is one
+    LiteratureError at its file and line."""
+    path = path or LITERATURE_FILE
     shown = _shown(path)
     models: list[OpenModel] = []
     for entry, line, lines in _yaml_entries(path):
@@ -400,6 +402,6 @@ def read_open_models(path: Path = LITERATURE_FILE) -> tuple[OpenModel, ...]:
     return tuple(models)
 
 
-def open_models(path: Path = LITERATURE_FILE) -> tuple[OpenModel, ...]:
+def open_models(path: Path | None = None) -> tuple[OpenModel, ...]:
     """The literature file, read and checked each time (it is small; `make serve` sees an edit at once)."""
     return read_open_models(path)
