@@ -185,6 +185,15 @@ def test_the_kv_cache_table_needs_no_script_and_shows_each_models_arithmetic(tmp
     assert t.links == [literature["llama-2-7b"].source, literature["mistral-7b"].source]  # the sources are linked
     assert ref("cache.perToken(llama-2-7b)", ctx) == "1.05 MB"  # 262,144 numbers × 4 bytes
     assert ref("cache.window(mistral-7b)", ctx) == "4,096"
+    assert rows[4][8] == "4,096 tokens, on every layer"  # Mistral 7B's window, from its config
+
+
+def test_learned_sinks_are_named_where_the_config_has_them(tmp_path):
+    html = render.render(directive("kv-cache", "models: [gpt-oss-20b, mistral-7b]\n"), ctx_for(tmp_path))
+    t = Table()
+    t.feed(html)
+    assert t.rows[1][8] == "128 tokens, on 12 of 24 layers; learned sinks in every head"
+    assert "sinks" not in t.rows[2][8]
 
 
 @pytest.mark.parametrize("kind,body,line,words", [

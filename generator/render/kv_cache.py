@@ -29,7 +29,7 @@ class Row:
     kv: KvShape
     source: str | None  # the config.json's URL (literature), None for the course's own
     read: str | None
-    window_words: str  # which layers use a sliding window, in words
+    window_words: str  # which layers use a sliding window (and whether heads have learned sinks), in words
 
 
 def window_words(kv: KvShape) -> str:
@@ -51,7 +51,8 @@ def rows_of(d: KvCache) -> list[Row]:
             rows.append(Row(key, caption_name(key), kv, None, None, window_words(kv)))
         else:
             m = literature[key]
-            rows.append(Row(key, m.name, m.kv, m.source, m.read, window_words(m.kv)))
+            sinks = "; learned sinks in every head" if m.learned_sinks else ""
+            rows.append(Row(key, m.name, m.kv, m.source, m.read, window_words(m.kv) + sinks))
     return rows
 
 
