@@ -8,7 +8,9 @@ what").
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 # ---------------------------------------------------------------- models
@@ -262,3 +264,215 @@ def expected_tensors(architecture: str, shape: dict[str, int]) -> dict[str, tupl
             p + "mlp.gate_proj.weight": (inner, d), p + "mlp.up_proj.weight": (inner, d), p + "mlp.down_proj.weight": (d, inner),
         }
     return out
+# ---------------------------------------------------------------- what a model keeps while it writes
+
+# Bytes per stored number. The course's checkpoints are float32; models are usually run in 16 bits
+# (bfloat16 or float16), which halves every cache below.
+STORED_BYTES = 4
+RUN_BYTES = 2
+
+
+@dataclass(frozen=True)
+class KvShape:
+    """What attention keeps of each token while a model writes: per layer, one key and one value
+    for each key/value head. Arithmetic on a configuration only: nothing here is measured."""
+
+    n_layer: int
+    n_head: int  # query heads
+    n_kv_head: int  # key/value heads; each serves n_head / n_kv_head query heads
+    head_dim: int  # numbers in one key (and in one value)
+    n_ctx: int  # the longest text the configuration allows
+    window: int | None = None  # sliding window, in tokens (None: every layer sees the whole text)
+    window_layers: int = 0  # how many layers use the window
+
+    @property
+    def numbers_per_token(self) -> int:
+        return 2 * self.n_layer * self.n_kv_head * self.head_dim  # a key and a value, per layer and key/value head
+
+    @property
+    def numbers_unshared(self) -> int:
+        """The same without sharing: one key/value head per query head."""
+        return 2 * self.n_layer * self.n_head * self.head_dim
+
+    def bytes_per_token(self, precision: int) -> int:
+        return self.numbers_per_token * precision
+
+    def bytes_for(self, tokens: int, precision: int) -> int:
+        """The whole cache after `tokens` tokens: a layer with a window keeps only its last `window`."""
+        per_layer = 2 * self.n_kv_head * self.head_dim * precision
+        kept = (self.n_layer - self.window_layers) * tokens + self.window_layers * min(tokens, self.window or tokens)
+        return kept * per_layer
+
+    def bytes_unshared_for(self, tokens: int, precision: int) -> int:
+        """bytes_for with one key/value head per query head (windows kept as they are)."""
+        return self.bytes_for(tokens, precision) // self.n_kv_head * self.n_head
+
+
+def kv_shape(model: str) -> KvShape:
+    """The KV cache of one of the course's models, from its config.json (config_facts)."""
+    f = config_facts(model)
+    return KvShape(f["nLayer"], f["nHead"], f["nKvHead"], f["headDim"], f["nCtx"])
+
+
+# ---------------------------------------------------------------- current open models, as cited literature
+
+# The fields of a few current open models' published config.json that chapter 7 uses, each with its
+# source and where it was confirmed (generator/literature/open_models.yml). Configuration only: the
+# course has none of their weights, so no page may show a measured number of them.
+LITERATURE_FILE = Path(__file__).resolve().parent / "literature" / "open_models.yml"
+WINDOW_LAYERS = {  # which layers use the sliding window: a count from the number of layers
+    "none": lambda n: 0,
+    "all": lambda n: n,
+    "alternate": lambda n: (n + 1) // 2,  # layers 1, 3, 5 … counting from 1 (0, 2, 4 … in the config's own count)
+}
+_OPEN_MODEL_FIELDS = {  # field: (type, what it is, in the fix's words)
+    "id": (str, "a short name for references, like llama-2-7b"),
+    "name": (str, "the model's name as the page shows it"),
+    "repo": (str, "the Hugging Face repository, like meta-llama/Llama-2-7b-hf"),
+    "source": (str, "the URL of the repository's config.json"),
+    "read": (str, "the date the values were read, as YYYY-MM-DD"),
+    "confirmed": (str, "the stored copy each value was checked against"),
+    "layers": (int, "num_hidden_layers"),
+    "heads": (int, "num_attention_heads"),
+    "kv_heads": (int, "num_key_value_heads"),
+    "head_dim": (int, "head_dim, or hidden_size / num_attention_heads"),
+    "context": (int, "max_position_embeddings"),
+    "sliding_window": (int, "sliding_window in tokens, or null where no layer uses one"),
+    "window_layers": (str, "none, all or alternate"),
+    "learned_sinks": (bool, "true where each head has a learned sink logit"),
+    "rope_theta": (float, "rope_theta"),
+}
+_ID_RE = re.compile(r"^[a-z][a-z0-9.-]*[a-z0-9]$")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class LiteratureError(ValueError):
+    """A mistake in the literature file: one line, ``path:line: problem. Fix: remedy`` (the same
+    form as a lesson's mistake; render/kv_cache.py passes it on as one)."""
+
+    def __init__(self, where: str, problem: str, fix: str):
+        self.where, self.problem, self.fix = where, problem, fix
+        super().__init__(f"{where}: {problem}. Fix: {fix}")
+
+
+@dataclass(frozen=True)
+class OpenModel:
+    id: str
+    name: str
+    repo: str
+    source: str
+    read: str
+    confirmed: str
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    context: int
+    sliding_window: int | None
+    window_layers: str
+    learned_sinks: bool
+    rope_theta: float
+
+    @property
+    def kv(self) -> KvShape:
+        return KvShape(self.layers, self.heads, self.kv_heads, self.head_dim, self.context,
+                       self.sliding_window, WINDOW_LAYERS[self.window_layers](self.layers))
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path(__file__).resolve().parents[1]))
+    except ValueError:
+        return str(path)
+
+
+def _yaml_entries(path: Path) -> list[tuple[dict, int, dict[str, int]]]:
+    """Each entry of the file with its line and the line of each of its fields."""
+    import yaml
+
+    shown = _shown(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LiteratureError(shown, "is missing", "restore it from git (git checkout -- generator/literature/open_models.yml)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise LiteratureError(shown, f"cannot be read as UTF-8 text ({type(e).__name__})", "restore it from git") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        problem = " ".join(str(getattr(e, "problem", "") or e).split())
+        raise LiteratureError(f"{shown}:{line}", f"is not valid YAML ({problem})", "fix the line, or restore the file from git") from None
+    if not isinstance(data, list) or not data or not isinstance(node, yaml.SequenceNode):
+        raise LiteratureError(f"{shown}:1", "must be a list of models, one `- id: …` entry each", "see the entries in git for the form")
+    out = []
+    for item, entry in zip(node.value, data):
+        line = item.start_mark.line + 1
+        if not isinstance(entry, dict) or not isinstance(item, yaml.MappingNode):
+            raise LiteratureError(f"{shown}:{line}", "each entry must be a mapping of fields", "write `- id: …` then one `field: value` a line")
+        lines = {str(k.value): v.start_mark.line + 1 for k, v in item.value}
+        out.append((entry, line, lines))
+    return out
+
+
+def _open_model(entry: dict, where: str, lines: dict[str, int], shown: str) -> OpenModel:
+    at = lambda field: f"{shown}:{lines.get(field, int(where.rsplit(':', 1)[1]))}"  # noqa: E731
+    unknown = sorted(set(map(str, entry)) - set(_OPEN_MODEL_FIELDS))
+    if unknown:
+        raise LiteratureError(at(unknown[0]), f"unknown field '{unknown[0]}'", f"use only: {', '.join(_OPEN_MODEL_FIELDS)}")
+    missing = [f for f in _OPEN_MODEL_FIELDS if f not in entry]
+    if missing:
+        raise LiteratureError(where, f"the entry lacks '{missing[0]}'", f"add `{missing[0]}:` ({_OPEN_MODEL_FIELDS[missing[0]][1]})")
+    values = {}
+    for field, (kind, what) in _OPEN_MODEL_FIELDS.items():
+        v = entry[field]
+        if field == "sliding_window" and v is None:
+            values[field] = None
+            continue
+        if kind is float and isinstance(v, int) and not isinstance(v, bool):
+            v = float(v)
+        if field == "read" and isinstance(v, date):  # YAML reads 2026-12-06 as a date
+            v = v.isoformat()
+        if kind is str and isinstance(v, str):
+            v = v.strip()
+        ok = isinstance(v, kind) and not (kind is not bool and isinstance(v, bool)) and v != ""
+        if not ok or (kind in (int, float) and v <= 0):
+            shown_v = "empty" if v in (None, "") else repr(v)
+            raise LiteratureError(at(field), f"'{field}' must be {'a positive whole number' if kind is int else 'a positive number' if kind is float else 'true or false' if kind is bool else 'text'}, not {shown_v}", f"write {what}")
+        values[field] = v
+    m = OpenModel(**values)
+    if not _ID_RE.match(m.id):
+        raise LiteratureError(at("id"), f"'id' {m.id!r} must be lower case letters, digits, dots and hyphens", "write an id like llama-2-7b")
+    if m.heads % m.kv_heads:
+        raise LiteratureError(at("kv_heads"), f"{m.kv_heads} key/value heads cannot be shared evenly by {m.heads} query heads", "check num_key_value_heads in the config")
+    if not m.source.startswith(f"https://huggingface.co/{m.repo}/") or not m.source.endswith("config.json"):
+        raise LiteratureError(at("source"), f"'source' must be the config.json of https://huggingface.co/{m.repo}", f"write https://huggingface.co/{m.repo}/blob/main/config.json")
+    if not _DATE_RE.match(m.read):
+        raise LiteratureError(at("read"), f"'read' must be a date as YYYY-MM-DD, not {m.read!r}", "write the day the values were read, like 2026-12-06")
+    if m.window_layers not in WINDOW_LAYERS:
+        raise LiteratureError(at("window_layers"), f"'window_layers' must be none, all or alternate, not {m.window_layers!r}", "write which layers use the window")
+    if (m.sliding_window is None) != (m.window_layers == "none"):
+        raise LiteratureError(at("window_layers"), f"'window_layers' is {m.window_layers} but 'sliding_window' is {m.sliding_window}",
+                              "write `sliding_window: null` with `window_layers: none`, or a window with the layers that use it")
+    return m
+
+
+def read_open_models(path: Path | None = None) -> tuple[OpenModel, ...]:
+    """The literature file (LITERATURE_FILE unless given), checked: every mistake is one
+    LiteratureError at its file and line."""
+    path = path or LITERATURE_FILE
+    shown = _shown(path)
+    models: list[OpenModel] = []
+    for entry, line, lines in _yaml_entries(path):
+        m = _open_model(entry, f"{shown}:{line}", lines, shown)
+        if any(o.id == m.id for o in models):
+            raise LiteratureError(f"{shown}:{lines.get('id', line)}", f"the id '{m.id}' is used twice", "give each model its own id")
+        models.append(m)
+    return tuple(models)
+
+
+def open_models(path: Path | None = None) -> tuple[OpenModel, ...]:
+    """The literature file, read and checked each time (it is small; `make serve` sees an edit at once)."""
+    return read_open_models(path)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..registry import KINDS as SCORE_KINDS, MODELS
 from ..schema import TOP_K_PREDICTIONS
 from .body import MAX_BODY_CHARS, MAX_DEPTH, check_strings, load_body, load_body_lines, show
-from . import causal_kinds, diagram_kinds, guess_kind, rope_kinds, split_kinds, token_kinds, vector_kinds
+from . import cache_kinds, causal_kinds, diagram_kinds, guess_kind, rope_kinds, split_kinds, token_kinds, vector_kinds
 from .errors import LessonError, a_type
 from .errors import fail as _fail
 from .values import (
@@ -106,7 +106,7 @@ SPECS: dict[str, tuple[set[str], set[str]]] = {
 }
 # Chapters 1 and 2's kinds, the causal chapter's, the drawn diagrams and the guesses live in their own modules, one per family; each gives its SPECS and a
 # builder per kind, called with the checked options like the branches below.
-FAMILIES = (token_kinds, vector_kinds, causal_kinds, diagram_kinds, guess_kind, split_kinds, rope_kinds)
+FAMILIES = (token_kinds, vector_kinds, causal_kinds, diagram_kinds, guess_kind, split_kinds, rope_kinds, cache_kinds)
 BUILDERS = {kind: build for family in FAMILIES for kind, build in family.BUILDERS.items()}
 SPECS |= {kind: spec for family in FAMILIES for kind, spec in family.SPECS.items()}
 DIRECTIVE_KINDS = tuple(SPECS)

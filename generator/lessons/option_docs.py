@@ -55,6 +55,10 @@ KINDS: dict[str, str] = {
     "rope-distance": "position by rotation: one head of a rotary model, one query and one key placed at every distance "
                      "apart, score against distance as a line, beside the head's mean over the scoring sentences, the "
                      "pair's real distance marked (a table without JavaScript)",
+    "kv-cache": "what each model keeps of every token while it writes (its KV cache), as a table from configuration alone: "
+                "numbers and bytes per token, for its longest text, with sliding windows, and without shared keys; "
+                "the course's models and current open models cited from their published config.json",
+    "masks": "which keys each query may see, as grids side by side: causal, a sliding window, and causal with a learned sink",
 }
 
 _TOKEN = "a token by its text (`her`, `·her`) or its position (`#6`, counting `<|endoftext|>` as #0)"
@@ -143,6 +147,14 @@ BY_KIND: dict[tuple[str, str], Option] = {
                                       "none: give `layer` and `head`, or `pick`", "pick: {best: previous-token}"),
     ("rope-distance", "token"): Option(_TOKEN + "; the query", "the last token", "token: Sam"),
     ("rope-distance", "key"): Option(_TOKEN + "; at or before `token`", "the token just before `token`", "key: to"),
+    ("kv-cache", "models"): Option("a list of the course's models (`tiny`, `tiny-rope`, `gpt2`) and the ids of "
+                                   "generator/literature/open_models.yml (`llama-2-7b`, `mistral-7b`, …)",
+                                   "every one of them, the course's first", "models: [tiny, tiny-rope, gpt2, llama-2-7b]"),
+    ("kv-cache", "bytes"): Option("`2` (half precision, as models are usually run) or `4` (float32, as the course's models are stored)",
+                                  "2", "bytes: 4"),
+    ("masks", "tokens"): Option("a whole number from 3 to 16: the rows and columns of each grid", "8", "tokens: 6"),
+    ("masks", "window"): Option("a whole number from 1 to one less than `tokens`: the tokens a query sees, itself included",
+                                "3", "window: 2"),
     ("circuit", "kind"): Option("a score kind: `previous-token`, `duplicate-token`, `induction`, `sink`", "induction",
                                 "kind: induction"),
 }

@@ -31,10 +31,11 @@ def split_source_mark(body: str, fallback: str) -> tuple[str, str]:
 
 
 
-# {{ lily.weight(her, Lily) }}  {{ lily.layer }}  {{ model.tiny.nLayer }}
+# {{ lily.weight(her, Lily) }}  {{ lily.layer }}  {{ model.tiny.nLayer }}  {{ model.tiny-rope.nLayer }} (a
+# model's name may hold a hyphen, so the path may too)
 REF_RE = re.compile(r"\{\{(?P<body>.*?)\}\}")
 LINE_MARK_RE = re.compile(r"\s@(?P<line>\d+)\s*$")
-REF_BODY_RE = re.compile(r"^(?P<target>[a-z][a-z0-9_-]*)\.(?P<path>[A-Za-z][A-Za-z0-9_.]*)(?:\((?P<args>[^()]*)\))?$")
+REF_BODY_RE = re.compile(r"^(?P<target>[a-z][a-z0-9_-]*)\.(?P<path>[A-Za-z][A-Za-z0-9_.-]*)(?:\((?P<args>[^()]*)\))?$")
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,10 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.x(her) }} {{ id.y(her) }} {{ id.close(her) }} {{ id.close(her, 3) }} (the marked word's
                 nearest tokens on the map) {{ id.rule }} (which tokens the map shows)
     models      {{ model.gpt2.nLayer }} nHead width headDim nCtx nParams vocabSize revision hfName
-                nHeads (layers × heads) sqrtHeadDim (2 decimals)
+                nHeads (layers × heads) sqrtHeadDim (2 decimals); the KV cache from the config: nKvHead
+                kvShare (query heads per key/value head) kvNumbers kvNumbersUnshared (numbers kept per
+                token) kvBytes kvContextBytes kvContextBytesUnshared (float32, as stored; a context of
+                nCtx tokens) kvBytes16 kvContextBytes16 (at 16 bits): "4,096 bytes", "1.05 MB"
     training    {{ model.tiny.training.bitsPerChar }} natsPerToken (over all held-out stories) steps
                 tokensSeen finalLoss validationLoss wallMinutes nParams trainStories validationStories
                 source (the corpus files, "stories.txt and more-stories.txt");
@@ -117,6 +120,11 @@ count from 1; weights have 2 decimals, the softmax widget's 3):
                 {{ id.maxDistance }} {{ id.sentences }}; the model's shape: {{ id.theta }} {{ id.headDim }}
                 {{ id.pairs }} {{ id.queryHeads }} {{ id.kvHeads }} {{ id.perGroup }} {{ id.layers }}
                 {{ id.kept }} {{ id.keptWithout }} (numbers a token keeps for its keys and values, shared / unshared)
+    kv-cache    {{ id.perToken(llama-2-7b) }} {{ id.context(m) }} {{ id.unshared(m) }} (bytes, at the figure's
+                precision: per token, for the longest text, and with one key/value head per query head)
+                {{ id.numbers(m) }} (numbers kept per token) {{ id.tokens(m) }} {{ id.window(m) }} {{ id.share(m) }}
+                (query heads per key/value head) {{ id.layers(m) }} {{ id.heads(m) }} {{ id.kvHeads(m) }}
+    masks       {{ id.tokens }} {{ id.window }}
     page        {{ page.minutes }} {{ page.words }} (generator/markdown/lesson.py)
 """
 
@@ -134,6 +142,7 @@ from . import architecture, arrows  # the drawn diagrams
 from . import guess  # a "Guess first" question's choices
 from . import score_split  # why a head looks where it looks
 from . import rope_distance  # position by rotation
+from . import kv_cache, masks  # what a model keeps while it writes, and which keys a query sees
 from .context import Ctx
 from .ref_common import check_arity, ref_fail
 
@@ -162,6 +171,8 @@ KINDS: dict[str, ModuleType] = {
     "guess": guess,
     "score-split": score_split,
     "rope-distance": rope_distance,
+    "kv-cache": kv_cache,
+    "masks": masks,
 }
 assert set(KINDS) == set(DIRECTIVE_KINDS), "every directive kind has one renderer"
 

@@ -182,6 +182,18 @@ def whole(n: int) -> str:
     return f"{int(n):,}"
 
 
+def byte_size(n: int) -> str:
+    """A size in bytes as a reader takes it in: exact below 100,000 ("73,728 bytes"), then in
+    decimal units (1 kB = 1,000 bytes), 3 significant digits ("524 kB", "75.5 MB", "2.15 GB")."""
+    if n < 100_000:
+        return f"{int(n):,} bytes"
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= size:
+            v = n / size
+            return f"{v:,.0f} {unit}" if v >= 100 else f"{v:.1f} {unit}" if v >= 10 else f"{v:.2f} {unit}"
+    raise AssertionError(n)
+
+
 def compact(x: float):
     """1.0 -> 1, so the page's JSON is shorter; other numbers unchanged."""
     return int(x) if x == int(x) else x

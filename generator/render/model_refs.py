@@ -1,6 +1,8 @@
 """`{{ model.<name>.<field> }}` references: a model's shape and revision from its stored traces,
 or, where a model has no traces here (GPT-2), from its committed configuration
-(registry.config_facts); and `{{ model.tiny.training.<field> }}` from the training log."""
+(registry.config_facts); what it keeps per token while it writes (its KV cache, registry.kv_shape:
+arithmetic on its config.json, never measured); and `{{ model.tiny.training.<field> }}` from the
+training log."""
 
 from __future__ import annotations
 
@@ -8,13 +10,37 @@ import math
 
 from .. import schema
 from ..lessons.refs import Ref
-from ..registry import MODELS, config_facts
+from ..registry import MODELS, RUN_BYTES, STORED_BYTES, config_facts, kv_shape
 from . import training_figure as training
 from .context import Ctx, Missing
-from .format import esc, f2, whole
+from .format import byte_size, esc, f2, whole
 from .ref_common import PENDING_REF, ref_fail
 
-FIELDS = ("nLayer", "nHead", "width", "headDim", "nCtx", "nParams", "vocabSize", "revision", "hfName", "nHeads", "sqrtHeadDim")
+FIELDS = ("nLayer", "nHead", "width", "headDim", "nCtx", "nParams", "vocabSize", "revision", "hfName", "nHeads", "sqrtHeadDim",
+          "nKvHead", "kvShare", "kvNumbers", "kvNumbersUnshared", "kvBytes", "kvBytes16", "kvContextBytes", "kvContextBytes16",
+          "kvContextBytesUnshared")
+
+
+def kv_field(model: str, name: str) -> str:
+    """The KV cache fields, from the config alone: numbers kept per token (a key and a value per layer and
+    key/value head), in bytes as stored (float32, STORED_BYTES) or at 16 bits (RUN_BYTES), and for a
+    whole context of nCtx tokens."""
+    kv = kv_shape(model)
+    value = {
+        "nKvHead": kv.n_kv_head,
+        "kvShare": kv.n_head // kv.n_kv_head,  # query heads per key/value head
+        "kvNumbers": kv.numbers_per_token,
+        "kvNumbersUnshared": kv.numbers_unshared,
+    }.get(name)
+    if value is not None:
+        return whole(value)
+    return byte_size({
+        "kvBytes": kv.bytes_per_token(STORED_BYTES),
+        "kvBytes16": kv.bytes_per_token(RUN_BYTES),
+        "kvContextBytes": kv.bytes_for(kv.n_ctx, STORED_BYTES),
+        "kvContextBytes16": kv.bytes_for(kv.n_ctx, RUN_BYTES),
+        "kvContextBytesUnshared": kv.bytes_unshared_for(kv.n_ctx, STORED_BYTES),
+    }[name])
 
 
 def known_without_traces(model: str) -> dict:
@@ -40,8 +66,10 @@ def ref(ref: Ref, ctx: Ctx) -> str:
         return training.model_ref(ref, parts, ctx)
     if len(parts) != 2 or parts[1] not in FIELDS:
         ref_fail(ref, f"unknown model field '{'.'.join(parts[1:])}'", f"use one of: {', '.join(FIELDS)}, or training.<field>")
-    meta = ctx.store.model_meta(model) if ctx.store is not None else None
     name = parts[1]
+    if name == "nKvHead" or name.startswith("kv"):
+        return kv_field(model, name)  # the config's arithmetic: the same with or without traces
+    meta = ctx.store.model_meta(model) if ctx.store is not None else None
     if meta is None:
         meta = known_without_traces(model)  # GPT-2's published configuration: no weights needed
         if name not in meta and name not in ("nHeads", "sqrtHeadDim"):

@@ -43,6 +43,8 @@
     neighbours: { now: null },
     architecture: { now: null },  // drawn diagrams: static SVG, nothing to set up
     arrows: { now: null },
+    "kv-cache": { now: null },  // a plain table
+    masks: { now: null },  // drawn diagram
     guess: { now: initGuess },  // not a figure: a question's choices (form.course-guess)
     'score-split': { now: initScoreSplit },
     'rope-distance': { now: initRopeDistance },
