@@ -20,6 +20,7 @@ import pytest
 from course_builds import INJECTION_PAGE_NAME, REPO, quiet, settle
 
 from .conftest import page_opener
+from .figures import FIRST_HEATMAP, course_figure
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -200,17 +201,18 @@ def assert_focus_visible_everywhere(page, stops: int) -> None:
 
 
 def test_keyboard_alone_drives_every_widget_with_focus_visible(course, server, open_site):
+    f1 = "#" + course_figure(course, "attention.html", **FIRST_HEATMAP)
     w = open_site()
     page = w.page
     page.goto(f"{server.base}/attention.html")
     settle(page)
-    fig = page.locator("#fig-1")
+    fig = page.locator(f1)
     summary = lambda: fig.locator(".course-summary").inner_text()  # noqa: E731
 
     # token, layer, head: reached with Tab from the top of the page, changed with the arrow keys
     for control in ("token", "layer", "head"):
         before = summary()
-        tab_to(page, f"#fig-1 select[data-control={control}]")
+        tab_to(page, f"{f1} select[data-control={control}]")
         old, at_end = page.evaluate("[document.activeElement.value, document.activeElement.selectedIndex === document.activeElement.options.length - 1]")
         page.keyboard.press("ArrowUp" if at_end else "ArrowDown")
         assert page.evaluate("document.activeElement.value") != old, f"the arrow keys did not change the {control}"
@@ -218,21 +220,21 @@ def test_keyboard_alone_drives_every_widget_with_focus_visible(course, server, o
         from playwright.sync_api import TimeoutError as PlaywrightTimeout  # lazily, as conftest: no Chromium, no import
 
         try:
-            page.wait_for_function("([b]) => document.querySelector('#fig-1 .course-summary').innerText !== b", arg=[before])
+            page.wait_for_function(f"([b]) => document.querySelector('{f1} .course-summary').innerText !== b", arg=[before])
         except PlaywrightTimeout:
             pass  # the assertion below says what did not change
         assert summary() != before, f"changing the {control} did not change the summary"
 
     # "Show as a table" by keyboard, then a table row's button picks that row's token (the first
     # row: the first token)
-    tab_to(page, "#fig-1 button.course-table-toggle")
+    tab_to(page, f"{f1} button.course-table-toggle")
     page.keyboard.press("Enter")
     assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "true"
-    tab_to(page, "#fig-1 .course-rowpick")
+    tab_to(page, f"{f1} .course-rowpick")
     before = summary()
     page.keyboard.press("Enter")
     assert summary() != before, "Enter on the first row did not pick its token"
-    assert page.evaluate("document.querySelector('#fig-1 select[data-control=token]').value") == "0"
+    assert page.evaluate(f"document.querySelector('{f1} select[data-control=token]').value") == "0"
 
     # the stepper: Next by keyboard
     stepper = page.locator(".course-fig[data-kind=stepper]").first
@@ -264,13 +266,14 @@ def test_keyboard_alone_drives_every_widget_with_focus_visible(course, server, o
 
 
 def test_reduced_motion_runs_no_transition_or_animation(course, server, open_site):
+    f1 = "#" + course_figure(course, "attention.html", **FIRST_HEATMAP)
     w = open_site(reduced_motion="reduce")
     page = w.page
     page.goto(f"{server.base}/attention.html")
     settle(page)
     sm = page.locator(".course-fig[data-kind=softmax]").first
     sm.locator("input[data-score]").first.fill("5")
-    page.locator("#fig-1 select[data-control=head]").select_option(index=1)
+    page.locator(f"{f1} select[data-control=head]").select_option(index=1)
     stepper = page.locator(".course-fig[data-kind=stepper]").first
     stepper.locator("button[data-action=next]").click()
     labels = page.locator(".tabbed-labels label")
