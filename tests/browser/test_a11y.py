@@ -24,7 +24,7 @@ from course_builds import INJECTION_PAGE_NAME, REPO, quiet, settle
 
 from .conftest import page_opener
 from .cut_off import cut_off
-from .figures import FIRST_HEATMAP, course_figure
+from .figure_ids import FIRST_HEATMAP, course_figure
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ import pytest
 
 from course_builds import settle
 
-from .figures import course_figure
+from .figure_ids import course_figure
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

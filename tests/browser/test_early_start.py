@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from .figures import FIRST_HEATMAP, REPEATED_WORDS, course_figure
+from .figure_ids import FIRST_HEATMAP, REPEATED_WORDS, course_figure
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

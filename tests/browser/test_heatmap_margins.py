@@ -10,7 +10,7 @@ import pytest
 from generator.bench.browser import DRAW_ALL_JS
 from course_builds import settle
 
-from .figures import FIRST_HEATMAP, REPEATED_WORDS, course_figure
+from .figure_ids import FIRST_HEATMAP, REPEATED_WORDS, course_figure
 from .test_play import STATE, enc
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from course_builds import quiet
 
-from .figures import FIRST_HEATMAP, REPEATED_WORDS, course_figure
+from .figure_ids import FIRST_HEATMAP, REPEATED_WORDS, course_figure
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

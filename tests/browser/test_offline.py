@@ -19,7 +19,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from course_builds import INJECTION_PAGE_NAME, settle
 
 from .conftest import failed_request, page_opener
-from .figures import first_of
+from .figure_ids import first_of
 from .test_play import typed
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

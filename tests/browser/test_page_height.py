@@ -9,7 +9,7 @@ import pytest
 
 from course_builds import quiet, settle
 
-from .figures import FIRST_HEATMAP, course_figure
+from .figure_ids import FIRST_HEATMAP, course_figure
 
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

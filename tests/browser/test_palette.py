@@ -12,7 +12,7 @@ import pytest
 from course_builds import settle
 from generator.render.format import contrast_ratio
 
-from .figures import FIRST_HEATMAP, course_figure
+from .figure_ids import FIRST_HEATMAP, course_figure
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

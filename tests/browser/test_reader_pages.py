@@ -13,7 +13,7 @@ import pytest
 from course_builds import FINITE_ANIMATIONS_DONE, quiet, settle
 
 from .conftest import page_opener
-from .figures import course_figure
+from .figure_ids import course_figure
 from .test_a11y import axe, built_pages, print_and_judge
 from .test_reader_view import PLOT_BOXES, check_legible
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from .figures import first_of
+from .figure_ids import first_of
 
 pytestmark = pytest.mark.browser
 
