@@ -17,7 +17,6 @@ from .figure_ids import FIRST_HEATMAP, REPEATED_WORDS, course_figure
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-
 @pytest.fixture(scope="module")
 def long_fig(course) -> str:
     """attention.html's figure of one head on 15 tokens (the repeated-words sentence)."""
