@@ -43,6 +43,9 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    import cpu_times  # COURSE_CPU_TIMES=FILE: CPU-seconds per test phase (tests/cpu_times.py)
+
+    cpu_times.register(config)
     config.addinivalue_line("markers", "gpt2_shaped: uses the run's one GPT-2-shaped course (tests/gpt2_store.py; set by pytest_collection_modifyitems)")
 
 

@@ -7,12 +7,15 @@
   and focus is always visible (a real outline on every focused control);
 * prefers-reduced-motion: no CSS transition or animation runs;
 * a 320 px viewport: the page body never scrolls sideways, the grids scroll inside their wrappers;
-* print: every content tab is shown, one after another; table heatmaps show; Plotly plots do not.
+* print: every content tab is shown, one after another; table heatmaps show; Plotly plots do not;
+* nothing cut off (cut_off.py), at 1280 and 375 px, on the page loads of the axe walks at 375 px
+  and in dark mode (`walks`: each page loaded once for both).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,8 @@ import pytest
 from course_builds import INJECTION_PAGE_NAME, REPO, quiet, settle
 
 from .conftest import page_opener
+from .cut_off import cut_off
+from .figure_ids import FIRST_HEATMAP, course_figure
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -65,11 +70,8 @@ def one_file_chapters(course: Path) -> list[str]:
 def axe(page, every_tab: bool = True) -> list[dict]:
     """axe on the page as loaded; then, with every_tab, once more for each further tab: the k-th
     tab of every tab set selected (as a reader selects it, by its label), axe on the tab sets."""
-    if not AXE.is_file():
-        pytest.fail(AXE_MISSING)
-    head = AXE.read_bytes()[:64].decode("utf-8", "replace")
-    if f"axe v{AXE_VERSION}\n" not in head and f"axe v{AXE_VERSION} " not in head:
-        pytest.fail(f"{AXE.relative_to(REPO)} is not axe-core {AXE_VERSION} ({head.splitlines()[0]!r}): {AXE_INSTALL}")
+    if axe_problem():
+        pytest.fail(axe_problem())
     page.add_script_tag(path=str(AXE))
     found = page.evaluate(AXE_RUN)
     for k in range(1, page.evaluate(TAB_COUNT) if every_tab else 1):
@@ -150,20 +152,85 @@ def test_axe_every_one_file_chapter_from_file(course, browser, capsys, viewport,
     print_and_judge({f"downloads/{n}": v for n, v in results.items()}, f"axe on one-file chapters at {viewport} px, {scheme}", capsys, [])
 
 
+# ---------------------------------------------------------------- one walk, two checks: axe and what is cut off
+
+
+def axe_problem() -> str | None:
+    """Why axe cannot run here (not installed, or another version than AXE_VERSION), or None."""
+    if not AXE.is_file():
+        return AXE_MISSING
+    head = AXE.read_bytes()[:64].decode("utf-8", "replace")
+    if f"axe v{AXE_VERSION}\n" not in head and f"axe v{AXE_VERSION} " not in head:
+        return f"{AXE.relative_to(REPO)} is not axe-core {AXE_VERSION} ({head.splitlines()[0]!r}): {AXE_INSTALL}"
+    return None
+
+
+@dataclass
+class Walk:
+    """Every built page at one width and palette, each loaded once and settled: axe on it as
+    loaded (404.html left out), then everything in it shown and what is cut off (cut_off.py)."""
+
+    axe: dict[str, list[dict]] = field(default_factory=dict)  # page -> axe's violations
+    axe_failed: list[str] = field(default_factory=list)  # a page where axe could not run through (a tab that would not stay)
+    cut: dict[str, list] = field(default_factory=dict)  # page -> what is cut off, where anything is
+    errors: list[str] = field(default_factory=list)  # the pages' console and script errors
+
+
+def walk_pages(course: Path, server, browser, width: int, scheme: str) -> Walk:
+    walk, run_axe = Walk(), axe_problem() is None
+    with page_opener(browser, {f"127.0.0.1:{server.port}"}, width=width) as open_:
+        w = open_(viewport={"width": width, "height": 900}, color_scheme=scheme)
+        for rel in built_pages(course):
+            w.page.goto(f"{server.base}/{rel}")
+            settle(w.page)
+            if run_axe and rel != "404.html":
+                try:
+                    walk.axe[rel] = axe(w.page)
+                except AssertionError as e:
+                    walk.axe_failed.append(f"{rel}: {e}")
+            cut = cut_off(w.page)
+            if cut:
+                walk.cut[rel] = cut
+        walk.errors = list(w.errors)
+    return walk
+
+
+@pytest.fixture(scope="module")
+def walks(course, server, browser):
+    """walks(width, scheme) -> Walk, made once a module per width and palette: axe at 375 px and in
+    dark mode, and the cut-off check at 375 and 1280 px, read the same page loads (each test loaded
+    every page itself before: 12 loads a walk)."""
+    made: dict[tuple[int, str], Walk] = {}
+
+    def get(width: int, scheme: str) -> Walk:
+        if (width, scheme) not in made:
+            made[(width, scheme)] = walk_pages(course, server, browser, width, scheme)
+        return made[(width, scheme)]
+
+    return get
+
+
 @pytest.mark.parametrize("viewport,scheme", [(375, "light"), (1280, "dark")], ids=["375px", "dark"])
-def test_axe_every_built_page_at_375px_and_in_dark_mode(course, server, open_site, capsys, viewport, scheme):
+def test_axe_every_built_page_at_375px_and_in_dark_mode(walks, capsys, viewport, scheme):
     """At 375 px wide tables, the comparison and long formulas scroll sideways (each must then be
     a keyboard stop: scrollable-region-focusable); in dark mode (prefers-color-scheme: dark, the
     slate palette) every text keeps its contrast."""
-    w = open_site(viewport={"width": viewport, "height": 900}, color_scheme=scheme)
-    results = {}
-    for rel in built_pages(course):
-        if rel == "404.html":
-            continue
-        w.page.goto(f"{server.base}/{rel}")
-        settle(w.page)
-        results[rel] = axe(w.page)
-    print_and_judge(results, f"axe at {viewport} px, {scheme}", capsys, w.errors)
+    if axe_problem():
+        pytest.fail(axe_problem())
+    walk = walks(viewport, scheme)
+    assert not walk.axe_failed, walk.axe_failed
+    print_and_judge(walk.axe, f"axe at {viewport} px, {scheme}", capsys, walk.errors)
+
+
+@pytest.mark.parametrize("width,scheme", [(1280, "dark"), (375, "light")])
+def test_no_page_has_an_element_cut_off(walks, width, scheme):
+    """Both widths, one palette each: the palette changes colours, not sizes (the fade is a mask,
+    the same in both). Measured on the code before issue 46: display formulas cut 2-5 px at the
+    bottom on five pages, and a heatmap that scrolled with no fade (the injection page's long
+    sentence). (cut_off.py; every page as the axe walk at the same width and palette left it.)"""
+    walk = walks(width, scheme)
+    assert walk.cut == {}
+    assert walk.errors == []
 
 
 # ---------------------------------------------------------------- keyboard and visible focus
@@ -200,17 +267,18 @@ def assert_focus_visible_everywhere(page, stops: int) -> None:
 
 
 def test_keyboard_alone_drives_every_widget_with_focus_visible(course, server, open_site):
+    f1 = "#" + course_figure(course, "attention.html", **FIRST_HEATMAP)
     w = open_site()
     page = w.page
     page.goto(f"{server.base}/attention.html")
     settle(page)
-    fig = page.locator("#fig-1")
+    fig = page.locator(f1)
     summary = lambda: fig.locator(".course-summary").inner_text()  # noqa: E731
 
     # token, layer, head: reached with Tab from the top of the page, changed with the arrow keys
     for control in ("token", "layer", "head"):
         before = summary()
-        tab_to(page, f"#fig-1 select[data-control={control}]")
+        tab_to(page, f"{f1} select[data-control={control}]")
         old, at_end = page.evaluate("[document.activeElement.value, document.activeElement.selectedIndex === document.activeElement.options.length - 1]")
         page.keyboard.press("ArrowUp" if at_end else "ArrowDown")
         assert page.evaluate("document.activeElement.value") != old, f"the arrow keys did not change the {control}"
@@ -218,21 +286,21 @@ def test_keyboard_alone_drives_every_widget_with_focus_visible(course, server, o
         from playwright.sync_api import TimeoutError as PlaywrightTimeout  # lazily, as conftest: no Chromium, no import
 
         try:
-            page.wait_for_function("([b]) => document.querySelector('#fig-1 .course-summary').innerText !== b", arg=[before])
+            page.wait_for_function(f"([b]) => document.querySelector('{f1} .course-summary').innerText !== b", arg=[before])
         except PlaywrightTimeout:
             pass  # the assertion below says what did not change
         assert summary() != before, f"changing the {control} did not change the summary"
 
     # "Show as a table" by keyboard, then a table row's button picks that row's token (the first
     # row: the first token)
-    tab_to(page, "#fig-1 button.course-table-toggle")
+    tab_to(page, f"{f1} button.course-table-toggle")
     page.keyboard.press("Enter")
     assert page.evaluate("document.activeElement.getAttribute('aria-expanded')") == "true"
-    tab_to(page, "#fig-1 .course-rowpick")
+    tab_to(page, f"{f1} .course-rowpick")
     before = summary()
     page.keyboard.press("Enter")
     assert summary() != before, "Enter on the first row did not pick its token"
-    assert page.evaluate("document.querySelector('#fig-1 select[data-control=token]').value") == "0"
+    assert page.evaluate(f"document.querySelector('{f1} select[data-control=token]').value") == "0"
 
     # the stepper: Next by keyboard
     stepper = page.locator(".course-fig[data-kind=stepper]").first
@@ -264,13 +332,14 @@ def test_keyboard_alone_drives_every_widget_with_focus_visible(course, server, o
 
 
 def test_reduced_motion_runs_no_transition_or_animation(course, server, open_site):
+    f1 = "#" + course_figure(course, "attention.html", **FIRST_HEATMAP)
     w = open_site(reduced_motion="reduce")
     page = w.page
     page.goto(f"{server.base}/attention.html")
     settle(page)
     sm = page.locator(".course-fig[data-kind=softmax]").first
     sm.locator("input[data-score]").first.fill("5")
-    page.locator("#fig-1 select[data-control=head]").select_option(index=1)
+    page.locator(f"{f1} select[data-control=head]").select_option(index=1)
     stepper = page.locator(".course-fig[data-kind=stepper]").first
     stepper.locator("button[data-action=next]").click()
     labels = page.locator(".tabbed-labels label")

@@ -9,6 +9,8 @@ import pytest
 
 from course_builds import settle
 
+from .figure_ids import course_figure
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # each chapter's causal figure kinds: chapter 5 tests one head four ways, chapter 6 removes heads
@@ -36,19 +38,20 @@ CELL_CONTRAST_JS = """() => {
 }"""
 
 
-def test_an_ablation_cell_opens_that_head_in_the_attention_figure(server, open_site):
+def test_an_ablation_cell_opens_that_head_in_the_attention_figure(course, server, open_site):
+    fig = course_figure(course, "causal.html", kind="attention", sentence="Lily wanted to play with")
     w = open_site()
     w.page.goto(f"{server.base}/causal.html")
     settle(w.page)
     cell = w.page.locator('.course-fig[data-kind="ablation"]').first.locator("tbody tr").nth(1).locator("a").nth(2)
     href = cell.get_attribute("href")  # layer 2, head 3
-    assert href.startswith("#fig-1:layer=2,head=3,token=")
+    assert href.startswith(f"#{fig}:layer=2,head=3,token=")
     # open another head first, so the link has something to change
-    w.page.goto(f"{server.base}/causal.html#fig-1:layer=1,head=1,token=6")
+    w.page.goto(f"{server.base}/causal.html#{fig}:layer=1,head=1,token=6")
     settle(w.page)
     w.page.locator('.course-fig[data-kind="ablation"] tbody tr').nth(1).locator("a").nth(2).click()
-    w.page.wait_for_function("() => document.querySelector('#fig-1-head') && document.querySelector('#fig-1-head').value === '2'")
-    assert w.page.locator("#fig-1-layer").input_value() == "1"
+    w.page.wait_for_function(f"() => document.querySelector('#{fig}-head') && document.querySelector('#{fig}-head').value === '2'")
+    assert w.page.locator(f"#{fig}-layer").input_value() == "1"
     assert not w.errors, w.errors
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from .figure_ids import FIRST_HEATMAP, REPEATED_WORDS, course_figure
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 COURSE_JS = "**/assets/generated/course.js"
@@ -29,9 +31,10 @@ def record_course_js(w) -> None:
 def test_course_js_sets_up_the_first_heatmap_mid_parse_and_the_rest_once_parsed(course, server, open_site):
     w = open_site()
     record_course_js(w)
+    first = course_figure(course, "attention.html", **FIRST_HEATMAP)
     w.goto(f"{server.base}/attention.html")
     at = w.page.evaluate("window.__atCourseJs")
-    assert at == {"state": "loading", "figures": ["fig-1"], "footer": False}, at
+    assert at == {"state": "loading", "figures": [first], "footer": False}, at
     inits = w.page.evaluate("performance.getEntriesByName('course:init').map(e => e.startTime)")
     dcl = w.page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventStart")
     assert len(inits) >= 2 and inits[0] < dcl <= inits[-1], (inits, dcl)
@@ -39,7 +42,7 @@ def test_course_js_sets_up_the_first_heatmap_mid_parse_and_the_rest_once_parsed(
     assert w.page.evaluate(NOT_SET_UP) == []
     kinds = w.page.evaluate("course.figures.map(f => f.el.getAttribute('data-kind'))")
     assert kinds.count("attention") >= 3 and kinds.count("compare") == 2 and "stepper" in kinds, kinds
-    assert w.page.evaluate("document.querySelector('#fig-1 .course-plot .main-svg') !== null")
+    assert w.page.evaluate(f"document.querySelector('#{first} .course-plot .main-svg') !== null")
     assert w.errors == []
 
 
@@ -58,11 +61,12 @@ def test_a_page_whose_heatmaps_are_pending_runs_course_js_after_its_article(cour
 
 def test_a_link_to_a_later_figure_opens_it_as_the_link_says(course, server, open_site):
     w = open_site()
-    w.goto(f"{server.base}/attention.html#fig-7:layer=3,head=2,token=3")
-    w.page.wait_for_function("document.querySelector('#fig-7 select[data-control=layer]').value === '2'")
-    state = w.page.evaluate("""() => ['layer', 'head', 'token'].map(c =>
-        document.querySelector('#fig-7 select[data-control=' + c + ']').value)""")
+    fig = course_figure(course, "attention.html", **REPEATED_WORDS)  # a figure far down the page
+    w.goto(f"{server.base}/attention.html#{fig}:layer=3,head=2,token=3")
+    w.page.wait_for_function(f"document.querySelector('#{fig} select[data-control=layer]').value === '2'")
+    state = w.page.evaluate("""(fig) => ['layer', 'head', 'token'].map(c =>
+        document.querySelector('#' + fig + ' select[data-control=' + c + ']').value)""", fig)
     assert state == ["2", "1", "3"]
-    top = w.page.evaluate("document.querySelector('#fig-7').getBoundingClientRect().top")
+    top = w.page.evaluate(f"document.querySelector('#{fig}').getBoundingClientRect().top")
     assert -5 <= top < 200, f"the linked figure is not where the page opened: {top}"
     assert w.errors == []

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from .figure_ids import FIRST_HEATMAP, course_figure
+
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -45,10 +47,11 @@ def test_before_course_js_runs_the_tables_are_hidden_and_the_heatmaps_room_is_ke
 
     w.page.route(COURSE_JS, prepend)
     w.page.add_init_script(RECORD_REST)
+    f1 = course_figure(course, "attention.html", **FIRST_HEATMAP)
     w.goto(f"{server.base}/attention.html")
     first, rest = w.page.evaluate("window.__firstFrame"), w.page.evaluate("window.__restFrame")
     assert first["js"] and rest["js"], "the head's script did not set html.course-js before course.js"
-    assert [v["fig"] for v in first["views"]] == ["fig-1"]
+    assert [v["fig"] for v in first["views"]] == [f1]
     assert len(rest["views"]) >= 3, "the figures after the first heatmap were set up before the page was parsed"
     first = {"js": True, "views": first["views"] + rest["views"]}
     for v in first["views"]:
@@ -58,7 +61,7 @@ def test_before_course_js_runs_the_tables_are_hidden_and_the_heatmaps_room_is_ke
     assert after["js"]
     assert all(v["toggle"] and not v["static"] and v["table"] == "none" for v in after["views"])
     # the room kept was about the heatmap's height: the first one (on screen) moved the page little
-    drawn = w.page.evaluate("document.querySelector('#fig-1 .course-plot').offsetHeight")
+    drawn = w.page.evaluate(f"document.querySelector('#{f1} .course-plot').offsetHeight")
     assert abs(drawn - first["views"][0]["minHeight"]) < 0.35 * drawn
     assert w.errors == []
 
@@ -116,11 +119,11 @@ def test_on_a_slow_network_the_kept_room_says_the_heatmap_is_coming(course, serv
     w = open_site(reduced_motion=motion)
     # Plotly's 1.5 MB on a slow network: its request is held until the test lets it go, so the
     # page waits for it with the article parsed however busy the machine is. (Chrome's emulated
-    # slow network, used before, once left #fig-1 unshown for a minute in the full suite.)
+    # slow network, used before, once left the first heatmap unshown for a minute in the full suite.)
     held = []
     w.page.route(PLOTLY, lambda route: held.append(route))
     w.page.goto(f"{server.base}/attention.html", wait_until="commit")
-    w.page.wait_for_selector("#fig-1 .course-view")
+    w.page.wait_for_selector("#" + course_figure(course, "attention.html", **FIRST_HEATMAP) + " .course-view")
     early = w.page.evaluate(EARLY_JS)
     assert early and all(v["fades"] == 1 and v["delay"] >= 500 and v["opacity"] < 0.5 for v in early), \
         f"shown at once, so a fast page would flash it: {early}"

@@ -10,6 +10,7 @@ import pytest
 from generator.bench.browser import DRAW_ALL_JS
 from course_builds import settle
 
+from .figure_ids import FIRST_HEATMAP, REPEATED_WORDS, course_figure
 from .test_play import STATE, enc
 
 
@@ -118,7 +119,7 @@ def test_long_labels_at_either_end_stay_inside_the_plot(course, server, open_sit
     w.page.goto(f"{server.base}/attention.html")
     w.page.evaluate(GRID_VIEW_JS)
     settle(w.page)
-    for fig in ("fig-1", "fig-7"):  # 7 and 15 tokens
+    for fig in (course_figure(course, "attention.html", **FIRST_HEATMAP), course_figure(course, "attention.html", **REPEATED_WORDS)):  # 7 and 15 tokens
         w.page.locator(f"#{fig} .course-plot").scroll_into_view_if_needed()
         w.page.locator(f"#{fig} .course-plot .main-svg").first.wait_for(state="attached")
         geom = w.page.evaluate(LONG_LABELS_JS, [fig, "·extraordinary"])
@@ -151,7 +152,7 @@ def test_a_long_sentences_colour_bar_stays_inside_the_plot_on_a_phone(course, se
 
 # The gaps between each axis title and its labels, as drawn: the row title's right edge to the
 # row labels' leftmost edge, the column title's bottom to the column labels' top.
-TITLE_GAPS_JS = """() => { const d = document.querySelector('#fig-1 .course-plot-inner'), box = e => e.getBoundingClientRect();
+TITLE_GAPS_JS = """(id) => { const d = document.querySelector('#' + id + ' .course-plot-inner'), box = e => e.getBoundingClientRect();
   const [keyTitle, queryTitle] = d.querySelectorAll('.course-axis-title');
   const rows = [...d.querySelectorAll('.course-axis-queries text')].map(box), cols = [...d.querySelectorAll('.course-axis-keys text')].map(box);
   return {left: d._fullLayout._size.l, top: d._fullLayout._size.t,
@@ -174,15 +175,16 @@ def test_the_axis_titles_stay_beside_short_labels(course, server, open_site, wid
     """Short tokens leave the left and top margins at their least (HEATMAP.marginMin): the axis
     titles then stay as near their labels as beside long ones, where Plotly put them, not at
     the figure's edge."""
+    f1 = course_figure(course, "attention.html", **FIRST_HEATMAP)
     w = open_site()
     w.page.set_viewport_size({"width": width, "height": 900})
     w.page.goto(f"{server.base}/attention.html")
     w.page.evaluate(GRID_VIEW_JS)
     settle(w.page)
-    w.page.locator("#fig-1 .course-plot .course-axis-title").first.wait_for(state="attached")
-    gaps = {"long": w.page.evaluate(TITLE_GAPS_JS)}
-    w.page.evaluate(SHORT_LABELS_JS, ["fig-1"])
-    gaps["short"] = w.page.evaluate(TITLE_GAPS_JS)
+    w.page.locator(f"#{f1} .course-plot .course-axis-title").first.wait_for(state="attached")
+    gaps = {"long": w.page.evaluate(TITLE_GAPS_JS, f1)}
+    w.page.evaluate(SHORT_LABELS_JS, [f1])
+    gaps["short"] = w.page.evaluate(TITLE_GAPS_JS, f1)
     assert gaps["short"]["left"] == 60 and gaps["short"]["top"] == 60, gaps  # the margins at their least
     assert gaps["long"]["left"] > 60 and gaps["long"]["top"] > 60, gaps
     for side in ("row", "column"):
@@ -265,13 +267,14 @@ def test_labels_sit_at_their_columns_and_rows(course, server, open_site):
     """course.js draws the tokens along the axes and their tick marks, Plotly the cells: on every
     heatmap of the attention page, at a desktop and a phone width, each label and mark is at the
     centre of its column or row as Plotly's axes place it."""
+    f1 = course_figure(course, "attention.html", **FIRST_HEATMAP)
     w = open_site()
     for width in (1280, 375):
         plots = every_heatmap(w, f"{server.base}/attention.html", width, LABEL_PLACES_JS)
         assert len(plots) >= 4 and all(p["n"] and p["keys"] for p in plots), plots
         assert place_problems(plots) == [], f"attention.html at {width} px"
     # a reader selecting the page copies its text, not the axes (Plotly's labels were not selectable either)
-    copied = w.page.evaluate("() => { const s = getSelection(); s.selectAllChildren(document.querySelector('#fig-1')); return s.toString(); }")
+    copied = w.page.evaluate("(id) => { const s = getSelection(); s.selectAllChildren(document.getElementById(id)); return s.toString(); }", f1)
     assert "token (query)" not in copied and "looks at (key)" not in copied and "looks most at" in copied, copied[:300]
     for name, js in MISPLACE_JS.items():
         w.page.reload()
@@ -280,5 +283,5 @@ def test_labels_sit_at_their_columns_and_rows(course, server, open_site):
         w.page.evaluate(DRAW_ALL_JS)
         w.page.evaluate(js)
         problems = place_problems(w.page.evaluate(LABEL_PLACES_JS))
-        assert any(p.startswith("fig-1: column label") for p in problems), f"{name}: moved labels pass the check: {problems[:3]}"
+        assert any(p.startswith(f"{f1}: column label") for p in problems), f"{name}: moved labels pass the check: {problems[:3]}"
     assert not w.errors, w.errors

@@ -19,6 +19,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from course_builds import INJECTION_PAGE_NAME, settle
 
 from .conftest import failed_request, page_opener
+from .figure_ids import first_of
 from .test_play import typed
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -41,12 +42,13 @@ def offline(browser):
         yield open_
 
 
-def summary(page, fig: str = "#fig-1") -> str:
+def summary(page, fig: str) -> str:
     return page.locator(f"{fig} .course-summary").first.inner_text()
 
 
-def change_head(page, fig: str = "#fig-1") -> tuple[str, str]:
-    """Pick other heads in the figure's picker until the summary changes; (before, after)."""
+def change_head(page, fig: str) -> tuple[str, str]:
+    """Pick other heads in the picker of `fig` ("#" and a figure's id) until the summary changes;
+    (before, after)."""
     before = summary(page, fig)
     head = page.locator(f"{fig} select[data-control=head]").first
     current = head.input_value()
@@ -99,8 +101,9 @@ def test_hosted_pages_link_to_the_zip_and_chapters_to_their_one_file_copy(course
 def test_unzipped_course_works_from_file_with_no_network(unzipped, offline):
     w = offline()
     page = w.goto((unzipped / "attention.html").as_uri())
-    page.wait_for_selector("#fig-1 .course-plot .main-svg")
-    before, after = change_head(page)
+    fig = "#" + first_of(unzipped / "attention.html", "attention")
+    page.wait_for_selector(f"{fig} .course-plot .main-svg")
+    before, after = change_head(page, fig)
     assert before != after, "changing the head did not change the summary"
     assert page.locator("math").count() > 0, "the formulas (MathML) are missing"
     # search: the offline plugin's inlined index, the worker through the vendored iframe-worker shim
@@ -132,8 +135,9 @@ def test_one_file_chapter_alone_works_with_no_other_file(course, chapter, offlin
     shutil.copy(course / "build" / "site" / "downloads" / chapter, alone)
     w = offline()
     page = w.goto(alone.as_uri())
-    page.wait_for_selector("#fig-1 .course-plot .main-svg")
-    before, after = change_head(page)
+    fig = "#" + first_of(alone, "attention")
+    page.wait_for_selector(f"{fig} .course-plot .main-svg")
+    before, after = change_head(page, fig)
     assert before != after
     # the heavy parts are inline: courseReady() resolves without loading anything
     n = page.evaluate("async () => { await courseReady(); return traces.filter(t => t.layers[0].heads[0].q).length }")

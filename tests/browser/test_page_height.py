@@ -9,6 +9,8 @@ import pytest
 
 from course_builds import quiet, settle
 
+from .figure_ids import FIRST_HEATMAP, course_figure
+
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -156,9 +158,10 @@ STEP_TOKENS_JS = """async (fid) => {
 
 
 def test_on_a_phone_the_grid_does_not_move_up_and_down_as_the_reader_steps_through_tokens(course, server, open_site):
+    f1 = course_figure(course, "attention.html", **FIRST_HEATMAP)
     w = open_site()
     first_view(w, server.base, 375)
-    r = w.page.evaluate(STEP_TOKENS_JS, "fig-1")
+    r = w.page.evaluate(STEP_TOKENS_JS, f1)
     tops, n = r["tops"], r["n"]
     assert max(r["heights"]) > min(r["heights"]), "no summary took another line: nothing tested"
     assert all(b >= a for a, b in zip(tops, tops[1:])), f"the grid moved back up: {tops}"
@@ -166,7 +169,7 @@ def test_on_a_phone_the_grid_does_not_move_up_and_down_as_the_reader_steps_throu
     # a new width breaks the lines anew: the summary's kept height starts again
     w.page.set_viewport_size({"width": 1280, "height": 900})
     quiet(w.page)
-    one_line = w.page.evaluate("(() => { const s = document.querySelector('#fig-1 .course-summary'); return [s.getBoundingClientRect().height, parseFloat(getComputedStyle(s).lineHeight)]; })()")
+    one_line = w.page.evaluate("(id) => { const s = document.querySelector('#' + id + ' .course-summary'); return [s.getBoundingClientRect().height, parseFloat(getComputedStyle(s).lineHeight)]; }", f1)
     assert one_line[0] < 2 * one_line[1], f"the phone's kept height stayed at 1280 px: {one_line}"
     assert not w.errors, w.errors
 

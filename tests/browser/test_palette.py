@@ -12,6 +12,8 @@ import pytest
 from course_builds import settle
 from generator.render.format import contrast_ratio
 
+from .figure_ids import FIRST_HEATMAP, course_figure
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # Before any page script: the body's scheme at every frame until the first heatmap is painted (and
@@ -60,7 +62,8 @@ def test_the_first_frame_already_has_the_systems_palette(course, server, open_si
     assert frames and set(frames) == {scheme}, frames
     assert w.page.evaluate("window.__atPaint") == scheme
     # the first heatmap was drawn in that palette: its plot's background is the page's
-    bg = w.page.evaluate("document.querySelector('#fig-1 .js-plotly-plot')._fullLayout.plot_bgcolor").replace(" ", "")
+    f1 = course_figure(course, "attention.html", **FIRST_HEATMAP)
+    bg = w.page.evaluate(f"document.querySelector('#{f1} .js-plotly-plot')._fullLayout.plot_bgcolor").replace(" ", "")
     assert (bg in ("#2e303e", "rgb(46,48,62)")) == (scheme == "slate"), bg
     assert w.errors == []
 
@@ -84,16 +87,17 @@ def test_the_same_scheme_written_again_redraws_nothing_and_a_switch_redraws(cour
     # the header's script, which wrote it only if it differs from the first palette's)
     w.page.wait_for_function("window.__writes.some(([was, now]) => was === now)")
     assert w.page.evaluate("window.__writes")[-1] == [scheme, scheme]
+    f1 = course_figure(course, "attention.html", **FIRST_HEATMAP)
     draws = w.page.evaluate("window.__draws")
-    assert draws.count("fig-1") == 1, draws
+    assert draws.count(f1) == 1, draws
     # the reader switches: every drawn plot is drawn again, in the other palette
     other = "slate" if scheme == "default" else "default"
-    get = "document.querySelector('#fig-1 .js-plotly-plot')._fullLayout.plot_bgcolor"
+    get = f"document.querySelector('#{f1} .js-plotly-plot')._fullLayout.plot_bgcolor"
     before = w.page.evaluate(get)
     w.page.locator("form[data-md-component=palette] label:visible").click()  # Material's toggle
     w.page.wait_for_function(f"{get} !== {before!r}")
     assert w.page.evaluate("document.body.getAttribute('data-md-color-scheme')") == other
-    assert w.page.evaluate("window.__draws").count("fig-1") == 2
+    assert w.page.evaluate("window.__draws").count(f1) == 2
     assert w.errors == []
 
 
@@ -111,8 +115,9 @@ def test_tick_marks_and_the_colour_bars_outline_stand_out_in_either_palette(cour
     settle(w.page)
     assert w.page.evaluate("document.body.getAttribute('data-md-color-scheme')") == scheme
     page_bg = w.page.evaluate("getComputedStyle(document.body).backgroundColor")
+    f1 = course_figure(course, "attention.html", **FIRST_HEATMAP)
     for part in (".course-axis-marks", ".course-colourbar-fill"):
-        stroke = w.page.evaluate(f"getComputedStyle(document.querySelector('#fig-1 {part}')).stroke")
+        stroke = w.page.evaluate(f"getComputedStyle(document.querySelector('#{f1} {part}')).stroke")
         ratio = contrast_ratio(rgb(stroke), rgb(page_bg))
         assert ratio >= 3, (part, stroke, page_bg, ratio)
     assert w.errors == []

@@ -13,6 +13,7 @@ import pytest
 from course_builds import FINITE_ANIMATIONS_DONE, quiet, settle
 
 from .conftest import page_opener
+from .figure_ids import course_figure
 from .test_a11y import axe, built_pages, print_and_judge
 from .test_reader_view import PLOT_BOXES, check_legible
 
@@ -170,8 +171,9 @@ def test_axe_with_every_table_and_all_heads_open(course, server, open_site, caps
 def test_a_token_of_one_glyph_reads_as_a_token(course, server, open_site):
     """The summary of layer 3, head 4 on the heads page reads "·Lily looks most at , 0.25": the
     comma is a token, so it gets the chip's edge as every token in prose does (tables have cells)."""
+    fig = course_figure(course, "heads.html", kind="attention", caption="The scoring text for previous-token heads")
     w = open_site()
-    w.goto(f"{server.base}/heads.html#fig-2:layer=3,head=4")
+    w.goto(f"{server.base}/heads.html#{fig}:layer=3,head=4")
     chips = w.page.evaluate("""() => [...document.querySelectorAll('.course-tok')].filter(t => t.getClientRects().length).map(t =>
       ({text: t.textContent, table: !!t.closest('table'), edge: /inset/.test(getComputedStyle(t).boxShadow) || getComputedStyle(t).boxShadow.includes('0px 0px 0px 1px')}))""")
     comma = [c for c in chips if c["text"] == "," and not c["table"]]

@@ -12,6 +12,8 @@ import pytest
 
 from course_builds import quiet, settle
 
+from .figure_ids import FIRST_HEATMAP, REPEATED_WORDS, course_figure
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
@@ -30,15 +32,16 @@ def wait_hash(page, pattern: str):
 
 
 def test_menu_address_subscripts_and_links_count_tokens_alike(course, server, open_site):
+    f1 = course_figure(course, "attention.html", **FIRST_HEATMAP)
     w = open_site()
-    page = w.goto(f"{server.base}/attention.html#fig-1:layer=2,head=3,token=6")
-    state = page.evaluate("""() => ['layer', 'head', 'token'].map(c => {
-      const s = document.querySelector('#fig-1 select[data-control=' + c + ']');
-      return [s.value, s.options[s.selectedIndex].textContent]; })""")
+    page = w.goto(f"{server.base}/attention.html#{f1}:layer=2,head=3,token=6")
+    state = page.evaluate("""(id) => ['layer', 'head', 'token'].map(c => {
+      const s = document.querySelector('#' + id + ' select[data-control=' + c + ']');
+      return [s.value, s.options[s.selectedIndex].textContent]; })""", f1)
     assert state[0] == ["1", "Layer 2"] and state[1] == ["2", "Head 3"]
     assert state[2][0] == "6" and state[2][1].startswith("6: "), f"token=6 opened {state[2]}"
     looker = state[2][1].split(": ", 1)[1]
-    summary = page.text_content("#fig-1 .course-summary")
+    summary = page.text_content(f"#{f1} .course-summary")
     assert summary.startswith(f"In layer 2, head 3, {looker} looks most at "), summary
     # every menu numbers a token by its position
     menus = page.evaluate(TOKEN_MENUS)
@@ -47,8 +50,9 @@ def test_menu_address_subscripts_and_links_count_tokens_alike(course, server, op
         for value, text in m["options"]:
             assert text.split(": ", 1)[0] == value, f"{m['fig']}: option {value} reads {text!r}"
     # a repeated token's subscript, and what a screen reader hears for it, is that same number
-    fig5 = next(m for m in menus if m["fig"] == "fig-7")
-    heads = page.evaluate("""() => [...document.querySelectorAll('#fig-7 thead .course-tok')].map(t => [t.textContent, t.getAttribute('aria-label')])""")
+    repeated = course_figure(course, "attention.html", **REPEATED_WORDS)
+    fig5 = next(m for m in menus if m["fig"] == repeated)
+    heads = page.evaluate("""(id) => [...document.querySelectorAll('#' + id + ' thead .course-tok')].map(t => [t.textContent, t.getAttribute('aria-label')])""", repeated)
     assert len(heads) == len(fig5["options"])
     subscripted = 0
     for (value, text), (shown, said) in zip(fig5["options"], heads):
@@ -60,19 +64,20 @@ def test_menu_address_subscripts_and_links_count_tokens_alike(course, server, op
             assert sub.group().translate(SUBSCRIPTS) == value and said.endswith(f", position {value}"), (value, shown, said)
     assert subscripted >= 4  # ·red₄ ·ball₅ ... ·red₁₀ ·ball₁₁
     # the address the page writes back counts as the menu does
-    page.select_option("#fig-1 select[data-control=token]", "4")
-    wait_hash(page, r"^#fig-1:layer=2,head=3,token=4$")
+    page.select_option(f"#{f1} select[data-control=token]", "4")
+    wait_hash(page, rf"^#{f1}:layer=2,head=3,token=4$")
     # a link the build writes (an ablation cell -> its attention figure) names the ablation's token
+    target = course_figure(course, "causal.html", kind="attention", sentence="Lily wanted to play with")
     page.goto(f"{server.base}/causal.html")
     page.wait_for_function("window.course && window.course.paintedAt !== null")
     link = page.locator('.course-fig[data-kind="ablation"]').first.locator("tbody a").first
     href = link.get_attribute("href")
     token = int(re.search(r"token=(\d+)$", href).group(1))
     at = page.locator('.course-fig[data-kind="ablation"]').first.locator(".course-summary").text_content()
-    option = page.locator(f"#fig-1 select[data-control=token] option[value='{token}']").text_content()
+    option = page.locator(f"#{target} select[data-control=token] option[value='{token}']").text_content()
     assert at.startswith("At " + option.split(": ", 1)[1] + ","), (href, option, at)
     link.click()
-    page.wait_for_function("t => document.querySelector('#fig-1 select[data-control=token]').value === t", arg=str(token))
+    page.wait_for_function("([id, t]) => document.querySelector('#' + id + ' select[data-control=token]').value === t", arg=[target, str(token)])
     assert w.errors == []
 
 
@@ -343,9 +348,10 @@ def test_one_file_chapter_brings_its_icon_and_all_heads_keeps_the_menus_in_view(
             # for the menus and the heads together (figure 5's 4 x 4 heads, the last layer's in
             # focus): the menus stay in view
             page.set_viewport_size({"width": 1280, "height": 400})
-            page = w.goto(f"{server.base}/attention.html#fig-7:layer=4,head=4,token=3")
+            repeated = course_figure(course, "attention.html", **REPEATED_WORDS)
+            page = w.goto(f"{server.base}/attention.html#{repeated}:layer=4,head=4,token=3")
             settle(page)
-            fig = "#fig-7"
+            fig = "#" + repeated
             page.evaluate("""f => { const c = document.querySelector(f + ' .course-controls'), h = document.querySelector('.md-header');
               window.scrollBy(0, c.getBoundingClientRect().top - h.getBoundingClientRect().bottom - 10); }""", fig)
             quiet(page)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from .figure_ids import first_of
+
 pytestmark = pytest.mark.browser
 
 BOXES = ".course-table-wrap, .course-diff, .course-math, .course-fig .course-scroll, .md-typeset__scrollwrap"
@@ -46,15 +48,16 @@ def test_every_box_fades_exactly_where_more_of_it_lies(open_site, server, width)
     assert w.errors == []
 
 
-def test_the_fade_follows_the_scroll_position_the_width_and_focus(open_site, server):
+def test_the_fade_follows_the_scroll_position_the_width_and_focus(course, open_site, server):
+    fig = "#" + first_of(course / "build" / "site" / "causal.html", "compare")
     w = open_site(viewport={"width": 375, "height": 800})
     page = w.page
     w.goto(f"{server.base}/causal.html")
     settled(page)
     # a 13-token grid's table (a comparison panel), shown (the prediction tables fit a phone now, test_phone_layout.py)
-    page.locator("#fig-3 button.course-table-toggle").first.focus()
+    page.locator(f"{fig} button.course-table-toggle").first.focus()
     page.keyboard.press("Enter")  # by keyboard: the focus test below needs :focus-visible
-    box = page.locator("#fig-3 .course-table-wrap").first
+    box = page.locator(f"{fig} .course-table-wrap").first
     box.wait_for(state="visible")
     box.scroll_into_view_if_needed()
     assert box.get_attribute("data-course-more") == "right"
