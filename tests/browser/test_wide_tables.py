@@ -21,8 +21,8 @@ WRAP_JS = """(sel) => [...document.querySelectorAll(sel)].map(w => {
 
 def tables(open_site, server, rel: str, width: int, sel: str) -> list[dict]:
     w = open_site(viewport={"width": width, "height": 900})
-    w.goto(f"{server.base}/{rel}")
-    w.page.wait_for_load_state("load")  # the tables are the page's own HTML: no plot to wait for
+    w.page.goto(f"{server.base}/{rel}")  # the tables are the page's own HTML: no plot to wait for
+    w.page.wait_for_load_state("load")
     w.page.locator(sel).first.scroll_into_view_if_needed()
     w.page.evaluate(TWO_FRAMES)  # the scroll's handlers (scroll-boxes.js marks a box's fade) have run
     got = w.page.evaluate(WRAP_JS, sel)
