@@ -239,15 +239,21 @@ def test_here_naming_no_figure_above_is_one_line(tmp_path):
 
 @pytest.mark.slow
 def test_the_chapters_hold_the_diagrams_as_svg_with_text_alternatives():
-    """Chapters 2, 3 and 5 show the model as a picture, chapter 3 the stepper's arrows too; each is
-    SVG in the page itself (shown without JavaScript), with its title and description."""
+    """Chapters 2, 3 and 5 show the model as a picture, chapter 3 the stepper's arrows too, and
+    chapter 4 GPT-2's picture (12 × 12, from its published config, so it needs no weights), beside
+    the tiny one's 4 × 4; each is SVG in the page itself (shown without JavaScript), with its title
+    and description."""
     from course_builds import shared_course
 
     site = shared_course() / "build" / "site"
-    want = {"vectors.html": ["architecture"], "attention.html": ["arrows", "architecture"], "causal.html": ["architecture"]}
+    want = {"vectors.html": ["architecture"], "attention.html": ["arrows", "architecture"], "causal.html": ["architecture"],
+            "gpt2.html": ["architecture"]}
     for page, kinds in want.items():
         text = (site / page).read_text(encoding="utf-8")
         figures = re.findall(r'<figure class="course-fig course-diagram" id="fig-\d+" data-kind="(\w+)".*?</figure>', text, re.S)
         assert figures == kinds, (page, figures)
         for fragment in re.findall(r'<figure class="course-fig course-diagram".*?</figure>', text, re.S):
             assert_text_alternatives(fragment)
+    gpt2 = re.search(r'<figure class="course-fig course-diagram"[^>]*data-kind="architecture"[^>]*>.*?</figure>',
+                     (site / "gpt2.html").read_text(encoding="utf-8"), re.S)[0]
+    assert 'data-model="gpt2"' in gpt2 and ">Layer 12<" in gpt2 and ">Layer 13<" not in gpt2

@@ -111,7 +111,8 @@ def check_the_chapter_built_without_gpt2(site, gpt2: str) -> None:
     didnt = '<code class="course-token">·didn</code> <code class="course-token">&#x27;t</code>'
     # the sentence's real GPT-2 tokens, ·didn + 't, listed once: the next box on it links there
     assert didnt in boxes[0] and didnt not in boxes[1]
-    assert 'as 13 tokens (listed in <a href="#fig-1">the box above</a>)' in boxes[1]
+    first = re.search(r'id="(fig-\d+)"', boxes[0])[1]  # after the architecture picture, drawn without weights
+    assert f'as 13 tokens (listed in <a href="#{first}">the box above</a>)' in boxes[1]
     assert "13 × 13 cells" in boxes[0] and "13 × 13 cells" in boxes[1] and "all 144 heads of GPT-2 small" in boxes[2]
     # the navigation marks the chapter on every page; no other chapter is marked
     for name in ("index.html", "gpt2.html", "causal.html", "circuits.html"):

@@ -97,3 +97,15 @@ def test_rounding_asides_are_in_the_notebook_not_in_the_step_through(site):
         assert aside not in stepper, aside
     notebook = (site / "notebooks" / "attention.ipynb").read_text(encoding="utf-8")
     assert "## The made-up example, by hand" in notebook and "where the table has" in notebook
+
+
+def test_the_home_pages_chapter_table_lists_every_nav_page_in_nav_order():
+    """The home page's table of chapters is written by hand: a page added to the nav (the playground,
+    an "After chapter" page, a new chapter) must be added to it too, in the nav's order. Home and
+    the glossary are the exceptions (the home page links the glossary in the text below)."""
+    text = (CONTENT / "index.md").read_text(encoding="utf-8")
+    after = text.split("\n## Chapters\n", 1)[1].lstrip("\n").splitlines()
+    rows = [line for line in after[:next((i for i, line in enumerate(after) if not line.startswith("|")), len(after))]][2:]
+    linked = [m.group(1) for row in rows for m in [re.search(r"\]\(([^)#]+\.md)\)", row.split("|")[1])] if m]
+    wanted = [p for p in nav_pages() if p not in ("index.md", "glossary.md")]
+    assert linked == wanted, f"content/index.md's chapter table lists {linked}, the nav {wanted}"

@@ -285,3 +285,35 @@ def test_the_zensical_build_stops_on_the_same_lines(tmp_path, monkeypatch, capsy
     assert [l.split(": ", 2)[1] for l in lines] == ["content/index.md:3", "content/one.md:9"], lines
     assert "reader text names a make command ('make site')" in lines[0] and "'logit' is used here before chapter 5" in lines[1]
     assert not (tmp_path / "zsite").exists()
+
+
+# The terms a screenshot review found named before they were explained in the first screen of two
+# pages (at 1280 px): the page, and the terms as the glossary spells them or their aliases.
+OPENING_TERMS = {"causal.md": ["MLP", "logit lens", "residual stream"],
+                 "why-heads-look.md": ["MLP", "logit lens", "residual stream"]}
+
+
+@pytest.mark.parametrize("page", sorted(OPENING_TERMS))
+def test_a_pages_opening_explains_or_links_each_term_it_names(page):
+    """In a page's opening (before its first section), the paragraph or list item that first names
+    one of these terms links to the page that introduced it (content/glossary.yml `introduced:`);
+    a term this page introduces further down is named in brackets, after what it means."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "content"
+    glossary = yaml.safe_load((root / "glossary.yml").read_text(encoding="utf-8"))
+    text = (root / page).read_text(encoding="utf-8").split("\n---\n", 1)[-1]
+    opening = text.split("\n## ", 1)[0]
+    blocks = re.split(r"\n\s*\n|\n(?=\s*- )", opening)  # paragraphs and list items
+    for term in OPENING_TERMS[page]:
+        entry = next(e for name, e in glossary.items() if term in [name, *e.get("aliases", [])])
+        spellings = [n for n, e in glossary.items() if e is entry] + entry.get("aliases", [])
+        found = [b for b in blocks if any(re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", " ".join(b.split())) for s in spellings)]
+        if not found:
+            continue
+        block = " ".join(found[0].split())
+        home = entry["introduced"].split("#")[0]
+        if home == page:
+            assert re.search(rf"\((?:the |a )?{re.escape(term)}\)", block), f"{page}: '{term}' is named before it is explained: {block[:120]}"
+        else:
+            assert f"]({home}" in block, f"{page}: '{term}' (introduced in {home}) is named without a link there: {block[:120]}"

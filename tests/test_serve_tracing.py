@@ -276,3 +276,41 @@ def test_a_build_no_save_asked_for_does_not_say_the_same_mistakes_again(tmp_path
         assert "'lilly'" not in server.log()[start:], server.log()
         (root / "content" / "fox.md").write_text((root / "content" / "fox.md").read_text(encoding="utf-8") + "\nSaved again.\n", encoding="utf-8")
         wait_for(lambda: "'lilly'" in server.log()[start:], 120, "a save did not say the mistake again")
+
+
+SPLIT_LESSON = f"""# Fox split
+
+```score-split
+model: tiny
+sentence: "{NEW}"
+layer: 1
+head: 4
+id: foxsplit
+```
+"""
+
+
+def test_a_new_score_split_figure_gets_its_splits_from_the_tracer(tmp_path):
+    """`make serve` writes what a saved page's new score-split figure draws (splits.json, as `make
+    traces` does), after the sentence's trace: the figure says "tracing…" meanwhile, then draws."""
+    from generator.site.save_tracer import Tracer
+    from generator.store import splits_file
+
+    root = project(tmp_path / "course", SPLIT_LESSON)
+    before = splits_file.read(root / "traces", "tiny")
+    assert before is None or before.sentence(NEW) is None
+    tracer = Tracer(root / "traces", root / "content", models=("tiny",))
+    try:
+        splits = tracer.missing_splits()
+        assert splits == {("tiny", NEW)} and ("tiny", NEW) in tracer.tracing_now()
+        html = convert(root, tracing=f"tiny\t{NEW}")
+        assert 'data-pending="true"' in html and "tracing…" in html
+        job = tracer.submit(tracer.missing(), splits)
+        assert job.done.wait(300), "the split was never written"
+        after = splits_file.read(root / "traces", "tiny")
+        assert after is not None and after.sentence(NEW) is not None
+        assert tracer.missing_splits() == frozenset() and tracer.tracing_now() == frozenset()
+        assert 'data-pending="true"' not in convert(root)
+    finally:
+        tracer.close()
+    assert splits_file.FILE in save_tracer.WATCHED_STORE_FILES  # its write makes the page rebuild

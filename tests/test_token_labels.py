@@ -70,9 +70,19 @@ def test_an_end_of_text_says_its_own_position_and_a_guessed_one_none():
     eot = {"id": 0, "text": "<|endoftext|>", "display": "<|endoftext|>", "spoken": "<|endoftext|>"}
     toks = [eot, {"id": 5, "text": "Hi", "display": "Hi", "spoken": "Hi"}, eot]
     labels = py_labels(toks)
-    assert labels[0] == ["<|endoftext|>₀", "end of text, position 0"] and labels[2] == ["<|endoftext|>₂", "end of text, position 2"]
+    assert labels[0] == ["‹eot›₀", "end of text, position 0"] and labels[2] == ["‹eot›₂", "end of text, position 2"]
     assert html.unescape(re.search(r'aria-label="([^"]*)"', str(fmt.tok({"id": 0, "text": "<|endoftext|>", "display": "<|endoftext|>", "prob": 0.5})))[1]) == "end of text"
     assert js_labels(fmt.page_tokens(toks)) == labels
+
+
+def test_end_of_text_reads_eot_in_every_label_and_its_full_name_on_hover():
+    """<|endoftext|> is too long for a grid's tick label at 375 px (cut to "‹|endofte…"): every
+    label, Python's and course.js's, shows it as ‹eot›, said "end of text", full name on hover."""
+    labels = py_labels(SENTENCE)
+    assert labels[0] == ["‹eot›", "end of text"] and labels[1] == ["Tom", "Tom"]
+    assert js_labels(fmt.page_tokens(SENTENCE))[0] == labels[0]
+    assert 'title="&lt;|endoftext|&gt;"' in str(fmt.tok(SENTENCE[0])) and "title=" not in str(fmt.tok(SENTENCE[1]))
+    assert "s.title = t.text" in js_function(course_js(), "tokSpan")
 
 
 def test_python_and_course_js_write_the_same_labels():

@@ -323,6 +323,9 @@ ATTR_RE = re.compile(r'\s(data-model|data-pending|data-kind)="([^"]*)"')
 SECTION_TAG = "h2"
 
 
+CONFIG_DRAWN = frozenset({"architecture"})  # figure kinds drawn from config.json alone
+
+
 class ModelGaps:
     """The sections of one page (split at its `##` headings) and the notices its gaps need."""
 
@@ -334,7 +337,10 @@ class ModelGaps:
                 self.sections.append([])
             self.sections[-1].append(child)
         self.index = {child: i for i, part in enumerate(self.sections) for child in part}
-        figures = [[f for child in part for f in self.figures_in(child)] for part in self.sections]
+        # a diagram drawn from the model's published config (chapter 4's GPT-2 architecture) needs
+        # no weights: it neither splits the page's one notice into per-section ones nor is counted
+        figures = [[f for child in part for f in self.figures_in(child) if f[1] or f[2] not in CONFIG_DRAWN]
+                   for part in self.sections]
         state = proc.ext.state
         named = {m for m, _, _ in (f for part in figures for f in part) if m}
         named |= set(state.model_refs.values()) | {ref.name.split(".")[0] for _, ref in state.code_refs if ref.target == "model"}

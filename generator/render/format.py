@@ -211,6 +211,10 @@ def caption_name(model: str) -> str:
 # ---------------------------------------------------------------- tokens
 
 EOT = "<|endoftext|>"  # position 0 of every trace (schema version 2)
+# What every figure and reference shows for it: the full name, cut to fit a grid's tick label at
+# 375 px, read "‹|endofte…"; its spoken label stays "end of text", and chapter 1 says what it is.
+# course.js's tokDisplay shows the same (tests/test_token_labels.py).
+EOT_LABEL = "‹eot›"
 
 
 SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
@@ -227,7 +231,8 @@ def token_label(t: dict) -> str:
     """What a page shows for a token: its display text, and a repeated one's position as a
     subscript (course.js's tokDisplay writes the same)."""
     pos = t.get("pos")
-    return t["display"] if pos is None else t["display"] + str(pos).translate(SUBSCRIPT_DIGITS)
+    shown = EOT_LABEL if t.get("text") == EOT else t["display"]
+    return shown if pos is None else shown + str(pos).translate(SUBSCRIPT_DIGITS)
 
 
 def token_spoken(t: dict) -> str:
@@ -241,7 +246,8 @@ def token_spoken(t: dict) -> str:
 
 def tok(t: dict) -> Markup:
     """A token as the page shows it: <span class="course-tok" aria-label="space her">·her</span>."""
-    return Markup(f'<span class="course-tok" aria-label="{esc(token_spoken(t))}">{esc(token_label(t))}</span>')
+    full = f' title="{esc(EOT)}"' if t.get("text") == EOT else ""  # ‹eot› names itself in full on hover
+    return Markup(f'<span class="course-tok" aria-label="{esc(token_spoken(t))}"{full}>{esc(token_label(t))}</span>')
 
 
 def page_tokens(tokens: list[dict]) -> list[dict]:

@@ -38,7 +38,7 @@ ENV = Environment(
     keep_trailing_newline=False,
 )
 # The helpers templates call; each writes numbers and tokens exactly as course.js does.
-ENV.globals.update({name: getattr(fmt, name) for name in ("tok", "f2", "f3", "diff2", "vec2", "whole", "cell_style", "script_json", "caption_name")})
+ENV.globals.update({name: getattr(fmt, name) for name in ("tok", "token_label", "f2", "f3", "diff2", "vec2", "whole", "cell_style", "script_json", "caption_name")})
 
 
 # `make check` reads every figure's numbers and references but needs none of their HTML: while

@@ -21,10 +21,11 @@ from pathlib import Path
 from ..lessons import pages
 from ..lessons.errors import LessonError
 from ..model import trace_run
-from ..store import INDEX_NAME, StoreError, TraceRequest, TraceStore
+from ..store import INDEX_NAME, StoreError, TraceRequest, TraceStore, splits_file
 
 log = logging.getLogger("mkdocs.course.serve")
-WATCHED_STORE_FILES = (INDEX_NAME, "heads.json")  # what makes a new trace visible to the build
+# what makes a new trace visible to the build; splits.json holds what a score-split figure draws
+WATCHED_STORE_FILES = (INDEX_NAME, "heads.json", splits_file.FILE)
 
 
 def store_stamp(traces_dir: Path) -> tuple:
@@ -83,6 +84,7 @@ class Job:
     """Requests (-> "path:line") handed to the Tracer; `done` is set once they are written."""
 
     requests: dict[TraceRequest, str]
+    splits: frozenset[tuple[str, str]] = frozenset()  # (model, sentence) whose score split to write after
     done: threading.Event = field(default_factory=threading.Event)
     timings: list[tuple[TraceRequest, float]] = field(default_factory=list)  # seconds per written trace
 
@@ -106,6 +108,8 @@ class Tracer:
         self.unavailable: dict[str, str] = {}  # model -> why, said once
         self.refused: set[TraceRequest] = set()  # untraceable sentences, said once (the page says where)
         self.queued: set[TraceRequest] = set()
+        self.splitting: set[tuple[str, str]] = set()  # score splits queued or being written: "tracing…"
+        self.split_tried: set[tuple[str, str]] = set()  # asked for once; a failure is not retried each build
         self.written: list[TraceRequest] = []  # written since the last build took them (take)
         self.own_stamp: tuple | None = None  # store_stamp right after this tracer's last write
         # held across a trace's write and its entry in `written`, and by take (see Taken)
@@ -149,6 +153,32 @@ class Tracer:
             self.queued.update(found)
         return found
 
+    def missing_splits(self) -> frozenset[tuple[str, str]]:
+        """(model, sentence) of the lessons' score-split figures that splits.json does not hold yet
+        (a new figure: `make traces` would write it), of models traced here, not asked for before."""
+        from ..lessons import split_kinds
+        from ..lessons.source import iter_markdown, shown_path
+
+        try:
+            directives = [d for p in iter_markdown(self.content_dir) for d in pages.parse_file(p, shown_path(p))]
+        except (LessonError, OSError, UnicodeDecodeError):  # the build reports the mistake with its line
+            return frozenset()
+        found = set()
+        for (model, text), heads in split_kinds.needs(directives).items():
+            if model not in self.models or model in self.unavailable or (model, text) in self.split_tried:
+                continue
+            try:
+                entry = splits_file.read(self.store.root, model)
+            except StoreError:  # damaged: the build names it, `make traces` rewrites it
+                continue
+            have = entry.sentence(text) if entry is not None else None
+            if have is None or (heads is not None and not heads <= {(e["layer"] - 1, e["head"] - 1) for e in have["heads"]}):
+                found.add((model, text))
+        with self._lock:
+            self.split_tried.update(found)
+            self.splitting.update(found)
+        return frozenset(found)
+
     def warm(self, requests) -> bool:
         """Whether every model these requests need is loaded already (so tracing is quick)."""
         return all(r.model in self.loaded for r in requests)
@@ -162,10 +192,10 @@ class Tracer:
     def busy_models(self) -> set[str]:
         """Models with sentences queued or being traced."""
         with self._lock:
-            return {r.model for r in self.queued}
+            return {r.model for r in self.queued} | {m for m, _ in self.splitting}
 
-    def submit(self, requests: dict[TraceRequest, str]) -> Job:
-        job = Job(dict(requests))
+    def submit(self, requests: dict[TraceRequest, str], splits: frozenset[tuple[str, str]] = frozenset()) -> Job:
+        job = Job(dict(requests), frozenset(splits))
         self._jobs.put(job)
         return job
 
@@ -173,7 +203,7 @@ class Tracer:
         """The build's view of the tracer (Taken): the list of new traces is emptied."""
         with self._write_lock, self._lock:
             written, self.written = self.written, []
-            return Taken(written, self.own_stamp, store_stamp(self.store.root), request_pairs(self.queued),
+            return Taken(written, self.own_stamp, store_stamp(self.store.root), request_pairs(self.queued) | frozenset(self.splitting),
                          frozenset(m for m in self.models if m not in self.unavailable), request_pairs(self.refused))
 
     def close(self) -> None:
@@ -184,7 +214,7 @@ class Tracer:
     def tracing_now(self) -> frozenset[tuple[str, str]]:
         """(model, sentence) queued or being traced: the build shows "tracing…" for them."""
         with self._lock:
-            return request_pairs(self.queued)
+            return request_pairs(self.queued) | frozenset(self.splitting)
 
     def _run(self) -> None:
         for name in self.preload:  # torch and the model, before the first save needs them
@@ -195,6 +225,8 @@ class Tracer:
         while (job := self._jobs.get()) is not None:
             try:
                 self._trace_job(job)
+                if job.splits:
+                    self._write_splits(job)
             except Exception as exc:  # a bug must not kill the preview: say it in one line
                 self.say(f"tracing on save failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
                 with self._lock:  # not retried on every build (the build this asks for shows them as untraced)
@@ -202,9 +234,10 @@ class Tracer:
             finally:
                 with self._lock:
                     self.queued.difference_update(job.requests)
+                    self.splitting.difference_update(job.splits)
                 job.done.set()
-                if len(job.timings) < len(job.requests) and self.rebuild is not None:
-                    self.rebuild()
+                if (len(job.timings) < len(job.requests) or job.splits) and self.rebuild is not None:
+                    self.rebuild()  # a split written or not: its figure stops saying "tracing…"
 
     def _model(self, name: str):
         if name in self.loaded or name in self.unavailable:
@@ -266,6 +299,25 @@ class Tracer:
                     took = time.perf_counter() - t
                     job.timings.append((req, took))
                     self.say(f"traced {req.text[:70]!r} ({by_req[req]}) in {took:.2f} s -> {path}")
+
+
+    def _write_splits(self, job: Job) -> None:
+        """splits.json of each model with a new score-split figure, as `make traces` writes it
+        (model/score_parts.write_for_lessons, which rewrites the file for every figure of the
+        lessons), once the job's traces are in the store."""
+        import io
+
+        from ..model import score_parts
+
+        for name in sorted({m for m, _ in job.splits}):
+            if self._model(name) is None:  # cannot be loaded here: said once already
+                continue
+            out, err = io.StringIO(), io.StringIO()
+            t = time.perf_counter()
+            with trace_run.pinned_threads(self.threads):
+                status = score_parts.write_for_lessons([name], self.store.root, self.content_dir, out=out, err=err)
+            for line in (out.getvalue() + err.getvalue()).splitlines():
+                self.say(f"{line} ({time.perf_counter() - t:.2f} s)" if status == 0 else line)
 
 
 def request_pairs(requests) -> frozenset[tuple[str, str]]:

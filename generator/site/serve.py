@@ -356,9 +356,9 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
 
     def build_once(cfg=None):
         if tracer is not None:
-            needed = tracer.missing()
-            if needed:
-                job = tracer.submit(needed)
+            needed, splits = tracer.missing(), tracer.missing_splits()
+            if needed or splits:  # a new score-split figure's splits.json is written after its traces
+                job = tracer.submit(needed, splits)
                 if tracer.warm(needed):  # quick: build once, with the real figure
                     job.done.wait(WARM_WAIT_S)
                 elif cfg is None and tracer.loading(needed):  # a save while the model loads: still one build

@@ -166,6 +166,6 @@ def test_the_playground_runs_the_model_in_the_unzipped_course(unzipped, offline)
     page.locator("#fig-1 .course-plot .main-svg").first.wait_for(state="attached", timeout=60000)
     typed(page, "The cat sat on the mat")
     rows = page.eval_on_selector_all("#fig-1 .course-axis-queries text", "ts => ts.map(t => t.textContent)")
-    assert rows[0] == "<|endoftext|>" and "".join(rows[1:]).replace("·", " ") == "The cat sat on the mat", rows
+    assert rows[0] == "‹eot›" and "".join(rows[1:]).replace("·", " ") == "The cat sat on the mat", rows
     assert not w.requests or all(urlparse(r).scheme in ("file", "data", "blob") for r in w.requests), w.requests
     assert not [e for e in w.errors if "favicon" not in e], w.errors

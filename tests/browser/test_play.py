@@ -118,7 +118,7 @@ def test_the_playground(browser, course, play_url, tmp_path):
         assert "read 7 tokens" in status(page)
         page.wait_for_function("document.querySelectorAll('.course-play-guesses tbody tr').length === 7")
         assert page.inner_text(".course-play-guesses tbody tr:last-child th") == "·her"
-        assert page.inner_text(".course-play-tokens").startswith("7 tokens: <|endoftext|> Lily ·wanted")
+        assert page.inner_text(".course-play-tokens").startswith("7 tokens: ‹eot› Lily ·wanted")
         # the shown sentence ran in a worker (runner.js), past Material's file:// Worker shim, and
         # its numbers are the page's own model's, bit for bit
         assert page.evaluate(f"{API}.worker") is True
@@ -706,8 +706,8 @@ def test_a_reader_review_of_the_playground(browser, play_url):
         typed(page, "The cat sat.<|endoftext|>The dog ran.")
         page.wait_for_function(f"{STATE} === 'ok'", timeout=60000)
         spoken = page.eval_on_selector_all(".course-play-tokens .course-tok", "ts => ts.map(t => [t.textContent, t.getAttribute('aria-label')])")
-        eots = [s for s in spoken if s[0].startswith("<|endoftext|>")]
-        assert eots == [["<|endoftext|>₀", "end of text, position 0"], ["<|endoftext|>₅", "end of text, position 5"]], eots
+        eots = [s for s in spoken if s[0].startswith("‹eot›")]
+        assert eots == [["‹eot›₀", "end of text, position 0"], ["‹eot›₅", "end of text, position 5"]], eots
 
         page.wait_for_function(ABLATED, timeout=60000)
         page.select_option("#play-ab-against", "-1")

@@ -144,7 +144,8 @@
   // Python's token_label and token_spoken write the same (tests/test_token_labels.py).
   function tokDisplay(t) {
     var s;
-    if (t.display != null) s = String(t.display);
+    if (t.text === '<|endoftext|>') s = '\u2039eot\u203a'; // ‹eot›: render/format.py's EOT_LABEL
+    else if (t.display != null) s = String(t.display);
     else {
       s = String(t.text || '');
       if (s.charAt(0) === ' ') s = '\u00b7' + s.slice(1);
@@ -171,6 +172,7 @@
   function tokSpan(t) {
     var s = el('span', 'course-tok', tokDisplay(t));
     s.setAttribute('aria-label', tokSpoken(t));
+    if (t.text === '<|endoftext|>') s.title = t.text; // ‹eot› names itself in full on hover
     return s;
   }
 

@@ -7,7 +7,7 @@
     var select = fig.querySelector('select[data-control="part"]');
     var viewSelect = fig.querySelector('select[data-control="view"]');
     var tokenSelect = fig.querySelector('select[data-control="token"]');
-    var labels = data.tokens.map(function (t) { return plotEsc(t.display); });
+    var labels = data.tokens.map(function (t) { return plotEsc(tokDisplay(t)); });
     // one colour scale for all three parts, so a colour means the same number after a switch
     var reach = Math.max.apply(null, Object.keys(data.parts).map(function (p) {
       return Math.max.apply(null, data.parts[p].map(function (row) { return Math.max.apply(null, row.map(Math.abs)); }));
