@@ -27,31 +27,31 @@ heads = trace["layers"][layer]["heads"]
 groups = trace["layers"][layer]["kvHeads"]  # one entry per key/value head
 per_group = len(heads) // len(groups)  # query heads that share one key and value
 group = head // per_group  # the key/value head this query head reads
-q_plain = decode(heads[head]["qUnrotated"])  # (token, head_dim), before the turn
-k_plain = decode(groups[group]["kUnrotated"])  # (token, head_dim)
-head_dim = q_plain.shape[1]
+q_plain = decode(heads[head]["qUnrotated"])  # (token, rope_dim), before the turn
+k_plain = decode(groups[group]["kUnrotated"])  # (token, rope_dim)
+rope_dim = q_plain.shape[1]
 theta = rotary["ropeTheta"]
-print("head_dim", head_dim, "theta", theta, "query heads per key:", per_group)
+print("rope_dim", rope_dim, "theta", theta, "query heads per key:", per_group)
 ''')
     s.md("""
-**The turn.** Dimension i is paired with dimension i + head_dim/2, and each pair turns by
-position × θ^(−2i/head_dim) radians: the first pairs fast, the last slowly.
+**The turn.** Dimension i is paired with dimension i + rope_dim/2, and each pair turns by
+position × θ^(−2i/rope_dim) radians: the first pairs fast, the last slowly.
 """)
     s.code('''
-speeds = theta ** (-np.arange(0, head_dim, 2) / head_dim)  # (head_dim/2,) radians per position
+speeds = theta ** (-np.arange(0, rope_dim, 2) / rope_dim)  # (rope_dim/2,) radians per position
 
 
 def turn(x, position):
-    """x (…, head_dim) turned as the model turns a query or key at `position`."""
-    angle = np.concatenate([position * speeds, position * speeds])  # (head_dim,)
-    half = np.concatenate([-x[..., head_dim // 2:], x[..., :head_dim // 2]], axis=-1)
+    """x (…, rope_dim) turned as the model turns a query or key at `position`."""
+    angle = np.concatenate([position * speeds, position * speeds])  # (rope_dim,)
+    half = np.concatenate([-x[..., rope_dim // 2:], x[..., :rope_dim // 2]], axis=-1)
     return x * np.cos(angle) + half * np.sin(angle)
 
 
 # the score depends only on the distance: turning the query by d and the key by 0 is the same as
 # turning them by their own positions when they stand d apart
-real = turn(q_plain[qi], qi) @ turn(k_plain[kj], kj) / np.sqrt(head_dim)
-same = turn(q_plain[qi], qi - kj) @ k_plain[kj] / np.sqrt(head_dim)
+real = turn(q_plain[qi], qi) @ turn(k_plain[kj], kj) / np.sqrt(rope_dim)
+same = turn(q_plain[qi], qi - kj) @ k_plain[kj] / np.sqrt(rope_dim)
 print("real score", round(float(real), 4), "turned by the distance alone", round(float(same), 4))
 ''')
     s.code('''
@@ -59,13 +59,13 @@ pair = next(p for s in rotary["sentences"] for p in s["pairs"] if (p["query"], p
 stored = np.array(pair["curve"][layer][head][: rotary["maxDistance"] + 1])
 # the trace's numbers are rounded: allow what that rounding can move a dot product
 slack = (np.abs(q_plain[qi]).sum() * heads[head]["qUnrotated"]["scale"] + np.abs(k_plain[kj]).sum()
-         * groups[group]["kUnrotated"]["scale"]) / np.sqrt(head_dim)
+         * groups[group]["kUnrotated"]["scale"]) / np.sqrt(rope_dim)
 expect("curve", stored, slack)
 ''')
     s.exercise("curve", "The pair's score at every distance 0 … `rotary['maxDistance']`: turn the query "
-               "by d, leave the key unturned, dot them and divide by √head_dim.",
+               "by d, leave the key unturned, dot them and divide by √rope_dim.",
                "curve", '''
-curve = np.array([turn(q_plain[qi], d) @ k_plain[kj] for d in range(rotary["maxDistance"] + 1)]) / np.sqrt(head_dim)''')
+curve = np.array([turn(q_plain[qi], d) @ k_plain[kj] for d in range(rotary["maxDistance"] + 1)]) / np.sqrt(rope_dim)''')
     s.md("The curve as a text chart, one row per distance (`#` for the part above the lowest score):")
     s.code('''
 low, high = stored.min(), stored.max()
@@ -77,10 +77,10 @@ for d, value in enumerate(stored[:17]):
 group scores its own (turned) query against that same key:
 """)
     s.code('''
-k_shared = decode(groups[group]["k"])  # (token, head_dim), turned
+k_shared = decode(groups[group]["k"])  # (token, rope_dim), turned
 for h in range(group * per_group, (group + 1) * per_group):
-    q = decode(heads[h]["q"])  # (token, head_dim), turned
-    mine = np.tril(q @ k_shared.T)
+    q_turned = decode(heads[h]["q"])  # (token, rope_dim), turned
+    mine = np.tril(q_turned @ k_shared.T)
     theirs = np.tril(decode(heads[h]["scores"]))
     print(f"layer {layer + 1}, head {h + 1}: reads key/value head {group + 1};",
           "its scores are its query times the shared key:", np.allclose(mine, theirs, atol=0.05 * np.abs(theirs).max()))
