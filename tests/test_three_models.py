@@ -139,12 +139,6 @@ ALLOWED = {
     "generator/model/training.py": "builds each architecture from its recipe (registry facts, transformers' config classes)",
     "generator/notebooks/causal_cells.py": "the notebook's numpy GPT-2, run on the weights of VECTOR-style GPT-2 models only",
     "generator/render/play_model.py": "the playground reimplements the tiny GPT-2 in the browser (tiny only)",
-    # converted by rope-causal
-    "generator/model/causal.py": "converted by rope-causal",
-    "generator/model/robust.py": "converted by rope-causal",
-    "generator/model/circuits.py": "converted by rope-causal",
-    "generator/model/pronoun_sweep.py": "converted by rope-causal",
-    "generator/model/score_parts.py": "converted by rope-causal",
 }
 
 

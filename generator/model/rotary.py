@@ -3,7 +3,7 @@
 A rotary model turns each query and key by an angle that grows with its position (arch.rotate),
 so the score of query i for key j, scaled q·k/√d, depends on the two positions only through
 their distance i − j: turning q by i and k by j scores the same as turning q by i − j and k by 0.
-That lets us take one query and one key, unrotated (the q_proj and k_proj outputs), and place
+That lets us take one query and one key, unrotated (the query and key projections' outputs), and place
 them at any distance d, with no other change:
 
 * ``mean``: per layer × head, the score at d = 0..MAX_DISTANCE averaged over every (query,
