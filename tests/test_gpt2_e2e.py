@@ -155,8 +155,9 @@ def test_every_figure_is_numbered_in_order_and_the_grid_opens_with_every_head(co
     figs = re.findall(r'<figure class="(course-fig[^"]*)" id="fig-(\d+)" data-kind="(\w+)"', page)
     assert [int(n) for _, n, _ in figs] == list(range(1, len(figs) + 1))
     kinds = [k for _, _, k in figs]
-    # compare, the 144-head grid, the scoreboard, and its example grids, one per kind that shows
-    assert kinds[:3] == ["compare", "attention", "scoreboard"] and 1 <= len(kinds[3:]) <= 4
+    # GPT-2's architecture picture, compare, the 144-head grid, the scoreboard, and its example
+    # grids, one per kind that shows
+    assert kinds[:4] == ["architecture", "compare", "attention", "scoreboard"] and 1 <= len(kinds[4:]) <= 4
     assert not any("course-pending" in cls for cls, _, _ in figs)
     assert 'data-show-heads="true"' in page  # the whole-pattern grid opens with every head
 
