@@ -194,7 +194,7 @@ UNMARKED = with_gpt2("In this head ·it gives {{ g.weight(it, animal) }} to ·an
 CASES = [
     # ---- directives (the asset step parses every page before MkDocs starts)
     Case("unknown-model", bad("model: tiny\nsentence: \"Lily", "model: gpt3\nsentence: \"Lily"),
-         "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```attention", option="model"),
+         "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny, tiny-rope", at="```attention", option="model"),
     Case("layer-out-of-range", bad("layer: 3\n", "layer: 5\n"),
          "attention: layer 5 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)", at="```attention", option="layer"),
     Case("head-out-of-range-in-a-tab", bad("head: 2\n", "head: 7\n"),
@@ -258,9 +258,9 @@ CASES = [
          "reference {{ lily head }} cannot be read. Fix: write `{{ figure-id.weight(her, Lily) }}` or `{{ model.tiny.nLayer }}`; braces meant as code stay as written in a code span or a fenced code block (not an indented one)",
          at="lily head"),
     Case("ref-unknown-model", bad("{{ model.tiny.nLayer }}", "{{ model.gpt3.nLayer }}"),
-         "reference {{ model.gpt3.nLayer }}: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="model.gpt3"),
+         "reference {{ model.gpt3.nLayer }}: unknown model 'gpt3'. Fix: use one of: gpt2, tiny, tiny-rope", at="model.gpt3"),
     Case("ref-unknown-model-field", bad("{{ model.tiny.nLayer }}", "{{ model.tiny.depth }}"),
-         "reference {{ model.tiny.depth }}: unknown model field 'depth'. Fix: use one of: nLayer, nHead, width, headDim, nCtx, nParams, vocabSize, revision, hfName, nHeads, sqrtHeadDim, or training.<field>",
+         "reference {{ model.tiny.depth }}: unknown model field 'depth'. Fix: use one of: nLayer, nHead, width, headDim, nCtx, nParams, vocabSize, revision, hfName, nHeads, sqrtHeadDim, nKvHead, kvShare, kvNumbers, kvNumbersUnshared, kvBytes, kvBytes16, kvContextBytes, kvContextBytes16, kvContextBytesUnshared, or training.<field>",
          at="model.tiny.depth"),
     Case("ref-softmax-label", bad("{{ sm.weight(Lily) }}", "{{ sm.weight(Ben) }}"),
          "reference {{ sm.weight(Ben) }}: no single score labelled 'Ben' (labels: Lily, ran, she). Fix: give a label or a position from 1",
@@ -482,7 +482,7 @@ CASES = [
 # Cases for `python -m generator traces` (content + tiny model): exit status 2, store untouched.
 TRACE_CASES = [
     Case("traces-unknown-model", bad("model: tiny\nsentence: \"Lily", "model: gpt3\nsentence: \"Lily"),
-         "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```attention", command="traces", option="model"),
+         "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny, tiny-rope", at="```attention", command="traces", option="model"),
     Case("traces-over-the-context", bad('sentence: "Lily wanted to play with her"', 'sentence: "' + "Lily ran. " * 120 + '"'),
          None, at="```attention", command="traces"),  # expected filled in below (token count)
     Case("traces-yaml-alias-bomb", BOMB,

@@ -208,7 +208,7 @@ def test_bad_block_fails_mkdocs_build_with_its_line(tmp_path):
     write_project(tmp_path, {"bad.md": page})
     built = run_build(tmp_path, strict=False)
     assert not built.ok
-    assert "content/bad.md:6: attention: unknown model 'bert'. Fix: use one of: gpt2, tiny" in built.log  # its `model:` line
+    assert "content/bad.md:6: attention: unknown model 'bert'. Fix: use one of: gpt2, tiny, tiny-rope" in built.log  # its `model:` line
     assert "Traceback" not in built.log
     assert not (built.site / "bad.html").exists()
 

@@ -94,7 +94,7 @@ def vectors_swapped(what: str) -> str:
 VECTORS = "traces/tiny/vectors.json"
 CASES = [
     case("tokens-unknown-model", bad('id: tk\n', 'models: [tiny, gpt3]\nid: tk\n'),
-         "tokens: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", at="```tokens", option="models"),
+         "tokens: unknown model 'gpt3'. Fix: use one of: gpt2, tiny, tiny-rope", at="```tokens", option="models"),
     case("tokens-sentence-twice", bad('"Mommy said the sandcastle was beautiful."', '"Lily wanted to play with her"'),
          "tokens: a sentence is listed twice. Fix: list each sentence once", at="```tokens", option="sentences"),
     case("merges-two-words", bad('word: " playing"', 'word: "to play"'),

@@ -84,7 +84,7 @@ def test_compare_stepper_softmax_scoreboard_training_predictions_parse():
 # Each case: (kind, body, the exact message after "path:line: ", the body line it names or 0).
 CATALOGUE = [
     ("attention", "model: gpt3\nsentence: hi\nlayer: 1\nhead: 1",
-     "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny", 1),
+     "attention: unknown model 'gpt3'. Fix: use one of: gpt2, tiny, tiny-rope", 1),
     ("attention", "model: tiny\nsentence: hi\nlayer: 5\nhead: 1",
      "attention: layer 5 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)", 3),
     ("attention", "model: tiny\nsentence: hi\nlayer: 0\nhead: 1",

@@ -370,8 +370,11 @@ def figure_options_kind(body: str) -> str | None:
     keys = set(data)
     if len(keys) < 2:  # `model: tiny` alone is as likely a note about a model as a figure
         return None
+    # the kind that requires the most of these options; among equals, the course's earlier kind
+    # (attention before the kinds that borrowed its options), so that a new kind never changes the answer
+    order = {k: n for n, k in enumerate(SPECS)}
     fits = [k for k, (allowed, required) in SPECS.items() if required and required <= keys <= allowed]
-    return max(fits, key=lambda k: (len(SPECS[k][1]), -len(SPECS[k][0])), default=None)
+    return max(fits, key=lambda k: (len(SPECS[k][1]), -order[k]), default=None)
 
 
 def check_code_fence(kind: str, body: str, where: str) -> None:
