@@ -57,16 +57,23 @@ def test_trace_rederives_from_its_own_numbers(model, path):
     n = len(doc["tokens"])
     future = np.triu(np.ones((n, n), dtype=bool), k=1)  # (query, key)
     assert len(doc["layers"]) == doc["meta"]["nLayer"]
+    rotary = doc["meta"]["positions"] == "rotary"
+    n_kv = doc["meta"]["nKvHead"]
+    per_group = doc["meta"]["nHead"] // n_kv
     for layer in doc["layers"]:
-        assert list(layer) == ["heads"]  # attnConcat: the heads' out side by side, restored on load
-        assert len(layer["heads"]) == doc["meta"]["nHead"]
-        for head in layer["heads"]:
-            assert list(head) == ["q", "k", "v", "scores", "weights", "out"]
-            q, k, v, scores, weights, out = (decode(head[f]) for f in head)
+        assert list(layer) == ["heads", "kvHeads"]  # attnConcat: the heads' out side by side, restored on load
+        assert len(layer["heads"]) == doc["meta"]["nHead"] and len(layer["kvHeads"]) == n_kv
+        for group in layer["kvHeads"]:
+            assert list(group) == ["k", "v"] + (["kUnrotated"] if rotary else [])
+        for h, head in enumerate(layer["heads"]):
+            assert list(head) == ["q", "scores", "weights", "out"] + (["qUnrotated"] if rotary else [])
+            group = layer["kvHeads"][h // per_group]  # the key/value head this query head reads
+            q, scores, weights, out = (decode(head[f]) for f in ("q", "scores", "weights", "out"))
+            k, v = decode(group["k"]), decode(group["v"])
             assert q.shape == k.shape == v.shape == out.shape == (n, d) and scores.shape == weights.shape == (n, n)
-            for f in head:
-                x = decode(head[f])
-                assert np.abs(x).max() <= 32767 * head[f]["scale"]
+            for f in list(head) + [f"kv:{f}" for f in group]:
+                o = group[f[3:]] if f.startswith("kv:") else head[f]
+                assert np.abs(decode(o)).max() <= 32767 * o["scale"]
             scaled = np.where(future, -np.inf, q @ k.T / np.sqrt(d))  # (query, key)
             e = np.exp(scaled - scaled.max(axis=1, keepdims=True))  # (query, key)
             rederived = e / e.sum(axis=1, keepdims=True)  # (query, key)
@@ -75,8 +82,18 @@ def test_trace_rederives_from_its_own_numbers(model, path):
             assert (weights[future] == 0).all()
             # scores is q·kᵀ (the loader's scaledMasked is scores / √d)
             np.testing.assert_allclose(q @ k.T, scores, rtol=1e-3, atol=2e-3 * np.abs(scores).max())
-            # out is what the model fed c_proj; weights · v, recomputed from the stored numbers, matches it
+            # out is what the model fed its output projection; weights · v, recomputed from the stored numbers, matches it
             np.testing.assert_allclose(weights @ v, out, rtol=1e-3, atol=1e-3)
+            if rotary:  # the stored q and k are the unrotated ones turned by their positions (traces/README.md)
+                theta, half = doc["meta"]["ropeTheta"], d // 2
+                speed = theta ** (-np.arange(half) * 2 / d)  # (head_dim/2,) radians per position
+                angle = np.arange(n)[:, None] * np.concatenate([speed, speed])[None]  # (token, head_dim)
+
+                def turn(x):
+                    return x * np.cos(angle) + np.concatenate([-x[:, half:], x[:, :half]], axis=1) * np.sin(angle)
+
+                np.testing.assert_allclose(turn(decode(head["qUnrotated"])), q, atol=3e-3 * np.abs(q).max())
+                np.testing.assert_allclose(turn(decode(group["kUnrotated"])), k, atol=3e-3 * np.abs(k).max())
 
 
 def test_tiny_traces_come_from_the_committed_checkpoint():
