@@ -17,10 +17,14 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+from generator.registry import MODELS
+
 REPO = Path(__file__).resolve().parents[1]
 TINY_DIR = REPO / "generator" / "tiny_model"
 HAVE_TINY = (TINY_DIR / "model.safetensors").is_file() and (TINY_DIR / "tokenizer.json").is_file()
 RANDOM_CLI = Path(__file__).resolve().parent / "random_tiny_cli.py"
+# The course's own models: every build of the course traces each of them (chapter 7 is tiny-rope's)
+TRAINED = tuple(name for name, spec in MODELS.items() if spec.trained_here)
 
 
 def env(**extra: str) -> dict[str, str]:
@@ -42,7 +46,7 @@ def traces_command(*args: str, real: bool | None = None) -> list[str]:
     missing, or when real=False)."""
     use_real = HAVE_TINY if real is None else real
     head = [sys.executable, "-m", "generator"] if use_real else [sys.executable, str(RANDOM_CLI)]
-    return head + ["traces", "--models", "tiny", *args]
+    return head + ["traces", "--models", ",".join(TRAINED), *args]
 
 
 def run(cmd: list[str], cwd: Path = REPO, timeout: float = 300, **env_extra: str) -> subprocess.CompletedProcess:
@@ -154,10 +158,11 @@ def build_course(root: Path) -> Path:
     (root / "content" / INJECTION_PAGE_NAME).write_text(injection_page(), encoding="utf-8")
     yml = course_mkdocs_yml((REPO / "mkdocs.yml").read_text(encoding="utf-8"), f"Injection test: {INJECTION_PAGE_NAME}")
     (root / "mkdocs.yml").write_text(yml, encoding="utf-8")
-    committed = REPO / "traces" / "tiny" / "circuits.json"
-    if HAVE_TINY and committed.is_file():  # its robust test is a minute of CPU; test_robust.py checks how it is made
-        (root / "traces" / "tiny").mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(committed, root / "traces" / "tiny" / "circuits.json")
+    for model in TRAINED:
+        committed = REPO / "traces" / model / "circuits.json"
+        if HAVE_TINY and committed.is_file():  # its robust test is a minute of CPU; test_robust.py checks how it is made
+            (root / "traces" / model).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(committed, root / "traces" / model / "circuits.json")
     t = run(traces_command("--traces-dir", str(root / "traces"), "--content", str(root / "content")), cwd=root, timeout=600)
     if t.returncode != 0:
         raise AssertionError(f"traces failed ({t.returncode}):\n{t.stdout}\n{t.stderr}")

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from .. import heads
 from ..heads import SCORING_SIZES
+from ..registry import MODELS
 from . import vectors
 from ..lessons import pages
 from ..lessons.errors import LessonError, error_lines
@@ -383,7 +384,8 @@ def add_parser(sub) -> None:
         description=__doc__,
         formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
     )
-    p.add_argument("--models", default="tiny,gpt2", help="comma-separated models to trace (default tiny,gpt2)")
+    every = ",".join(MODELS)
+    p.add_argument("--models", default=every, help=f"comma-separated models to trace (default {every})")
     p.add_argument("--force", action="store_true", help="retrace even when the trace is already there")
     p.add_argument("--prune", action="store_true",
                    help="remove traces that no lesson or scoring text uses (kept unless asked; make traces PRUNE=1)")
