@@ -47,9 +47,10 @@ def record(config: SweepConfig) -> dict:
             "targets": list(config.targets), "head": list(config.head)}
 
 
-def _diffs(logits: torch.Tensor, her: int, his: int) -> np.ndarray:
-    last = logits[:, -1, :]  # (sentence, vocab): the guess after the last token
-    return (last[:, her] - last[:, his]).double().numpy()  # (sentence,)
+def _diffs(logits: torch.Tensor, her: int, his: int, last: torch.Tensor) -> np.ndarray:
+    """logit(her) − logit(his) after each sentence's own last token (`last`: (sentence,) indices)."""
+    at = logits[torch.arange(len(last)), last]  # (sentence, vocab): the guess after the last token
+    return (at[:, her] - at[:, his]).double().numpy()  # (sentence,)
 
 
 def sweep(lm: LoadedModel, ref: causal.Reference, config: SweepConfig = SweepConfig()) -> dict:
@@ -67,21 +68,24 @@ def sweep(lm: LoadedModel, ref: causal.Reference, config: SweepConfig = SweepCon
     clean, zero, mean, top_change = np.zeros(shape), np.zeros(shape), np.zeros(shape), np.zeros(shape)
     top_head = np.zeros(shape + (2,), dtype=int)  # (template, name, layer/head) from 1
     hl, hh = config.head[0] - 1, config.head[1] - 1
-    for length in sorted({len(v) for v in ids.values()}):
-        group = [c for c in cases if len(ids[c]) == length]
-        x = torch.tensor([ids[c] for c in group])  # (sentence, token)
-        base = _diffs(causal._forward(lm, x).logits, her, his)  # (sentence,)
-        effects = np.zeros((L, H, len(group)))  # (layer, head, sentence): zero-removed minus clean
-        for layer in range(L):
-            for h in range(H):
-                out = causal._forward(lm, x, {layer: _remover(h, d, None)}).logits
-                effects[layer, h] = _diffs(out, her, his) - base
-        by_mean = _diffs(causal._forward(lm, x, {hl: _remover(hh, d, ref.means[hl, hh])}).logits, her, his)
-        flat = np.abs(effects.reshape(L * H, -1)).argmax(axis=0)  # (sentence,): largest change, first on ties
-        for i, (t, n) in enumerate(group):
-            clean[t, n], zero[t, n], mean[t, n] = base[i], base[i] + effects[hl, hh, i], by_mean[i]
-            top_head[t, n] = (flat[i] // H + 1, flat[i] % H + 1)
-            top_change[t, n] = effects[flat[i] // H, flat[i] % H, i]
+    # One batch: shorter sentences are padded after their end. A causal model's positions never see
+    # a later token, so each sentence's last position gives what it gives alone (one forward pass per
+    # removed head, not one per head and sentence length).
+    T = max(len(v) for v in ids.values())
+    last = torch.tensor([len(ids[c]) - 1 for c in cases])  # (sentence,)
+    x = torch.tensor([ids[c] + [lm.bos_id] * (T - len(ids[c])) for c in cases])  # (sentence, token)
+    base = _diffs(causal._forward(lm, x).logits, her, his, last)  # (sentence,)
+    effects = np.zeros((L, H, len(cases)))  # (layer, head, sentence): zero-removed minus clean
+    for layer in range(L):
+        for h in range(H):
+            out = causal._forward(lm, x, {layer: _remover(h, d, None)}).logits
+            effects[layer, h] = _diffs(out, her, his, last) - base
+    by_mean = _diffs(causal._forward(lm, x, {hl: _remover(hh, d, ref.means[hl, hh])}).logits, her, his, last)
+    flat = np.abs(effects.reshape(L * H, -1)).argmax(axis=0)  # (sentence,): largest change, first on ties
+    for i, (t, n) in enumerate(cases):
+        clean[t, n], zero[t, n], mean[t, n] = base[i], base[i] + effects[hl, hh, i], by_mean[i]
+        top_head[t, n] = (flat[i] // H + 1, flat[i] % H + 1)
+        top_change[t, n] = effects[flat[i] // H, flat[i] % H, i]
     return {"set": record(config), "clean": clean, "zero": zero, "mean": mean,
             "topHead": top_head, "topChange": top_change}
 
