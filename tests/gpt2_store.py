@@ -57,7 +57,7 @@ def save_random_gpt2(folder: Path) -> None:
 
 @dataclass(frozen=True)
 class Gpt2Shaped:
-    root: Path  # the course copy: content/, traces/ (tiny committed, gpt2 traced here), site/
+    root: Path  # the course copy: content/, traces/ (tiny and tiny-rope committed, gpt2 traced here), site/
     log: str  # the strict site build's output
     sha12: str  # the first 12 hex digits of the sha256 of the local copy's weights
 
@@ -73,7 +73,8 @@ def build(base: Path) -> Gpt2Shaped:
     save_random_gpt2(local)
     root = base / "course-copy"
     shutil.copytree(REPO / "content", root / "content", ignore=shutil.ignore_patterns("generated"))
-    shutil.copytree(REPO / "traces" / "tiny", root / "traces" / "tiny")  # the committed tiny traces
+    for model in ("tiny", "tiny-rope"):  # the committed traces of the course's own models
+        shutil.copytree(REPO / "traces" / model, root / "traces" / model)
     config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     assert "custom_dir: overrides" in config
     (root / "mkdocs.yml").write_text(config.replace("custom_dir: overrides", f"custom_dir: {json.dumps(str(REPO / 'overrides'))}"), encoding="utf-8")
