@@ -130,6 +130,14 @@ model: tiny
 sentence: "Lily wanted to play with"
 id: lens
 ```
+
+```rope-distance
+model: tiny-rope
+sentence: "Tom had a red ball. Tom gave the red ball to Sam."
+pick: {best: previous-token}
+token: Sam
+id: turn
+```
 """
 # Each section's heading, for every kind build.SECTIONS knows (a new kind must be added here).
 HEADINGS = {
@@ -138,7 +146,7 @@ HEADINGS = {
     "stepper": "## The made-up example, by hand",
     "pair": "## One head, two sentences", "scoreboard": "## Head-type scores from their definitions",
     "ablation": "### With its average output instead", "attribution": "## Direct logit attribution",
-    "patching": "## Activation patching", "lens": "## The logit lens",
+    "patching": "## Activation patching", "lens": "## The logit lens", "rope-distance": "## Position by rotation",
 }
 
 

@@ -19,15 +19,15 @@ of {query_text} (position {query}) and the key of {key_text} (position {key}). T
 head's query and each key/value head's key *before* the turn, so we can turn them ourselves.
 """)
     s.code(f'''
-trace = load_json({trace_file!r})
+rope_trace = load_json({trace_file!r})
 rotary = load_json({rotary_file!r})
-layer, head = {layer}, {head}  # layer {layer + 1}, head {head + 1} on the page, which counts from 1
+rope_layer, rope_head = {layer}, {head}  # layer {layer + 1}, head {head + 1} on the page, which counts from 1
 qi, kj = {query}, {key}  # the query's and the key's positions (from 0, <|endoftext|> is 0)
-heads = trace["layers"][layer]["heads"]
-groups = trace["layers"][layer]["kvHeads"]  # one entry per key/value head
+heads = rope_trace["layers"][rope_layer]["heads"]
+groups = rope_trace["layers"][rope_layer]["kvHeads"]  # one entry per key/value head
 per_group = len(heads) // len(groups)  # query heads that share one key and value
-group = head // per_group  # the key/value head this query head reads
-q_plain = decode(heads[head]["qUnrotated"])  # (token, rope_dim), before the turn
+group = rope_head // per_group  # the key/value head this query head reads
+q_plain = decode(heads[rope_head]["qUnrotated"])  # (token, rope_dim), before the turn
 k_plain = decode(groups[group]["kUnrotated"])  # (token, rope_dim)
 rope_dim = q_plain.shape[1]
 theta = rotary["ropeTheta"]
@@ -55,10 +55,10 @@ same = turn(q_plain[qi], qi - kj) @ k_plain[kj] / np.sqrt(rope_dim)
 print("real score", round(float(real), 4), "turned by the distance alone", round(float(same), 4))
 ''')
     s.code('''
-pair = next(p for s in rotary["sentences"] for p in s["pairs"] if (p["query"], p["key"]) == (qi, kj))
-stored = np.array(pair["curve"][layer][head][: rotary["maxDistance"] + 1])
+rope_pair = next(p for s in rotary["sentences"] for p in s["pairs"] if (p["query"], p["key"]) == (qi, kj))
+stored = np.array(rope_pair["curve"][rope_layer][rope_head][: rotary["maxDistance"] + 1])
 # the trace's numbers are rounded: allow what that rounding can move a dot product
-slack = (np.abs(q_plain[qi]).sum() * heads[head]["qUnrotated"]["scale"] + np.abs(k_plain[kj]).sum()
+slack = (np.abs(q_plain[qi]).sum() * heads[rope_head]["qUnrotated"]["scale"] + np.abs(k_plain[kj]).sum()
          * groups[group]["kUnrotated"]["scale"]) / np.sqrt(rope_dim)
 expect("curve", stored, slack)
 ''')
@@ -82,7 +82,7 @@ for h in range(group * per_group, (group + 1) * per_group):
     q_turned = decode(heads[h]["q"])  # (token, rope_dim), turned
     mine = np.tril(q_turned @ k_shared.T)
     theirs = np.tril(decode(heads[h]["scores"]))
-    print(f"layer {layer + 1}, head {h + 1}: reads key/value head {group + 1};",
+    print(f"layer {rope_layer + 1}, head {h + 1}: reads key/value head {group + 1};",
           "its scores are its query times the shared key:", np.allclose(mine, theirs, atol=0.05 * np.abs(theirs).max()))
 ''')
     return s
