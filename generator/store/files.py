@@ -197,3 +197,12 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.close(dfd)
     except OSError:
         pass
+
+
+def write_rounded(path: Path, doc: dict, check) -> Path:
+    """A per-model file: `doc` rounded to the store's significant digits, checked by
+    `check(doc, path)` and written atomically; a document that fails its own check is never written."""
+    doc = round_floats(doc)
+    check(doc, path)
+    atomic_write(path, dumps(doc))
+    return path

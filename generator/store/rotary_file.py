@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import schema
-from .files import DamagedFile, atomic_write, dumps, read_checked, round_floats
+from .files import DamagedFile, read_checked, write_rounded
 
 FILE = "rotary.json"
 MAX_BYTES = 8 * 1024 * 1024
@@ -35,11 +35,7 @@ def path(root: Path | str, model: str) -> Path:
 def write(root: Path | str, model: str, doc: dict) -> Path:
     """Round to 5 significant digits, check and write atomically; a document that fails its own
     check is never written."""
-    doc = round_floats(doc)
-    p = path(root, model)
-    check(doc, p, model)
-    atomic_write(p, dumps(doc))
-    return p
+    return write_rounded(path(root, model), doc, lambda d, p: check(d, p, model))
 
 
 @dataclass(frozen=True)

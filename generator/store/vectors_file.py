@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import tokens
-from .files import DamagedFile, atomic_write, dumps, read_checked, round_floats
+from .files import DamagedFile, read_checked, write_rounded
 
 FILE = "vectors.json"
 FORMAT = 1  # the document's `format`; a reader refuses any other
@@ -59,11 +59,7 @@ def word_token(model: str, word: str) -> tuple[int, str]:
 def write(root: Path | str, model: str, doc: dict) -> Path:
     """Round, check and write the document atomically; a document that fails its own check is
     never written."""
-    doc = round_floats(doc)
-    p = path(root, model)
-    check(doc, p, model)
-    atomic_write(p, dumps(doc))
-    return p
+    return write_rounded(path(root, model), doc, lambda d, p: check(d, p, model))
 
 
 @dataclass(frozen=True)
