@@ -227,11 +227,16 @@ def label_tokens(tokens: list[dict]) -> list[dict]:
     return [dict(t, pos=i) if counts[t["display"]] > 1 else t for i, t in enumerate(tokens)]
 
 
+def token_shown(t: dict) -> str:
+    """A token's display text as the page shows it (‹eot› for <|endoftext|>), without a subscript."""
+    return EOT_LABEL if t.get("text") == EOT else t["display"]
+
+
 def token_label(t: dict) -> str:
     """What a page shows for a token: its display text, and a repeated one's position as a
     subscript (course.js's tokDisplay writes the same)."""
     pos = t.get("pos")
-    shown = EOT_LABEL if t.get("text") == EOT else t["display"]
+    shown = token_shown(t)
     return shown if pos is None else shown + str(pos).translate(SUBSCRIPT_DIGITS)
 
 

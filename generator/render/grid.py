@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from .. import schema
 from .context import Ctx, Panel
-from .format import compact, f2, page_tokens, tok
+from .format import compact, f2, page_tokens, tok, token_shown
 
 
 def ranked(row, i: int) -> list[int]:
@@ -60,7 +60,8 @@ class Grid:
 
         def name(j: int, t: dict) -> str:
             other = partners[j] if partners else None
-            return t["display"] if other is None or other["display"] == t["display"] else f"{t['display']} / {other['display']}"
+            mine = token_shown(t)
+            return mine if other is None or token_shown(other) == mine else f"{mine} / {token_shown(other)}"
 
         return [
             ("token", "Token", [(j, f"{j}: {name(j, t)}") for j, t in enumerate(self.tokens)], self.focus),

@@ -86,7 +86,7 @@ def test_vectors_page_draws_and_exposes_its_numbers(course, offline):
     n = len(page.evaluate("embedding.tokens"))
     assert page.evaluate(ticks) == [f"position {i}" for i in range(n)]
     fig.locator("select[data-control=part]").select_option("sum")
-    assert page.evaluate(ticks) == page.evaluate("embedding.tokens.map(t => t.display)")
+    assert page.evaluate(ticks) == page.evaluate("embedding.tokens.map(t => course.tokDisplay(t))")  # ‹eot› as every label shows it
     # one colour scale for every part: a colour keeps its number when the reader switches
     scale = "(d => [d.zmin, d.zmax])(document.querySelector('figure[data-kind=embedding] .course-plot').data[0])"
     reach = page.evaluate("Math.max(...Object.values(embedding.parts).flat(2).map(Math.abs))")

@@ -162,7 +162,7 @@ TITLE_GAPS_JS = """(id) => { const d = document.querySelector('#' + id + ' .cour
 # Every token of a figure given a one-letter label, then drawn again as course.js draws it.
 SHORT_LABELS_JS = """async ([id]) => {
   const f = course.figures.find(f => f.el.id === id), v = f.views[0];
-  v.tokens = v.tokens.map((t, i) => Object.assign({}, t, {display: String.fromCharCode(97 + i % 26)}));
+  v.tokens = v.tokens.map((t, i) => Object.assign({}, t, {display: String.fromCharCode(97 + i % 26), text: String.fromCharCode(97 + i % 26)}));
   v.constant = null; v.cache = {};
   v.geom = v.geometry(v.plotHost.clientWidth);
   v.plotDiv.style.minWidth = v.geom.minWidth + 'px';

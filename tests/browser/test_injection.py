@@ -73,7 +73,7 @@ def test_no_payload_is_written_raw_into_any_file(course):
 def token_displays(page) -> list[str]:
     """The labels the page must show: each token's display text, a repeated one with its
     position as a subscript (render/format.py's rule, which course.js follows)."""
-    tokens = page.evaluate("traces[0].tokens.map(t => ({display: t.display}))")
+    tokens = page.evaluate("traces[0].tokens.map(t => ({display: t.display, text: t.text}))")  # text: ‹eot› is shown for <|endoftext|>
     return [token_label(t) for t in label_tokens(tokens)]
 
 

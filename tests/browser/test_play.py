@@ -138,8 +138,10 @@ def test_the_playground(browser, course, play_url, tmp_path):
                     mine = got["layers"][l]["heads"][h]
                     w_err = np.abs(np.array(mine["weights"]) - np.array(head["weights"])).max()
                     assert w_err <= 1e-4, f"{name}: L{l + 1}H{h + 1} weights off by {w_err:.1e}"
+                    stored = trace.stored_layers[l]
+                    group = stored["kvHeads"][h * len(stored["kvHeads"]) // len(stored["heads"])]  # k, v: per key/value head
                     for f in FIELDS:  # the file stores int16 x scale: its own step is scale / 2
-                        step = trace.stored_layers[l]["heads"][h][f]["scale"] / 2
+                        step = (group if f in ("k", "v") else stored["heads"][h])[f]["scale"] / 2
                         err = np.abs(np.array(mine[f]) - np.array(head[f])).max()
                         assert err <= 1e-4 + step, f"{name}: L{l + 1}H{h + 1} {f} off by {err:.1e} (trace step {step:.1e})"
             for t, (mine, want) in enumerate(zip(got["predictions"], trace["predictions"])):
