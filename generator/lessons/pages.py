@@ -42,6 +42,11 @@ def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
     return found
 
 
+def parse_content(content_dir: Path | str) -> list[Directive]:
+    """Every figure of every lesson under `content_dir`, in page order (LessonError at the first mistake)."""
+    return [d for p in iter_markdown(Path(content_dir)) for d in parse_file(p, shown_path(p))]
+
+
 def check_lessons(content_dir: Path) -> int:
     """Parse every lesson of a docs folder (parse_file); the first page with a mistake raises
     its mistakes (a LessonError, or LessonErrors for several). Returns the number of figures."""

@@ -167,18 +167,16 @@ def write_for_lessons(models: list[str], traces_dir, content_dir, stand_in: bool
     """The `make traces` hook: rewrite traces/<model>/rotary.json for each rotary model (a model
     without rotary positions gets none). 0 on success, 2 for a lesson mistake (one line)."""
     import sys
-    from pathlib import Path
 
     from ..lessons import pages, rope_kinds
     from ..lessons.errors import LessonError
-    from ..lessons.source import iter_markdown, shown_path
     from ..store import StoreError, rotary_file
     from . import load as models_mod
     from .tracing import token_ids
 
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        directives = [d for p in iter_markdown(Path(content_dir)) for d in pages.parse_file(p, shown_path(p))]
+        directives = pages.parse_content(content_dir)
     except LessonError as e:
         print(str(e), file=err)
         return 2

@@ -235,17 +235,15 @@ def write_for_lessons(models: list[str], traces_dir, content_dir, stand_in: bool
     figures. 0 on success (a model that cannot be loaded here is skipped: run_traces said so),
     2 for a lesson mistake (one line)."""
     import sys
-    from pathlib import Path
 
     from ..lessons import pages, split_kinds
     from ..lessons.errors import LessonError
-    from ..lessons.source import iter_markdown, shown_path
     from ..store import StoreError, splits_file
     from . import load as models_mod
 
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        directives = [d for p in iter_markdown(Path(content_dir)) for d in pages.parse_file(p, shown_path(p))]
+        directives = pages.parse_content(content_dir)
     except LessonError as e:
         print(str(e), file=err)
         return 2

@@ -30,7 +30,6 @@ from .. import schema
 from ..store import vectors_file
 from ..lessons import pages
 from ..lessons.errors import LessonError
-from ..lessons.source import iter_markdown, shown_path
 from ..lessons.vector_kinds import needs
 
 WORD_START_RE = re.compile(r"^ [A-Za-z]{2,}$")  # " ball", " happ": a space and two or more letters (not " a")
@@ -129,7 +128,7 @@ def build(lm, sentences: list[str], words: list[tuple[str, int]]) -> dict:
 def lesson_needs(content_dir: Path) -> tuple[list[str], list[tuple[str, int]]]:
     """The sentences and (word, id) pairs the lessons' vector figures use; a word that is not one
     vocabulary entry is a LessonError at its figure's line."""
-    directives = [d for p in iter_markdown(content_dir) for d in pages.parse_file(p, shown_path(p))]
+    directives = pages.parse_content(content_dir)
     sentences, words = needs(directives)
     resolved = []
     for word, where in words:

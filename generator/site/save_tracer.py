@@ -157,10 +157,9 @@ class Tracer:
         """(model, sentence) of the lessons' score-split figures that splits.json does not hold yet
         (a new figure: `make traces` would write it), of models traced here, not asked for before."""
         from ..lessons import split_kinds
-        from ..lessons.source import iter_markdown, shown_path
 
         try:
-            directives = [d for p in iter_markdown(self.content_dir) for d in pages.parse_file(p, shown_path(p))]
+            directives = pages.parse_content(self.content_dir)
         except (LessonError, OSError, UnicodeDecodeError):  # the build reports the mistake with its line
             return frozenset()
         found = set()
