@@ -99,7 +99,7 @@ $(AXE_STAMP):
 # busy throughout (about 1,290 CPU-seconds a run, the GPT-2-shaped trace 185 of them). The 25 slowest tests are
 # listed at the end, for the suite's time.
 # Since issue 50 the GPT-2-shaped course is traced once a run, for every test that needs the shape
-# (tests/gpt2_store.py), on the small scoring set (traces --scoring-set small: 4 of its 12 texts, 7
+# (tests/gpt2_store.py), on the small scoring set (traces --scoring-set small: 3 of its 12 texts, 6
 # traces in all against 15), and test_models' and test_encoding's own GPT-2-shaped stand-in traces
 # (107 s and 90 s) are gone: they read the shared course. Measured file by file on a 2-core machine
 # shared with other engineers' suites (load average 8-10, so wall times ran 2-4x the CPU time):

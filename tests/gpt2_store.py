@@ -6,7 +6,7 @@ saved with `save_pretrained`, with the committed tokenizer, as a user's local co
 `python -m generator traces --models gpt2 --scoring-set small` loads it through COURSE_GPT2_PATH
 (no stand-in flag, COURSE_ALLOW_STANDIN unset, the hub switched off) and traces every GPT-2
 sentence of a copy of the course and the small scoring set (heads.SCORING_SIZES: the same code as
-the full set, on 4 of its 12 texts); `python -m generator site --strict` builds that copy.
+the full set, on 3 of its 12 texts); `python -m generator site --strict` builds that copy.
 
 The first worker that asks builds it under a file lock, in the run's shared temporary folder
 (beside the workers' own); the others wait for it and read the same folder. A failed build is

@@ -61,9 +61,9 @@ def test_the_local_copy_traces_the_chapter_as_gpt2_under_its_own_revision(course
     assert [t["text"] for t in trace["tokens"]][:5] == ["<|endoftext|>", "The", " animal", " didn", "'t"]
     scores = json.loads((root / "traces" / "gpt2" / "heads.json").read_text(encoding="utf-8"))
     assert scores["revision"] == f"local-{sha12}" and scores["standIn"] is False
-    # the small scoring set: the first 2 repeated random sequences, the first 2 sentences
+    # the small scoring set: the first 2 repeated random sequences, the first sentence
     n_random, n_sentences = heads.SCORING_SIZES["small"]
-    assert (n_random, n_sentences) == (2, 2) and heads.SCORING_SIZES["full"] == (4, 8)
+    assert (n_random, n_sentences) == (2, 1) and heads.SCORING_SIZES["full"] == (4, 8)
     by_key = {t["file"][:-len(".json")]: t["text"] for t in index["traces"]}
     assert [by_key[k] for k in scores["scoredOn"]["induction"]["traces"]] == [heads.RANDOM_TEXT.format(n=k + 1, total=2) for k in range(2)]
     assert [by_key[k] for k in scores["scoredOn"]["sink"]["traces"]] == list(heads.SCORING_SENTENCES[:n_sentences])

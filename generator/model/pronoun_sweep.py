@@ -5,8 +5,8 @@ flips. One sentence cannot say whether that holds in general, so this module mea
 thing on a fixed, recorded set of names × templates (every template ends where a pronoun comes
 next): per case, the clean logit(her) − logit(his), the value with the head removed (zeros, and
 the head's natural-text mean, causal.py's reference), and which head's zero-removal moves it most.
-Batched: all sentences of one token length go through the model together; each removal is one
-more batch pass.
+Batched: every sentence goes through the model in one padded batch, and each removal is one more
+batch pass, in which only each sentence's last position is unembedded.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import causal
+from . import arch, causal
 from .load import LoadedModel
 
 FORMAT = 1  # bumped when the stored block changes shape
@@ -47,9 +47,19 @@ def record(config: SweepConfig) -> dict:
             "targets": list(config.targets), "head": list(config.head)}
 
 
-def _diffs(logits: torch.Tensor, her: int, his: int, last: torch.Tensor) -> np.ndarray:
-    """logit(her) − logit(his) after each sentence's own last token (`last`: (sentence,) indices)."""
-    at = logits[torch.arange(len(last)), last]  # (sentence, vocab): the guess after the last token
+def _diffs(lm: LoadedModel, x: torch.Tensor, her: int, his: int, last: torch.Tensor, replace: dict | None = None) -> np.ndarray:
+    """logit(her) − logit(his) after each sentence's own last token (`last`: (sentence,) indices),
+    the model run on x (sentence, token) with replace[layer] rewriting that layer's heads (causal._forward).
+    Only the last positions are unembedded: the others are never read, and on GPT-2's 50,257 words
+    their unembedding was most of the sweep."""
+    handles = [causal._pre_hook(causal.blocks(lm)[layer], fn) for layer, fn in (replace or {}).items()]
+    try:
+        with torch.inference_mode():
+            hidden = arch.body(lm.model)(x, use_cache=False).last_hidden_state  # (sentence, token, width), after the final norm
+            at = arch.unembedding(lm.model)(hidden[torch.arange(len(last)), last])  # (sentence, vocab): the guess after the last token
+    finally:
+        for hd in handles:
+            hd.remove()
     return (at[:, her] - at[:, his]).double().numpy()  # (sentence,)
 
 
@@ -74,13 +84,12 @@ def sweep(lm: LoadedModel, ref: causal.Reference, config: SweepConfig = SweepCon
     T = max(len(v) for v in ids.values())
     last = torch.tensor([len(ids[c]) - 1 for c in cases])  # (sentence,)
     x = torch.tensor([ids[c] + [lm.bos_id] * (T - len(ids[c])) for c in cases])  # (sentence, token)
-    base = _diffs(causal._forward(lm, x).logits, her, his, last)  # (sentence,)
+    base = _diffs(lm, x, her, his, last)  # (sentence,)
     effects = np.zeros((L, H, len(cases)))  # (layer, head, sentence): zero-removed minus clean
     for layer in range(L):
         for h in range(H):
-            out = causal._forward(lm, x, {layer: _remover(h, d, None)}).logits
-            effects[layer, h] = _diffs(out, her, his, last) - base
-    by_mean = _diffs(causal._forward(lm, x, {hl: _remover(hh, d, ref.means[hl, hh])}).logits, her, his, last)
+            effects[layer, h] = _diffs(lm, x, her, his, last, {layer: _remover(h, d, None)}) - base
+    by_mean = _diffs(lm, x, her, his, last, {hl: _remover(hh, d, ref.means[hl, hh])})
     flat = np.abs(effects.reshape(L * H, -1)).argmax(axis=0)  # (sentence,): largest change, first on ties
     for i, (t, n) in enumerate(cases):
         clean[t, n], zero[t, n], mean[t, n] = base[i], base[i] + effects[hl, hh, i], by_mean[i]

@@ -396,7 +396,7 @@ def add_parser(sub) -> None:
                    help="trace gpt2 with the random-weight stand-in (tests and make bench; writes to build/stand-in-traces)")
     p.add_argument("--scoring-set", choices=sorted(SCORING_SIZES), default="full",
                    help="how many scoring texts the head scores are measured on: full (the course's 4 repeated random "
-                        "sequences and 8 sentences) or small (2 and 2; for tests: the same code, fewer traces; refused "
+                        "sequences and 8 sentences) or small (2 and 1; for tests: the same code, fewer traces; refused "
                         "for the committed traces/)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: traces are then byte-identical whatever the machine's core count)")

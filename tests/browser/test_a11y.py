@@ -8,8 +8,10 @@
 * prefers-reduced-motion: no CSS transition or animation runs;
 * a 320 px viewport: the page body never scrolls sideways, the grids scroll inside their wrappers;
 * print: every content tab is shown, one after another; table heatmaps show; Plotly plots do not;
-* nothing cut off (cut_off.py), at 1280 and 375 px, on the page loads of the axe walks at 375 px
-  and in dark mode (`walks`: each page loaded once for both).
+* nothing cut off (cut_off.py), at 1280 and 375 px, and every heatmap and chart legible at 1280
+  and 375 px (test_reader_view.check_legible), on the page loads of the axe walks (`walks`: every
+  page loaded once per width and palette, at 1280 px light and dark and 375 px light, for every
+  check made on it). test_diagrams_browser.py's axe on the pages with diagrams reads them too.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from course_builds import INJECTION_PAGE_NAME, REPO, quiet, settle
 from .conftest import page_opener
 from .cut_off import cut_off
 from .figure_ids import FIRST_HEATMAP, course_figure
+from .test_reader_view import PLOT_BOXES, check_legible
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -129,14 +132,13 @@ def report(where: str, violations: list[dict]) -> str:
 # ---------------------------------------------------------------- axe, every page
 
 
-def test_axe_every_built_page_over_http(course, server, open_site, capsys):
-    w = open_site()
-    results = {}
-    for rel in built_pages(course):
-        w.page.goto(f"{server.base}/{rel}")
-        settle(w.page)
-        results[rel] = axe(w.page)
-    print_and_judge(results, "axe over http", capsys, w.errors)
+def test_axe_every_built_page_over_http(walks, capsys):
+    """At 1280 px, light: the walk the legibility check reads too (every walk is over http)."""
+    if axe_problem():
+        pytest.fail(axe_problem())
+    walk = walks(1280, "light")
+    assert not walk.axe_failed, walk.axe_failed
+    print_and_judge(walk.axe, "axe over http at 1280 px, light", capsys, walk.errors)
 
 
 @pytest.mark.parametrize("viewport,scheme", [(1200, "light"), (375, "dark")], ids=["1200px", "375px-dark"])
@@ -173,6 +175,8 @@ class Walk:
     axe: dict[str, list[dict]] = field(default_factory=dict)  # page -> axe's violations
     axe_failed: list[str] = field(default_factory=list)  # a page where axe could not run through (a tab that would not stay)
     cut: dict[str, list] = field(default_factory=dict)  # page -> what is cut off, where anything is
+    illegible: list[str] = field(default_factory=list)  # what a reader could not read in a heatmap or chart (legibility)
+    plots: int = 0  # heatmaps drawn, over every page
     errors: list[str] = field(default_factory=list)  # the pages' console and script errors
 
 
@@ -183,6 +187,8 @@ def walk_pages(course: Path, server, browser, width: int, scheme: str) -> Walk:
         for rel in built_pages(course):
             w.page.goto(f"{server.base}/{rel}")
             settle(w.page)
+            legibility(w.page, rel, width, walk)
+            settle(w.page)  # back at the top, the header's fade done, for axe
             if run_axe and rel != "404.html":
                 try:
                     walk.axe[rel] = axe(w.page)
@@ -193,6 +199,32 @@ def walk_pages(course: Path, server, browser, width: int, scheme: str) -> Walk:
                 walk.cut[rel] = cut
         walk.errors = list(w.errors)
     return walk
+
+
+# ---------------------------------------------------------------- legibility, on the walks' page loads
+
+PLOTS = ".course-fig[data-kind=attention] .js-plotly-plot, .course-fig[data-kind=compare] .js-plotly-plot"
+# How far each chart's legend reaches into its plotting area (px; > 0 means it covers data).
+LEGEND_OVERLAP = """() => [...document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot')].map(p => {
+  const legend = p.querySelector('.legend'), area = p.querySelector('.nsewdrag');
+  return legend && area ? legend.getBoundingClientRect().bottom - area.getBoundingClientRect().top : null;
+})"""
+
+
+def legibility(page, rel: str, width: int, walk: Walk) -> None:
+    """Every heatmap of the page as loaded legible at this width (test_reader_view.check_legible),
+    no training chart's legend over its data, and no sideways scroll of the page."""
+    quiet(page)  # a redraw for a new width runs on the next frame
+    plots = page.evaluate(PLOT_BOXES, PLOTS)
+    walk.plots += len(plots)
+    walk.illegible += [f"{rel}: {p}" for p in check_legible(plots, width)]
+    for chart in page.locator(".course-fig[data-kind=training] .course-plot").all():
+        chart.scroll_into_view_if_needed()
+        chart.locator(".main-svg").first.wait_for(state="attached")
+    walk.illegible += [f"{rel}: a chart's legend covers {d:.0f} px of its data" for d in page.evaluate(LEGEND_OVERLAP) if d and d > 1]
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    if wide > width:
+        walk.illegible.append(f"{rel}: the page scrolls sideways ({wide} px at {width} px)")
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +252,17 @@ def test_axe_every_built_page_at_375px_and_in_dark_mode(walks, capsys, viewport,
     walk = walks(viewport, scheme)
     assert not walk.axe_failed, walk.axe_failed
     print_and_judge(walk.axe, f"axe at {viewport} px, {scheme}", capsys, walk.errors)
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_every_heatmap_and_chart_is_legible(walks, width):
+    """In the light palette at both widths (the walks' page loads, before axe or anything else
+    changed the page): cell numbers of 11 px or more that fit their cells, no two labels
+    overlapping, the colour bar on the screen, no legend over a chart's data, no sideways scroll."""
+    walk = walks(width, "light")
+    assert walk.plots >= 8, f"only {walk.plots} heatmaps drawn"
+    assert walk.illegible == [], "\n".join(walk.illegible)
+    assert walk.errors == []
 
 
 @pytest.mark.parametrize("width,scheme", [(1280, "dark"), (375, "light")])

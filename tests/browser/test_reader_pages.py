@@ -1,8 +1,9 @@
 """The reader's pages of the real course (the session's shared build, course_builds), in
 Chromium: contrast of every chart line, marker and bar in both palettes, computed from the
-colours the browser rendered; every heatmap legible at 375 and 1280 px; the one-file chapter's
-inlined (encoded) trace decoded to the hosted page's numbers; axe with every table and every
-"All heads" open (what the default view hides, axe does not see)."""
+colours the browser rendered; the one-file chapter's inlined (encoded) trace decoded to the
+hosted page's numbers; axe with every table and every "All heads" open (what the default view
+hides, axe does not see). Every heatmap legible at 375 and 1280 px: test_a11y.py, on its page
+walks."""
 
 from __future__ import annotations
 
@@ -10,12 +11,11 @@ import json
 
 import pytest
 
-from course_builds import FINITE_ANIMATIONS_DONE, quiet, settle
+from course_builds import FINITE_ANIMATIONS_DONE, settle
 
 from .conftest import page_opener
 from .figure_ids import course_figure
-from .test_a11y import axe, built_pages, print_and_judge
-from .test_reader_view import PLOT_BOXES, check_legible
+from .test_a11y import axe, print_and_judge
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -48,12 +48,6 @@ CONTRAST_JS = """() => {
   return {marks, grid, scheme: document.body.getAttribute('data-md-color-scheme'),
           probe: ratio({r: 0, g: 34, b: 78, a: 1}, page)};
 }"""
-PLOTS = ".course-fig[data-kind=attention] .js-plotly-plot, .course-fig[data-kind=compare] .js-plotly-plot"
-# How far each chart's legend reaches into its plotting area (px; > 0 means it covers data).
-LEGEND_OVERLAP = """() => [...document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot')].map(p => {
-  const legend = p.querySelector('.legend'), area = p.querySelector('.nsewdrag');
-  return legend && area ? legend.getBoundingClientRect().bottom - area.getBoundingClientRect().top : null;
-})"""
 HEADS_DRAWN = "[...document.querySelectorAll('.course-heads:not([hidden])')].every(h => h.querySelector('button'))"
 OPEN_EVERYTHING = """() => {
   document.querySelectorAll('button.course-table-toggle[aria-expanded=false]').forEach(b => b.click());
@@ -87,29 +81,6 @@ def test_every_line_marker_and_bar_has_3_to_1_in_both_palettes(course, server, o
     assert got["grid"], "no gridlines found"
     loud = [g for g in got["grid"] if g["ratio"] > 1.6]
     assert loud == [], loud
-    assert not w.errors, w.errors
-
-
-@pytest.mark.parametrize("width", [375, 1280])
-def test_every_heatmap_and_chart_is_legible(course, server, open_site, width):
-    w = open_site(viewport={"width": width, "height": 900})
-    problems, drawn = [], 0
-    for rel in built_pages(course):
-        w.page.goto(f"{server.base}/{rel}")
-        settle(w.page)
-        quiet(w.page)  # a redraw for a new width runs on the next frame
-        plots = w.page.evaluate(PLOT_BOXES, PLOTS)
-        drawn += len(plots)
-        problems += [f"{rel}: {p}" for p in check_legible(plots, width)]
-        for chart in w.page.locator(".course-fig[data-kind=training] .course-plot").all():
-            chart.scroll_into_view_if_needed()
-            chart.locator(".main-svg").first.wait_for(state="attached")
-        problems += [f"{rel}: a chart's legend covers {d:.0f} px of its data" for d in w.page.evaluate(LEGEND_OVERLAP) if d and d > 1]
-        wide = w.page.evaluate("document.documentElement.scrollWidth")
-        if wide > width:
-            problems.append(f"{rel}: the page scrolls sideways ({wide} px at {width} px)")
-    assert drawn >= 8, f"only {drawn} heatmaps drawn"
-    assert problems == [], "\n".join(problems)
     assert not w.errors, w.errors
 
 
