@@ -245,10 +245,10 @@ def replaced(text: str, fresh: dict[str, str], name: str = ARCHITECTURE) -> str:
     return text
 
 
-def fresh_text(name: str, root: Path) -> tuple[str, str]:
-    """(what the file holds, what it should hold)."""
+def fresh_text(name: str, root: Path, fresh: dict | None = None) -> tuple[str, str]:
+    """(what the file holds, what it should hold); fresh: generated(), when the caller has it."""
     path = root / name
-    want = generated()[name]
+    want = (fresh or generated())[name]
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     if isinstance(want, str):
         return old, want
@@ -257,9 +257,9 @@ def fresh_text(name: str, root: Path) -> tuple[str, str]:
 
 def stale(root: Path = REPO) -> list[str]:
     """The generated docs that do not match the code."""
-    out = []
-    for name in generated():
-        old, new = fresh_text(name, root)
+    out, fresh = [], generated()  # made once: each file's text reads the whole code
+    for name in fresh:
+        old, new = fresh_text(name, root, fresh)
         if old != new:
             out.append(name)
     return out
@@ -267,7 +267,8 @@ def stale(root: Path = REPO) -> list[str]:
 
 def main(check: bool = False, root: Path = REPO) -> int:
     try:
-        pairs = {name: fresh_text(name, root) for name in generated()}
+        fresh = generated()
+        pairs = {name: fresh_text(name, root, fresh) for name in fresh}
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
