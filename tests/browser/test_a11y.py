@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from course_builds import INJECTION_PAGE_NAME, REPO, quiet, settle
+from course_builds import FINITE_ANIMATIONS_DONE, INJECTION_PAGE_NAME, REPO, TWO_FRAMES, quiet, settle
 
 from .conftest import page_opener
 from .cut_off import cut_off
@@ -187,8 +187,10 @@ def walk_pages(course: Path, server, browser, width: int, scheme: str) -> Walk:
         for rel in built_pages(course):
             w.page.goto(f"{server.base}/{rel}")
             settle(w.page)
-            legibility(w.page, rel, width, walk)
-            settle(w.page)  # back at the top, the header's fade done, for axe
+            if legibility(w.page, rel, width, walk):  # it scrolled to a chart: back to the top, the header's fade done, for axe
+                w.page.evaluate("window.scrollTo(0, 0)")
+                w.page.evaluate(TWO_FRAMES)
+                w.page.wait_for_function(FINITE_ANIMATIONS_DONE)
             if run_axe and rel != "404.html":
                 try:
                     walk.axe[rel] = axe(w.page)
@@ -211,20 +213,23 @@ LEGEND_OVERLAP = """() => [...document.querySelectorAll('.course-fig[data-kind=t
 })"""
 
 
-def legibility(page, rel: str, width: int, walk: Walk) -> None:
+def legibility(page, rel: str, width: int, walk: Walk) -> bool:
     """Every heatmap of the page as loaded legible at this width (test_reader_view.check_legible),
-    no training chart's legend over its data, and no sideways scroll of the page."""
+    no training chart's legend over its data, and no sideways scroll of the page. True when it
+    scrolled the page (to draw a chart)."""
     quiet(page)  # a redraw for a new width runs on the next frame
     plots = page.evaluate(PLOT_BOXES, PLOTS)
     walk.plots += len(plots)
     walk.illegible += [f"{rel}: {p}" for p in check_legible(plots, width)]
-    for chart in page.locator(".course-fig[data-kind=training] .course-plot").all():
+    charts = page.locator(".course-fig[data-kind=training] .course-plot").all()
+    for chart in charts:
         chart.scroll_into_view_if_needed()
         chart.locator(".main-svg").first.wait_for(state="attached")
     walk.illegible += [f"{rel}: a chart's legend covers {d:.0f} px of its data" for d in page.evaluate(LEGEND_OVERLAP) if d and d > 1]
     wide = page.evaluate("document.documentElement.scrollWidth")
     if wide > width:
         walk.illegible.append(f"{rel}: the page scrolls sideways ({wide} px at {width} px)")
+    return bool(charts)
 
 
 @pytest.fixture(scope="module")
