@@ -248,6 +248,11 @@ def settle(page, timeout: float = 60000) -> None:
     for i in range(plots.count()):
         plots.nth(i).scroll_into_view_if_needed()
         plots.nth(i).locator(".main-svg").first.wait_for(state="attached", timeout=timeout)
+    back_to_top(page, timeout)
+
+
+def back_to_top(page, timeout: float = 60000) -> None:
+    """Scroll to the top and wait until the header's title has faded back (settle's last step)."""
     page.evaluate("window.scrollTo(0, 0)")
     page.evaluate(TWO_FRAMES)  # the scroll's own handlers start theirs
     page.wait_for_function(FINITE_ANIMATIONS_DONE, timeout=timeout)

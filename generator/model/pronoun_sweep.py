@@ -52,14 +52,9 @@ def _diffs(lm: LoadedModel, x: torch.Tensor, her: int, his: int, last: torch.Ten
     the model run on x (sentence, token) with replace[layer] rewriting that layer's heads (causal._forward).
     Only the last positions are unembedded: the others are never read, and on GPT-2's 50,257 words
     their unembedding was most of the sweep."""
-    handles = [causal._pre_hook(causal.blocks(lm)[layer], fn) for layer, fn in (replace or {}).items()]
-    try:
-        with torch.inference_mode():
-            hidden = arch.body(lm.model)(x, use_cache=False).last_hidden_state  # (sentence, token, width), after the final norm
-            at = arch.unembedding(lm.model)(hidden[torch.arange(len(last)), last])  # (sentence, vocab): the guess after the last token
-    finally:
-        for hd in handles:
-            hd.remove()
+    with causal.replacing(lm, replace), torch.inference_mode():
+        hidden = arch.body(lm.model)(x, use_cache=False).last_hidden_state  # (sentence, token, width), after the final norm
+        at = arch.unembedding(lm.model)(hidden[torch.arange(len(last)), last])  # (sentence, vocab): the guess after the last token
     return (at[:, her] - at[:, his]).double().numpy()  # (sentence,)
 
 

@@ -245,10 +245,10 @@ def replaced(text: str, fresh: dict[str, str], name: str = ARCHITECTURE) -> str:
     return text
 
 
-def fresh_text(name: str, root: Path, fresh: dict | None = None) -> tuple[str, str]:
-    """(what the file holds, what it should hold); fresh: generated(), when the caller has it."""
+def fresh_text(name: str, root: Path, fresh: dict) -> tuple[str, str]:
+    """(what the file holds, what it should hold); fresh: generated()."""
     path = root / name
-    want = (fresh or generated())[name]
+    want = fresh[name]
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     if isinstance(want, str):
         return old, want

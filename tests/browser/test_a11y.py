@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from course_builds import FINITE_ANIMATIONS_DONE, INJECTION_PAGE_NAME, REPO, TWO_FRAMES, quiet, settle
+from course_builds import INJECTION_PAGE_NAME, REPO, back_to_top, quiet, settle
 
 from .conftest import page_opener
 from .cut_off import cut_off
@@ -187,10 +187,8 @@ def walk_pages(course: Path, server, browser, width: int, scheme: str) -> Walk:
         for rel in built_pages(course):
             w.page.goto(f"{server.base}/{rel}")
             settle(w.page)
-            if legibility(w.page, rel, width, walk):  # it scrolled to a chart: back to the top, the header's fade done, for axe
-                w.page.evaluate("window.scrollTo(0, 0)")
-                w.page.evaluate(TWO_FRAMES)
-                w.page.wait_for_function(FINITE_ANIMATIONS_DONE)
+            if scheme == LEGIBLE_SCHEME and legibility(w.page, rel, width, walk):
+                back_to_top(w.page)  # it scrolled to a chart: the header's fade done, for axe
             if run_axe and rel != "404.html":
                 try:
                     walk.axe[rel] = axe(w.page)
@@ -205,6 +203,7 @@ def walk_pages(course: Path, server, browser, width: int, scheme: str) -> Walk:
 
 # ---------------------------------------------------------------- legibility, on the walks' page loads
 
+LEGIBLE_SCHEME = "light"  # the palette the legibility test reads (sizes, not colours: one is enough)
 PLOTS = ".course-fig[data-kind=attention] .js-plotly-plot, .course-fig[data-kind=compare] .js-plotly-plot"
 # How far each chart's legend reaches into its plotting area (px; > 0 means it covers data).
 LEGEND_OVERLAP = """() => [...document.querySelectorAll('.course-fig[data-kind=training] .js-plotly-plot')].map(p => {
@@ -234,9 +233,10 @@ def legibility(page, rel: str, width: int, walk: Walk) -> bool:
 
 @pytest.fixture(scope="module")
 def walks(course, server, browser):
-    """walks(width, scheme) -> Walk, made once a module per width and palette: axe at 375 px and in
-    dark mode, and the cut-off check at 375 and 1280 px, read the same page loads (each test loaded
-    every page itself before: 12 loads a walk)."""
+    """walks(width, scheme) -> Walk, made once a module per width and palette: axe (over http at
+    1280 px light, at 375 px light, at 1280 px dark), the cut-off check (375 light, 1280 dark) and
+    the legibility check (375 and 1280, light) read the same page loads (each test loaded every
+    page itself before)."""
     made: dict[tuple[int, str], Walk] = {}
 
     def get(width: int, scheme: str) -> Walk:
@@ -264,7 +264,7 @@ def test_every_heatmap_and_chart_is_legible(walks, width):
     """In the light palette at both widths (the walks' page loads, before axe or anything else
     changed the page): cell numbers of 11 px or more that fit their cells, no two labels
     overlapping, the colour bar on the screen, no legend over a chart's data, no sideways scroll."""
-    walk = walks(width, "light")
+    walk = walks(width, LEGIBLE_SCHEME)
     assert walk.plots >= 8, f"only {walk.plots} heatmaps drawn"
     assert walk.illegible == [], "\n".join(walk.illegible)
     assert walk.errors == []
