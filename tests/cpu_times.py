@@ -1,6 +1,6 @@
 """CPU-seconds per test phase, for measuring the suite on a busy machine (where wall times run 2-4x
 the CPU time and say little): `COURSE_CPU_TIMES=FILE pytest ...` appends one JSON line per test
-phase to FILE: {"test", "phase", "wall", "cpu"}. Loaded by tests/conftest.py; off when unset.
+phase to FILE: {"test", "phase", "wall", "cpu", "end" (Unix time), "worker" (xdist's gw0, ...)}. Loaded by tests/conftest.py; off when unset.
 
 "cpu" is the CPU time (user + system) spent during the phase by pytest's process and by every
 process under it: the children it waited for (subprocess builds and traces), and the live ones
@@ -61,7 +61,8 @@ class CpuTimes:
     def _measure(self, item, phase: str):
         wall, cpu = time.perf_counter(), tree_cpu()
         yield
-        record = {"test": item.nodeid, "phase": phase, "wall": round(time.perf_counter() - wall, 3), "cpu": round(tree_cpu() - cpu, 3)}
+        record = {"test": item.nodeid, "phase": phase, "wall": round(time.perf_counter() - wall, 3), "cpu": round(tree_cpu() - cpu, 3),
+                  "end": round(time.time(), 1), "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 
@@ -98,6 +99,13 @@ def report(path: str, n: int = 25) -> None:
     for name, (c, w) in sorted(files.items(), key=lambda kv: -kv[1][0]):
         print(f"{c:8.1f} {w:8.1f}  {name}")
     print(f"{sum(c for c, _ in files.values()):8.1f} {sum(w for _, w in files.values()):8.1f}  total")
+    ends: dict[str, float] = {}
+    for r in rows:
+        if "end" in r:
+            ends[r.get("worker") or "main"] = max(ends.get(r.get("worker") or "main", 0.0), r["end"])
+    if len(ends) > 1:  # the run's tail: how long the last worker ran alone after each other one finished
+        last = max(ends.values())
+        print("\nworkers finished before the last: " + ", ".join(f"{w} {last - t:.0f} s" for w, t in sorted(ends.items()) if t < last))
 
 
 if __name__ == "__main__":
