@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import arch, causal
+from . import arch, causal, robust
 from .load import LoadedModel
 
 FORMAT = 1  # bumped when the stored block changes shape
@@ -48,29 +48,6 @@ def record(config: SweepConfig) -> dict:
             "targets": list(config.targets), "head": list(config.head)}
 
 
-def _streams(lm: LoadedModel, x: torch.Tensor) -> tuple[list, list, torch.Tensor]:
-    """The model on x (sentence, token), as _diffs runs it: the stream entering each block, the
-    arguments transformers gave that block, and the final stream (sentence, token, width), after
-    the final norm."""
-    chain = arch.blocks(lm.model)
-    streams, calls = [None] * len(chain), [None] * len(chain)
-
-    def keep(l):
-        def fn(_m, args, kwargs):
-            streams[l] = args[0].detach()  # (sentence, token, width)
-            calls[l] = (tuple(args[1:]), dict(kwargs))
-        return fn
-
-    handles = [block.register_forward_pre_hook(keep(l), with_kwargs=True) for l, block in enumerate(chain)]
-    try:
-        with torch.inference_mode():
-            hidden = arch.body(lm.model)(x, use_cache=False).last_hidden_state  # (sentence, token, width)
-    finally:
-        for hd in handles:
-            hd.remove()
-    return streams, calls, hidden
-
-
 def _diffs(lm: LoadedModel, hidden: torch.Tensor, her: int, his: int, last: torch.Tensor) -> np.ndarray:
     """logit(her) − logit(his) after each sentence's own last token (`last`: (sentence,) indices),
     from the final stream `hidden` (sentence, token, width). Only the last positions are
@@ -79,21 +56,6 @@ def _diffs(lm: LoadedModel, hidden: torch.Tensor, her: int, his: int, last: torc
     with torch.inference_mode():
         at = arch.unembedding(lm.model)(hidden[torch.arange(len(last)), last])  # (sentence, vocab): the guess after the last token
     return (at[:, her] - at[:, his]).double().numpy()  # (sentence,)
-
-
-def _resumed(lm: LoadedModel, streams: list, calls: list, layer: int, replace) -> torch.Tensor:
-    """The final stream (sentence, token, width) with block `layer`'s out-projection input passed
-    through `replace`: the blocks from `layer` on, run on the clean stream entering it with the
-    arguments the clean run gave them (the blocks before do not change, so they are not run again:
-    the same numbers as a whole run, in about half the time)."""
-    chain = arch.blocks(lm.model)
-    with causal.replacing(lm, {layer: replace}), torch.inference_mode():
-        x = streams[layer]  # (sentence, token, width)
-        for l in range(layer, len(chain)):
-            args, kwargs = calls[l]
-            x = chain[l](x, *args, **kwargs)
-            x = x[0] if isinstance(x, tuple) else x
-        return arch.final_norm(lm.model)(x)  # (sentence, token, width)
 
 
 def sweep(lm: LoadedModel, ref: causal.Reference, config: SweepConfig = SweepConfig()) -> dict:
@@ -117,13 +79,15 @@ def sweep(lm: LoadedModel, ref: causal.Reference, config: SweepConfig = SweepCon
     T = max(len(v) for v in ids.values())
     last = torch.tensor([len(ids[c]) - 1 for c in cases])  # (sentence,)
     x = torch.tensor([ids[c] + [lm.bos_id] * (T - len(ids[c])) for c in cases])  # (sentence, token)
-    streams, calls, hidden = _streams(lm, x)
-    base = _diffs(lm, hidden, her, his, last)  # (sentence,)
+    # each removal runs from the removed head's layer on, from the clean batch's stream entering it
+    streams, calls, _ = robust.clean_streams(lm, x)
+    base = _diffs(lm, robust.final_stream(lm, streams, calls), her, his, last)  # (sentence,)
     effects = np.zeros((L, H, len(cases)))  # (layer, head, sentence): zero-removed minus clean
     for layer in range(L):
         for h in range(H):
-            effects[layer, h] = _diffs(lm, _resumed(lm, streams, calls, layer, _remover(h, d, None)), her, his, last) - base
-    by_mean = _diffs(lm, _resumed(lm, streams, calls, hl, _remover(hh, d, ref.means[hl, hh])), her, his, last)
+            removed = robust.resumed_with(lm, streams, calls, layer, {h: torch.zeros(d)})  # (sentence, token, width)
+            effects[layer, h] = _diffs(lm, removed, her, his, last) - base
+    by_mean = _diffs(lm, robust.resumed_with(lm, streams, calls, hl, {hh: torch.as_tensor(ref.means[hl, hh])}), her, his, last)
     flat = np.abs(effects.reshape(L * H, -1)).argmax(axis=0)  # (sentence,): largest change, first on ties
     for i, (t, n) in enumerate(cases):
         clean[t, n], zero[t, n], mean[t, n] = base[i], base[i] + effects[hl, hh, i], by_mean[i]
@@ -131,16 +95,3 @@ def sweep(lm: LoadedModel, ref: causal.Reference, config: SweepConfig = SweepCon
         top_change[t, n] = effects[flat[i] // H, flat[i] % H, i]
     return {"set": record(config), "clean": clean, "zero": zero, "mean": mean,
             "topHead": top_head, "topChange": top_change}
-
-
-def _remover(h: int, d: int, mean: np.ndarray | None):
-    """Out-projection-input rewriter: head h's slice set to zeros, or to its mean output, at every position."""
-    def fn(concat):  # (sentence, token, width)
-        concat = concat.clone()
-        block = concat[:, :, h * d : (h + 1) * d]  # (sentence, token, head_dim)
-        if mean is None:
-            block.zero_()
-        else:
-            block.copy_(torch.as_tensor(mean, dtype=concat.dtype).expand_as(block))
-        return concat
-    return fn

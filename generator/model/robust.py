@@ -63,7 +63,7 @@ def texts(vocab: heads.Vocab, length: int, n: int, seed: int, name: str) -> np.n
     return np.concatenate([eot, seqs, seqs], axis=1).astype(np.int64)
 
 
-def _clean_streams(lm: LoadedModel, x: torch.Tensor):
+def clean_streams(lm: LoadedModel, x: torch.Tensor):
     """One clean run on the batch x: per block, the stream entering it (batch, token, width),
     the exact arguments transformers gave it, and the out-projection's input (batch, token, width)."""
     streams, calls, concat = {}, {}, {}
@@ -96,7 +96,7 @@ def _losses(lm: LoadedModel, x: torch.Tensor, length: int, hidden: torch.Tensor,
     return (torch.stack([nll[:, : length - 1].mean(-1), second], dim=-1) if first else second).numpy()
 
 
-def _resumed(lm: LoadedModel, streams, calls, layer: int, values: dict[int, torch.Tensor]) -> torch.Tensor:
+def resumed_with(lm: LoadedModel, streams, calls, layer: int, values: dict[int, torch.Tensor]) -> torch.Tensor:
     """The final stream after the final norm (G·batch, token, width): copy g of the batch (rows g·batch …)
     with head heads[g] of `layer` set to values[heads[g]] ((head_dim,) or (token, head_dim)).
     transformers' own blocks from `layer` on, with the clean run's arguments, each batch-sized
@@ -137,10 +137,10 @@ def ablated_losses(lm: LoadedModel, test: np.ndarray, source: np.ndarray, ref: R
     L, H, W, d = dims(lm)
     x = torch.as_tensor(test)  # (text, token)
     N = x.shape[0]
-    streams, calls, clean_out = _clean_streams(lm, x)
+    streams, calls, clean_out = clean_streams(lm, x)
     with torch.inference_mode():
-        clean = _losses(lm, x, length, _final(lm, streams, calls), first=True)  # (text, 2)
-    src_out = _clean_streams(lm, torch.as_tensor(source))[2]  # per layer (source, token, width)
+        clean = _losses(lm, x, length, final_stream(lm, streams, calls), first=True)  # (text, 2)
+    src_out = clean_streams(lm, torch.as_tensor(source))[2]  # per layer (source, token, width)
     group = max(1, min(H, LOGIT_BUDGET // (N * length * arch.dims(lm.model).vocab)))
     out = np.zeros((len(METHODS), L * H, N))
     for l in range(L):
@@ -156,13 +156,13 @@ def ablated_losses(lm: LoadedModel, test: np.ndarray, source: np.ndarray, ref: R
         for m, method in enumerate(METHODS):
             for start in range(0, H, group):
                 hs = list(range(start, min(H, start + group)))
-                runs = [_losses(lm, x.repeat(len(hs), 1), length, _resumed(lm, streams, calls, l, {h: v[h] for h in hs})).reshape(len(hs), N)
+                runs = [_losses(lm, x.repeat(len(hs), 1), length, resumed_with(lm, streams, calls, l, {h: v[h] for h in hs})).reshape(len(hs), N)
                         for v in values[method]]
                 out[m, l * H + start : l * H + hs[-1] + 1] = np.mean(runs, axis=0)
     return out, clean
 
 
-def _final(lm: LoadedModel, streams, calls) -> torch.Tensor:
+def final_stream(lm: LoadedModel, streams, calls) -> torch.Tensor:
     """The clean final stream after the final norm, from the last block's input."""
     chain = blocks(lm)
     with torch.inference_mode():
