@@ -363,3 +363,29 @@ def test_an_option_near_no_other_gets_the_list_alone():
     for name in ("colour", "x"):
         message = error_of("attention", f"model: tiny\nsentence: hi\nlayer: 1\nhead: 1\n{name}: 1")
         assert "did you mean" not in message and message.endswith("Fix: allowed options are: caption, head, heads, id, layer, model, pattern-only, pick, sentence, show_heads, token")
+
+
+def test_a_file_read_again_is_parsed_again_only_when_its_text_changed(tmp_path, monkeypatch):
+    """parse_file keeps its last answer per file (one `make traces` asks five times): the same text
+    gives the same figures without parsing; a changed text, even one of the same size and
+    timestamps, is parsed again; a file with a mistake raises every time it is read."""
+    page = tmp_path / "lesson.md"
+    fence = '```attention\nmodel: tiny\nsentence: "Lily wanted to play with her"\nlayer: {}\nhead: 2\n```\n'
+    page.write_text("# L\n\n" + fence.format(3), encoding="utf-8")
+    parsed = []
+    real = pages._parse_text
+    monkeypatch.setattr(pages, "_parse_text", lambda text, shown: parsed.append(shown) or real(text, shown))
+    first = pages.parse_file(page, "content/lesson.md")
+    again = pages.parse_file(page, "content/lesson.md")
+    assert again == first and len(parsed) == 1
+    assert [(d.pick.layer, d.where) for d in first] == [(3, "content/lesson.md:3")]
+    stat = page.stat()
+    page.write_text("# L\n\n" + fence.format(4), encoding="utf-8")  # same size
+    import os
+    os.utime(page, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the same timestamps
+    assert [d.pick.layer for d in pages.parse_file(page, "content/lesson.md")] == [4] and len(parsed) == 2
+    page.write_text("# L\n\n" + fence.format(9), encoding="utf-8")  # the tiny model has 4 layers
+    for _ in range(2):
+        with pytest.raises(LessonError, match=r"content/lesson\.md:\d+: "):
+            pages.parse_file(page, "content/lesson.md")
+    assert len(parsed) == 4

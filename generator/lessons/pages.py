@@ -15,13 +15,31 @@ from .refs import iter_refs
 from .source import check_layout, decode, iter_fences, iter_markdown, read_source, shown_path, split_front_matter
 
 
+# parse_file's last answer per file, by the name it shows: (the text it parsed, its figures). One
+# `make traces` reads every lesson's figures five times (the requests, the causal ones, then the
+# vectors, score-split and rotary steps), and the site build twice; the text is read every time, so
+# an edited file (whatever its timestamps) is parsed again. One entry per file, so `make serve`,
+# which runs for hours, keeps no more than the course.
+_PARSED: dict[str, tuple[str, tuple[Directive, ...]]] = {}
+
+
 def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
     """Every course directive in one Markdown file, validated, after the file itself: UTF-8, its
     front matter, and where Markdown would read it otherwise (source.check_layout). A mistake
     in the file itself stops there; the figures' mistakes are all raised together
-    (errors.collected: a LessonErrors for several)."""
+    (errors.collected: a LessonErrors for several). A file read before with the same text gives
+    the same figures without parsing it again (the figures are frozen dataclasses)."""
     shown = display_path or str(path)
     text = decode(read_source(path, shown), shown).replace("\r\n", "\n").replace("\r", "\n")
+    last = _PARSED.get(shown)
+    if last is not None and last[0] == text:
+        return list(last[1])
+    found = _parse_text(text, shown)
+    _PARSED[shown] = (text, tuple(found))
+    return found
+
+
+def _parse_text(text: str, shown: str) -> list[Directive]:
     body, removed = split_front_matter(text, shown)
     check_layout(body.split("\n"), shown, 1 + removed, SPECS, check_code_fence)
     found, errors = [], []
