@@ -103,9 +103,11 @@ def report(path: str, n: int = 25) -> None:
     for r in rows:
         if "end" in r:
             ends[r.get("worker") or "main"] = max(ends.get(r.get("worker") or "main", 0.0), r["end"])
-    if len(ends) > 1:  # the run's tail: how long the last worker ran alone after each other one finished
-        last = max(ends.values())
-        print("\nworkers finished before the last: " + ", ".join(f"{w} {last - t:.0f} s" for w, t in sorted(ends.items()) if t < last))
+    last = max(ends.values(), default=0.0)
+    early = {w: last - t for w, t in ends.items() if t < last}
+    if early:  # the run's tail (one run per file): how long the last worker ran alone after each other one finished
+        order = sorted(early, key=lambda w: (len(w), w))  # gw2 before gw10
+        print("\nworkers finished before the last: " + ", ".join(f"{w} {early[w]:.0f} s" for w in order))
 
 
 if __name__ == "__main__":

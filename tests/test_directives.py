@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -372,6 +373,7 @@ def test_a_file_read_again_is_parsed_again_only_when_its_text_changed(tmp_path, 
     page = tmp_path / "lesson.md"
     fence = '```attention\nmodel: tiny\nsentence: "Lily wanted to play with her"\nlayer: {}\nhead: 2\n```\n'
     page.write_text("# L\n\n" + fence.format(3), encoding="utf-8")
+    monkeypatch.setattr(pages, "_PARSED", {})  # whatever this worker parsed before
     parsed = []
     real = pages._parse_text
     monkeypatch.setattr(pages, "_parse_text", lambda text, shown: parsed.append(shown) or real(text, shown))
@@ -381,7 +383,6 @@ def test_a_file_read_again_is_parsed_again_only_when_its_text_changed(tmp_path, 
     assert [(d.pick.layer, d.where) for d in first] == [(3, "content/lesson.md:3")]
     stat = page.stat()
     page.write_text("# L\n\n" + fence.format(4), encoding="utf-8")  # same size
-    import os
     os.utime(page, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # and the same timestamps
     assert [d.pick.layer for d in pages.parse_file(page, "content/lesson.md")] == [4] and len(parsed) == 2
     page.write_text("# L\n\n" + fence.format(9), encoding="utf-8")  # the tiny model has 4 layers

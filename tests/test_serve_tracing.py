@@ -244,9 +244,9 @@ def test_a_save_while_the_model_loads_builds_once_and_says_its_mistake_once(tmp_
         wait_for(lambda: "Reloading browsers" in server.log() or "Documentation built" in server.log(), 120, "no first build")
         start = len(server.log())
         mistake = "lilly.weight(her, Lily)"  # a misspelled id
-        # saved as editors that write a copy and rename it do: one event (a write in place is two, a
-        # truncation and the text, which a busy machine can space out past serve's 0.1 s wait, and
-        # then the truncated page gets a build of its own)
+        # saved as editors that write a copy and rename it do: the copy, a dot file, makes no build and
+        # the rename one (a write in place is two events, a truncation and the text, which a busy
+        # machine can space out past serve's 0.1 s wait, and then the truncated page gets a build)
         tmp = lesson.with_name(f".{lesson.name}.tmp")
         tmp.write_text(TWO_FIGURES.replace("@SENTENCE@", NEW).replace("lily.weight(her, Lily)", mistake), encoding="utf-8")
         os.replace(tmp, lesson)
@@ -319,3 +319,22 @@ def test_a_new_score_split_figure_gets_its_splits_from_the_tracer(tmp_path):
     finally:
         tracer.close()
     assert splits_file.FILE in save_tracer.WATCHED_STORE_FILES  # its write makes the page rebuild
+
+
+def test_a_save_by_rename_counts_as_a_save_of_the_lesson_and_its_copy_as_nothing(tmp_path):
+    """An editor that writes a copy (a dot file) and renames it over the lesson makes events on the
+    copy, then a move: the move is a change of the lesson itself (so its timestamp is read and the
+    next build may be the quick one), and the copy, which MkDocs never builds, is no change."""
+    from watchdog.events import FileClosedEvent, FileCreatedEvent, FileModifiedEvent, FileMovedEvent
+
+    from generator.site import serve
+
+    docs = (tmp_path / "content").resolve()
+    copy, lesson = docs / ".fox.md.tmp", docs / "fox.md"
+    assert serve.event_path(FileMovedEvent(str(copy), str(lesson))) == str(lesson)
+    for event in (FileCreatedEvent(str(copy)), FileModifiedEvent(str(copy)), FileClosedEvent(str(copy))):
+        assert serve.left_out_of_site(docs, Path(serve.event_path(event)))
+    assert serve.event_path(FileModifiedEvent(str(lesson))) == str(lesson)
+    assert not serve.left_out_of_site(docs, lesson)
+    assert serve.left_out_of_site(docs, docs / "notes" / ".fox.md.swp")
+    assert not serve.left_out_of_site(docs, tmp_path / ".elsewhere" / "mkdocs.yml")  # outside the docs folder: watched as before

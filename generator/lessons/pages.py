@@ -18,8 +18,9 @@ from .source import check_layout, decode, iter_fences, iter_markdown, read_sourc
 # parse_file's last answer per file, by the name it shows: (the text it parsed, its figures). One
 # `make traces` reads every lesson's figures five times (the requests, the causal ones, then the
 # vectors, score-split and rotary steps), and the site build twice; the text is read every time, so
-# an edited file (whatever its timestamps) is parsed again. One entry per file, so `make serve`,
-# which runs for hours, keeps no more than the course.
+# an edited file (whatever its timestamps) is parsed again. One entry per name a file is shown by
+# (at most two: callers that pass none show its path), so `make serve`, which runs for hours, keeps
+# about the course. Callers share the figures: nothing may change one (its `options` are dicts).
 _PARSED: dict[str, tuple[str, tuple[Directive, ...]]] = {}
 
 
@@ -28,7 +29,7 @@ def parse_file(path: Path, display_path: str | None = None) -> list[Directive]:
     front matter, and where Markdown would read it otherwise (source.check_layout). A mistake
     in the file itself stops there; the figures' mistakes are all raised together
     (errors.collected: a LessonErrors for several). A file read before with the same text gives
-    the same figures without parsing it again (the figures are frozen dataclasses)."""
+    the same figures without parsing it again (_PARSED)."""
     shown = display_path or str(path)
     text = decode(read_source(path, shown), shown).replace("\r\n", "\n").replace("\r", "\n")
     last = _PARSED.get(shown)

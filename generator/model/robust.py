@@ -97,10 +97,11 @@ def _losses(lm: LoadedModel, x: torch.Tensor, length: int, hidden: torch.Tensor,
 
 
 def resumed_with(lm: LoadedModel, streams, calls, layer: int, values: dict[int, torch.Tensor]) -> torch.Tensor:
-    """The final stream after the final norm (G·batch, token, width): copy g of the batch (rows g·batch …)
-    with head heads[g] of `layer` set to values[heads[g]] ((head_dim,) or (token, head_dim)).
-    transformers' own blocks from `layer` on, with the clean run's arguments, each batch-sized
-    tensor among them repeated G times (the blocks below do not change)."""
+    """The final stream after the final norm (G·batch, token, width), G = len(values): copy g of the
+    batch (rows g·batch …) with the g-th head of `values` (in the dict's order) set to its value
+    ((head_dim,) or (token, head_dim)). transformers' own blocks from `layer` on, with the clean
+    run's arguments, each batch-sized tensor among them repeated G times (the blocks below do not
+    change)."""
     d = dims(lm)[3]
     chain = blocks(lm)
     n = streams[layer].shape[0]
@@ -113,7 +114,7 @@ def resumed_with(lm: LoadedModel, streams, calls, layer: int, values: dict[int, 
             rows[:, :, h * d : (h + 1) * d] = values[h].to(concat.dtype).expand(n, concat.shape[1], d)
         return (concat,)
 
-    def rep(v):
+    def rep(v):  # a copy even for one head: its layout is what the numbers were computed with
         return v.repeat(len(heads_), *([1] * (v.dim() - 1))) if torch.is_tensor(v) and v.dim() and v.shape[0] == n else v
 
     handle = arch.out_proj(chain[layer]).register_forward_pre_hook(put)

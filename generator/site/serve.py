@@ -223,6 +223,19 @@ def changed_since(paths, since: float, ignore: Callable[[str], bool], skip: Path
 DOWNLOAD_LINK = re.compile(rb'(<a\s[^>]*?href="(?:\.{1,2}/)*downloads/[^"]*"[^>]*?)\s+download(?:="[^"]*")?(?=[\s/>])')
 
 
+def left_out_of_site(docs: Path, path: Path) -> bool:
+    """A file under the docs folder that MkDocs leaves out of every build: a name starting with a
+    dot (its default `exclude_docs`, which mkdocs.yml's own list adds to), at any depth."""
+    return path.is_relative_to(docs) and any(part.startswith(".") for part in path.relative_to(docs).parts)
+
+
+def event_path(event) -> str:
+    """The file a watched change changed: for a move, where it went. An editor that saves by writing
+    a copy and renaming it over the lesson makes a moved event whose source is the copy, gone by
+    then (its timestamp unreadable, and not a lesson, so the next build could not be the quick one)."""
+    return os.fsdecode(getattr(event, "dest_path", "") or event.src_path)
+
+
 def make_server(builder, host: str, port: int, root: str, mount_path: str, ignore: Callable[[str], bool], overlay=None,
                 catch_up: Callable[[], bool] | None = None):
     """MkDocs's LiveReloadServer whose watches skip the paths `ignore` accepts (watch() is the
@@ -273,7 +286,7 @@ def make_server(builder, host: str, port: int, root: str, mount_path: str, ignor
             self._watched_paths[path] = 1
 
             def callback(event):
-                if event.is_directory or ignore(os.fsdecode(event.src_path)):
+                if event.is_directory or ignore(event_path(event)):
                     return
                 self.request_rebuild()
 
@@ -409,6 +422,8 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     def ignore(path: str) -> bool:
         p = Path(path)
         if p.is_relative_to(generated):  # the build's own output
+            return True
+        if left_out_of_site(docs, p):  # an editor's copy before its rename, a swap file
             return True
         if p.is_relative_to(traces_dir):  # only an index or heads.json this build has not seen
             if p.name not in WATCHED_STORE_FILES or store_stamp(traces_dir) == built["stamp"]:
