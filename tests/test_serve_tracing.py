@@ -327,14 +327,14 @@ def test_a_save_by_rename_counts_as_a_save_of_the_lesson_and_its_copy_as_nothing
     next build may be the quick one), and the copy, which MkDocs never builds, is no change."""
     from watchdog.events import FileClosedEvent, FileCreatedEvent, FileModifiedEvent, FileMovedEvent
 
-    from generator.site import serve
+    from generator.site import serve_changes as changes
 
     docs = (tmp_path / "content").resolve()
     copy, lesson = docs / ".fox.md.tmp", docs / "fox.md"
-    assert serve.event_path(FileMovedEvent(str(copy), str(lesson))) == str(lesson)
+    assert changes.event_path(FileMovedEvent(str(copy), str(lesson))) == str(lesson)
     for event in (FileCreatedEvent(str(copy)), FileModifiedEvent(str(copy)), FileClosedEvent(str(copy))):
-        assert serve.left_out_of_site(docs, Path(serve.event_path(event)))
-    assert serve.event_path(FileModifiedEvent(str(lesson))) == str(lesson)
-    assert not serve.left_out_of_site(docs, lesson)
-    assert serve.left_out_of_site(docs, docs / "notes" / ".fox.md.swp")
-    assert not serve.left_out_of_site(docs, tmp_path / ".elsewhere" / "mkdocs.yml")  # outside the docs folder: watched as before
+        assert changes.left_out_of_site(docs, Path(changes.event_path(event)))
+    assert changes.event_path(FileModifiedEvent(str(lesson))) == str(lesson)
+    assert not changes.left_out_of_site(docs, lesson)
+    assert changes.left_out_of_site(docs, docs / "notes" / ".fox.md.swp")
+    assert not changes.left_out_of_site(docs, tmp_path / ".elsewhere" / "mkdocs.yml")  # outside the docs folder: watched as before

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from generator.bench.preview import copy_course, figure_shows, serving, write_lesson
-from generator.site import serve
+from generator.site import serve, serve_changes
 from generator.store import TraceStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -301,10 +301,10 @@ def test_a_file_changed_during_the_first_build_is_found_when_the_watches_start(t
         asked.append(Path(path).relative_to(tmp_path).as_posix())
         return Path(path).name == "abc.json"  # as serve's: a trace file alone is not a change
 
-    found = serve.changed_since([content, traces, files["mkdocs.yml"], tmp_path / "gone"], since, ignore, generated)
+    found = serve_changes.changed_since([content, traces, files["mkdocs.yml"], tmp_path / "gone"], since, ignore, generated)
     assert [Path(p).relative_to(tmp_path).as_posix() for p in found] == ["content/part/new.md", "traces/tiny/index.json"]
     assert "content/assets/generated/x.js" not in asked and "content/old.md" not in asked
-    assert serve.changed_since([files["mkdocs.yml"]], since, ignore, generated) == []
+    assert serve_changes.changed_since([files["mkdocs.yml"]], since, ignore, generated) == []
 
 
 def test_store_stamp_sees_index_and_heads_only(tmp_path):
@@ -326,7 +326,7 @@ def test_rebuilds_are_dirty_only_for_lesson_edits_and_this_processs_traces(tmp_p
     site.mkdir()
     for page in ("l.html", "other.html"):
         (site / page).write_text("built")
-    r = serve.Rebuilds(content.resolve(), traces.resolve(), site)
+    r = serve_changes.Rebuilds(content.resolve(), traces.resolve(), site)
     assert not r.dirty([], None)  # the first build is full
     r.stamp = serve.store_stamp(traces)
     r.note(str(content / "other.md"))

@@ -120,7 +120,7 @@ def test_a_download_link_in_the_preview_opens_the_page_that_says_how_to_make_it(
 def test_a_deleted_or_renamed_lesson_makes_a_full_build(tmp_path):
     """A dirty build rebuilds changed pages only and removes none: a lesson gone from content/
     needs a full one (made in a fresh folder), or its old page is served on."""
-    from generator.site import serve
+    from generator.site import serve, serve_changes
 
     content, traces, site = tmp_path / "content", tmp_path / "traces", tmp_path / "site"
     content.mkdir()
@@ -128,7 +128,7 @@ def test_a_deleted_or_renamed_lesson_makes_a_full_build(tmp_path):
     site.mkdir()
     for name in ("a.md", "b.md"):
         (content / name).write_text("# A page\n", encoding="utf-8")
-    r = serve.Rebuilds(content.resolve(), traces.resolve(), site)
+    r = serve_changes.Rebuilds(content.resolve(), traces.resolve(), site)
     r.stamp = serve.store_stamp(traces)
     r.note(str(content / "a.md"))
     assert r.dirty([], None)  # an edit: dirty
