@@ -110,7 +110,8 @@ $(AXE_STAMP):
 # not once per worker. From a fresh clone of this round's merge (.ci/run, CI=true, the machine otherwise
 # idle): 1,511 passed, 15 skipped, pytest 12 min 54 s (.ci/run 13 min 48 s, installs included); the slowest
 # setup is the shared GPT-2-shaped course (88 s), then the accessibility walks (24-39 s each).
-# Later, with a third model and chapter 7 (fresh clone, idle): 1,791 passed, 8 skipped, pytest 14 min 50 s.
+# Later, with a third model and chapter 7 (fresh clone, idle): 1,791 passed, 8 skipped, pytest 14 min 50 s;
+# with chapter 7's score split and the lighter her/his sweep: 1,793 passed, 8 skipped, pytest 14 min 53 s.
 # The run is CPU-bound: both cores about 99 % busy, and `-n 3` took 964 s against 942 s for `-n 2`.
 # On a busy machine, measure CPU rather than wall time: COURSE_CPU_TIMES=FILE records each test phase's
 # CPU-seconds, its subprocesses and Chromium included (tests/cpu_times.py; docs/testing.md).
