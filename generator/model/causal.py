@@ -30,7 +30,6 @@ Heads and layers count from 0 here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -85,22 +84,18 @@ def _pre_hook(block, fn):
     return arch.out_proj(block).register_forward_pre_hook(lambda _m, args: (fn(args[0]),))
 
 
-@contextmanager
-def replacing(lm: LoadedModel, replace: dict | None):
-    """While inside, each layer's out-projection input passes through replace[layer](concat) first."""
-    handles = [_pre_hook(blocks(lm)[layer], fn) for layer, fn in (replace or {}).items()]
+def _forward(lm: LoadedModel, x: torch.Tensor, replace: dict | None = None, attentions: bool = False):
+    """The model on token ids `x` (batch, token), each layer's out-projection input passed through
+    replace[layer](concat) first. Returns transformers' output."""
+    handles = []
+    for layer, fn in (replace or {}).items():
+        handles.append(_pre_hook(blocks(lm)[layer], fn))
     try:
-        yield
+        with torch.inference_mode():
+            return lm.model(x, use_cache=False, output_attentions=attentions)
     finally:
         for hd in handles:
             hd.remove()
-
-
-def _forward(lm: LoadedModel, x: torch.Tensor, replace: dict | None = None, attentions: bool = False):
-    """The model on token ids `x` (batch, token), with `replace` (see replacing). Returns
-    transformers' output."""
-    with replacing(lm, replace), torch.inference_mode():
-        return lm.model(x, use_cache=False, output_attentions=attentions)
 
 
 def _head_replacer(H: int, d: int, means: np.ndarray | None, layer: int, modes: Sequence[str]):
