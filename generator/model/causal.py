@@ -38,6 +38,7 @@ import torch
 from .. import heads, schema
 from . import arch
 from .load import LoadedModel
+from .rerun import CleanRun, blocks, clean_run, run_blocks
 
 ABLATIONS = ("zero", "mean")  # how a removed head's output is replaced
 DLA_ATOL = 1e-4  # the parts of a logit add up to it within this (float32 sums of ~20 vectors)
@@ -68,10 +69,6 @@ def dims(lm: LoadedModel) -> tuple[int, int, int, int]:
     """(layers, query heads, width, head_dim); arch.dims has the key/value heads too."""
     d = arch.dims(lm.model)
     return d.n_layer, d.n_head, d.width, d.head_dim
-
-
-def blocks(lm: LoadedModel):
-    return arch.blocks(lm.model)
 
 
 def w_out(block, h: int, d: int) -> torch.Tensor:
@@ -144,36 +141,6 @@ def log_softmax(logits: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits.double(), dim=-1)
 
 
-@dataclass
-class CleanRun:
-    """One clean forward with what a resumed run needs: the stream entering each block and the
-    exact arguments transformers gave it (the causal mask it built among them)."""
-
-    streams: list  # per block: (1, token, width), the residual stream entering it
-    calls: list  # per block: (args after the stream, kwargs)
-    logits: torch.Tensor  # (token, vocab), float64
-    attentions: torch.Tensor  # (layer, head, query, key), float64
-
-
-def clean_run(lm: LoadedModel, ids: Sequence[int]) -> CleanRun:
-    L = len(blocks(lm))
-    streams, calls = [None] * L, [None] * L
-    handles = []
-    for l, block in enumerate(blocks(lm)):
-        def keep(_m, args, kwargs, l=l):
-            streams[l] = args[0].detach()
-            calls[l] = (tuple(args[1:]), dict(kwargs))
-        handles.append(block.register_forward_pre_hook(keep, with_kwargs=True))
-    try:
-        with torch.inference_mode():
-            res = lm.model(torch.tensor([list(ids)]), use_cache=False, output_attentions=True)
-    finally:
-        for hd in handles:
-            hd.remove()
-    att = torch.stack([a[0] for a in res.attentions]).double()  # (layer, head, query, key)
-    return CleanRun(streams, calls, res.logits[0].double(), att)
-
-
 def resumed(lm: LoadedModel, run: CleanRun, layer: int, batch: int, replace) -> tuple[torch.Tensor, torch.Tensor]:
     """The model from block `layer` on, for `batch` copies of the clean stream entering it, with
     that block's out-projection input passed through `replace` first: transformers' own blocks, final norm and
@@ -189,10 +156,7 @@ def resumed(lm: LoadedModel, run: CleanRun, layer: int, batch: int, replace) -> 
     try:
         with torch.inference_mode():
             x = run.streams[layer].expand(batch, *run.streams[layer].shape[1:])  # (batch, token, width)
-            for l in range(layer, len(chain)):
-                args, kwargs = run.calls[l]
-                x = chain[l](x, *args, **kwargs)
-                x = x[0] if isinstance(x, tuple) else x
+            x = run_blocks(lm, x, run.calls, layer)  # (batch, token, width)
             logits = arch.unembedding(lm.model)(arch.final_norm(lm.model)(x))  # (batch, token, vocab)
     finally:
         for hd in handles:

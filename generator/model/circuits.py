@@ -17,7 +17,8 @@ import numpy as np
 import torch
 
 from .. import heads, schema
-from .causal import CausalConfig, Reference, blocks, dims, log_softmax, w_out, ablation, followed_tokens, residual_parts
+from .causal import CausalConfig, Reference, dims, log_softmax, w_out, ablation, followed_tokens, residual_parts
+from .rerun import blocks
 from . import arch, robust
 from .load import LoadedModel
 

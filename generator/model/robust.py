@@ -29,7 +29,8 @@ import torch
 
 from .. import heads
 from . import arch
-from .causal import Reference, blocks, dims
+from .causal import Reference, dims
+from .rerun import block_inputs, blocks, run_blocks
 from .load import LoadedModel
 
 METHODS = ("zero", "mean", "indist", "resample")  # how a removed head's output is replaced (above)
@@ -66,16 +67,11 @@ def texts(vocab: heads.Vocab, length: int, n: int, seed: int, name: str) -> np.n
 def clean_streams(lm: LoadedModel, x: torch.Tensor):
     """One clean run on the batch x: per block, the stream entering it (batch, token, width),
     the exact arguments transformers gave it, and the out-projection's input (batch, token, width)."""
-    streams, calls, concat = {}, {}, {}
-    handles = []
-    for l, block in enumerate(blocks(lm)):
-        def keep(_m, args, kwargs, l=l):
-            streams[l], calls[l] = args[0].detach(), (tuple(args[1:]), dict(kwargs))
-        handles.append(block.register_forward_pre_hook(keep, with_kwargs=True))
-        handles.append(arch.out_proj(block).register_forward_pre_hook(
-            lambda _m, args, l=l: concat.__setitem__(l, args[0].detach().clone())))
+    concat = {}
+    handles = [arch.out_proj(block).register_forward_pre_hook(lambda _m, args, l=l: concat.__setitem__(l, args[0].detach().clone()))
+               for l, block in enumerate(blocks(lm))]
     try:
-        with torch.inference_mode():
+        with block_inputs(lm) as (streams, calls), torch.inference_mode():
             arch.body(lm.model)(x, use_cache=False)
     finally:
         for hd in handles:
@@ -120,11 +116,7 @@ def resumed_with(lm: LoadedModel, streams, calls, layer: int, values: dict[int, 
     handle = arch.out_proj(chain[layer]).register_forward_pre_hook(put)
     try:
         with torch.inference_mode():
-            x = rep(streams[layer])  # (G·batch, token, width)
-            for l in range(layer, len(chain)):
-                args, kwargs = calls[l]
-                x = chain[l](x, *(rep(a) for a in args), **{k: rep(v) for k, v in kwargs.items()})
-                x = x[0] if isinstance(x, tuple) else x
+            x = run_blocks(lm, rep(streams[layer]), calls, layer, rep)  # (G·batch, token, width)
             return arch.final_norm(lm.model)(x)
     finally:
         handle.remove()
@@ -165,12 +157,9 @@ def ablated_losses(lm: LoadedModel, test: np.ndarray, source: np.ndarray, ref: R
 
 def final_stream(lm: LoadedModel, streams, calls) -> torch.Tensor:
     """The clean final stream after the final norm, from the last block's input."""
-    chain = blocks(lm)
+    last = len(blocks(lm)) - 1
     with torch.inference_mode():
-        args, kwargs = calls[len(chain) - 1]
-        x = chain[-1](streams[len(chain) - 1], *args, **kwargs)
-        x = x[0] if isinstance(x, tuple) else x
-        return arch.final_norm(lm.model)(x)
+        return arch.final_norm(lm.model)(run_blocks(lm, streams[last], calls, last))  # (batch, token, width)
 
 
 def kind_scores(lm: LoadedModel, test: np.ndarray) -> np.ndarray:

@@ -38,7 +38,8 @@ import torch
 
 from .. import schema
 from . import arch
-from .causal import blocks, dims, w_out
+from .causal import dims, w_out
+from .rerun import blocks
 from .load import LoadedModel
 
 SPLIT_ATOL = schema.SPLIT_ATOL  # the parts of a score add up to the model's own score within this
