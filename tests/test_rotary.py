@@ -4,6 +4,7 @@ file as one line, the figure's golden HTML."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import math
@@ -171,6 +172,25 @@ def test_golden_rope_distance(tmp_path, update_golden):
     assert "(real)" in text_of(out)
 
 
+def test_the_table_holds_every_distance_the_summary_names(tmp_path):
+    """The table without JavaScript shows distances 0-16 and also each one the summary names (the
+    lowest and highest score, the peaks), however far: here the pair scores highest 60 tokens apart."""
+    doc = fixture_doc()
+    pair = doc["sentences"][0]["pairs"][0]
+    pair["curve"][1][2] = [round(math.sin(x / 7) + x / 20, 4) if x != 60 else 9.5 for x in range(80)]
+    doc["mean"][1][2] = [round(1 - abs(x - 40) / 40, 4) for x in range(65)]  # the head's mean peaks 40 back
+    pair["score"][1][2] = pair["curve"][1][2][pair["distance"]]  # the real score is the curve's at the real distance
+    rotary_file.write(tmp_path, "tiny-rope", doc)
+    out = render.render(figure(BLOCK), Ctx(store=TraceStore(tmp_path), page="content/modern.md"))
+    rows = {int(d): (pair_score, mean) for d, pair_score, mean in
+            re.findall(r'<th scope="row">(\d+)(?: \(real\))?</th><td>([^<]+)</td><td>([^<]+)</td>', out)}
+    assert set(range(17)) <= set(rows) and {40, 60} <= set(rows) and max(rows) == 60
+    summary = text_of(out[: out.index('<div class="course-plot"')])
+    assert "from " + rows[min(rows, key=lambda d: float(rows[d][0].replace("\u2212", "-")))][0] + " to 9.50, highest at 60 tokens back" in summary
+    assert "highest at 40 tokens back." in summary and rows[40][1] == "1.00"
+    assert "at distances 0 to 16 and at every distance named above" in out
+
+
 def test_references_read_the_figure(tmp_path):
     from generator.lessons import refs
 
@@ -231,6 +251,11 @@ def test_group_shows_the_heads_that_share_one_key_side_by_side(tmp_path):
     assert text_of(out).count("share one key and value: group 2") == 1
     assert re.findall(r'data-kind="attention"[^>]*data-layer="(\d)" data-head="(\d)"', out) == [("1", "2"), ("1", "3")]
     assert ctx.figures["g"].head == 3  # the references read the picked head
+    # every layer's groups and their labels, for course.js to keep the label true after a click
+    groups = json.loads(html.unescape(re.search(r"data-groups='([^']*)'", out).group(1)))
+    assert len(groups) == len(loaded.trace["layers"])
+    assert groups[0] == [{"heads": [0, 1], "label": "Layer 1, heads 1 and 2 share one key and value: group 1."},
+                         {"heads": [2, 3], "label": "Layer 1, heads 3 and 4 share one key and value: group 2."}]
 
 
 # ---------------------------------------------------------------- the notebook's part

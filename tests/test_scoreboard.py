@@ -133,6 +133,16 @@ def test_scoreboard_reference_mistakes_are_one_line_errors(tmp_path):
         render.render_ref(refs.Ref("sb", "score", ("sink", "5", "1"), "p.md:4", "sb.score(sink, 5, 1)"), ctx)
 
 
+def test_a_board_of_one_pattern_says_pattern_and_ranking_in_the_singular(tmp_path):
+    ctx = Ctx(store=store_with_scores(tmp_path), page="p.md")
+    one = render.render(D.parse_directive("scoreboard", "model: tiny\nscores: [sink]\n", "p.md:1"), ctx)
+    assert "scored on 1 pattern. A score" in one
+    assert "Skip the scoreboard (1 ranking of 16 heads, and its example grid)" in one
+    two = render.render(D.parse_directive("scoreboard", "model: tiny\nscores: [sink, induction]\n", "p.md:1"), ctx)
+    assert "scored on 2 patterns. A score" in two
+    assert "Skip the scoreboard (2 rankings of 16 heads, and their example grids)" in two
+
+
 def test_a_big_model_ranks_its_strongest_heads_and_keeps_the_rest_in_place(tmp_path):
     """GPT-2's 144 heads: the sortable ranking holds the strongest RANKED_ROWS, the others follow
     in ranked order under a disclosure that opens in the page (no box that scrolls inside it);

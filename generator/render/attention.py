@@ -100,6 +100,24 @@ def group_heads(panel, layer: int, head: int) -> tuple[int, list[int]]:
     return kv[head], [i for i, g in enumerate(kv) if g == kv[head]]
 
 
+def group_label(layer: int, group: int, members: list[int]) -> str:
+    """What a group of query heads is called on the page, 0-based in, as a reader counts out."""
+    return f"Layer {layer + 1}, heads {' and '.join(str(h + 1) for h in members)} share one key and value: group {group + 1}."
+
+
+def group_labels(panel) -> list[list[dict]]:
+    """Every layer's groups, each {"heads": its query heads (0-based), "label"}: what course.js
+    shows when a reader takes a group figure to another layer or head (the label is computed
+    here, once, not again in JavaScript)."""
+    out = []
+    for layer, row in enumerate(panel.trace["layers"]):
+        groups: dict[int, list[int]] = {}
+        for h, head in enumerate(row["heads"]):
+            groups.setdefault(head.get("kvHead", h), []).append(h)
+        out.append([{"heads": members, "label": group_label(layer, g, members)} for g, members in sorted(groups.items())])
+    return out
+
+
 def render(d: Attention, ctx: Ctx, ids=None) -> str:
     panel = load_panel(d, d.model, d.sentence, ctx, ids)
     if panel is None:
@@ -110,8 +128,8 @@ def render(d: Attention, ctx: Ctx, ids=None) -> str:
         figures = [render(replace(d, heads="one"), ctx, ids) if h == head else
                    render(replace(d, heads="one", id=None, pattern_only=False, pick=Pick("fixed", layer + 1, h + 1),
                                   token=TokenRef(index=focus), caption=None), ctx, ids) for h in members]
-        return templating.render("attention_group.html", figures=[Markup(f) for f in figures], group=group + 1,
-                                 heads=[h + 1 for h in members], layer=layer + 1)
+        return templating.render("attention_group.html", figures=[Markup(f) for f in figures],
+                                 label=group_label(layer, group, members), groups=group_labels(panel))
     attrs = {
         "data-trace-key": panel.key,
         "data-model": panel.model,

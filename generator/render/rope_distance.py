@@ -35,7 +35,7 @@ REFS = {"longest": (0, 0), "nearPeak": (0, 0), "nearPeakWords": (0, 0), "theta":
         "at": (1, 1), "meanAt": (1, 1), "peak": (0, 0), "meanPeak": (0, 0), "peakWords": (0, 0),
         "meanPeakWords": (0, 0), "low": (0, 0), "high": (0, 0), "maxDistance": (0, 0), "group": (0, 0)}
 ARGS: dict[str, tuple[str, ...]] = {"at": ("distance",), "meanAt": ("distance",)}
-TABLE_ROWS = 17  # distances 0..16 in the table without JavaScript, and the real one
+TABLE_ROWS = 17  # distances 0..16 in the table without JavaScript, and every distance its summary names
 
 
 def distance_words(d: int) -> str:
@@ -107,7 +107,8 @@ def render(d, ctx: Ctx) -> str:
     }
     n = ctx.next_number()
     ctx.register(d, Figure("rope-distance", n, d, layer=layer, head=head, focus=query, numbers=numbers))
-    rows = sorted(set(range(min(TABLE_ROWS, top + 1))) | {min(pair["distance"], len(curve) - 1)})
+    named = {pair["distance"], shown.index(numbers["low"]), shown.index(numbers["high"]), numbers["peak"], numbers["meanPeak"]}  # the summary's
+    rows = sorted(set(range(min(TABLE_ROWS, top + 1))) | {min(x, len(curve) - 1) for x in named})
     table = [{"distance": x, "score": minus2(curve[x]), "mean": minus2(mean[x]) if x <= top else "–",
               "real": x == pair["distance"]} for x in rows]
     payload = {"layer": layer + 1, "head": head + 1, "distance": pair["distance"], "score": pair["score"][layer][head],
@@ -118,7 +119,7 @@ def render(d, ctx: Ctx) -> str:
         "rope_distance.html", n=n, model=d.model, head=head_words(layer, head), label=head_label(layer, head),
         query=tok(tokens[query]), key=tok(tokens[key]), apart=apart_words(pair["distance"]), score=minus2(pair["score"][layer][head]),
         peak=distance_words(numbers["peak"]), mean_peak=distance_words(numbers["meanPeak"]),
-        low=minus2(numbers["low"]), high=minus2(numbers["high"]), top=top, rows=table, payload=payload, prov=prov,
+        low=minus2(numbers["low"]), high=minus2(numbers["high"]), top=top, rows=table, through=min(TABLE_ROWS, top + 1) - 1, payload=payload, prov=prov,
     )
 
 

@@ -95,6 +95,7 @@
       if (fig.id) figuresById[fig.id] = f;
       if (f.plot) plottable.push(f);
     });
+    initHeadGroups();
     window.traces = traces;
     window.trace = traces[0];
     var heatmaps = plottable.some(function (f) { return f instanceof AttentionFigure; });
