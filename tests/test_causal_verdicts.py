@@ -57,6 +57,11 @@ def test_a_verdict_that_two_methods_share_at_every_length_is_printed():
     assert _ref("circ.rtop(1, zero, 5)", doc).startswith("L1H1 3.00")
 
 
+def test_a_negative_rise_or_bound_is_written_with_a_true_minus():
+    doc = _doc({**RISE, ("resample", 3): 0.01})  # head 3's interval reaches below zero: 0.01 (-0.09 to 0.11)
+    assert _ref("circ.rise(L2H2, resample)", doc) == "0.01 (\u22120.09 to 0.11)"
+
+
 def test_a_verdict_that_rests_on_one_method_asks_for_a_scoped_wording():
     doc = _doc(RISE)
     with pytest.raises(LessonError) as e:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..lessons.refs import Ref
 from .causal_data import head_arg, head_label
-from .format import f2, shown
+from .format import minus2, shown
 from .ref_common import int_arg, ref_fail
 
 # rise(head, method[, length]): the second copy's loss rise without the head, "6.67 (6.03 to 7.50)";
@@ -48,7 +48,8 @@ def _method(ref: Ref, robust: dict, arg: str) -> int:
 
 
 def _with_interval(v) -> str:
-    return f"{f2(float(v[0]))} ({f2(float(v[1]))} to {f2(float(v[2]))})"
+    """A value and its 95 % interval, a negative one with a true minus as the course's other signed numbers."""
+    return f"{minus2(float(v[0]))} ({minus2(float(v[1]))} to {minus2(float(v[2]))})"
 
 
 def verdict(row) -> int:
