@@ -380,6 +380,36 @@ def test_a_bad_site_url_stops_the_build_before_anything_is_written(tmp_path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["content", "mkdocs.yml"]
 
 
+def _files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("site_dir, says", [
+    (".", "is the folder of mkdocs.yml"), ("..", "holds the folder of mkdocs.yml"), ("content", "is the lessons' folder"),
+    ("traces", "is the traces' folder"), ("content/built", "is inside the lessons' folder"),
+    ("notes", "is not a site built before"), ("notes/todo.txt", "is a file, not a folder"),
+])
+def test_a_site_folder_that_would_remove_the_courses_own_files_is_refused(tmp_path, monkeypatch, capsys, site_dir, says):
+    """A build replaces its site folder whole: `-d .` once deleted the repository. Refused with one
+    line before anything is read or written; a folder built before, or a new one, is fine."""
+    from generator.site import publish, zensical_build
+
+    root = tmp_path / "course"
+    (root / "content").mkdir(parents=True)
+    write_project(root, {})
+    (root / "notes").mkdir()
+    (root / "notes" / "todo.txt").write_text("mine\n")
+    before = _files(tmp_path)
+    monkeypatch.chdir(root)
+    assert publish.build_site("mkdocs.yml", site_dir=site_dir, with_downloads=False) == 2
+    err = [e for e in capsys.readouterr().err.strip().splitlines() if e]
+    assert len(err) == 1 and err[0].startswith("error: ") and says in err[0], err
+    assert _files(tmp_path) == before
+    if site_dir in (".", "content"):  # the Zensical build refuses the same folders
+        assert zensical_build.build_zensical("mkdocs.yml", site_dir=site_dir) == 2
+        assert says in capsys.readouterr().err and _files(tmp_path) == before
+
+
 def test_a_killed_builds_folders_are_removed_by_the_next(tmp_path):
     from generator.site import publish
 

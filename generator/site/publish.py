@@ -275,6 +275,10 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     final = Path(site_dir or cfg["site_dir"]).resolve()
     docs = Path(cfg["docs_dir"])
     traces_dir = mdx_option(cfg, "traces_dir", "traces")
+    problem = site_dir_problem(final, config_file, docs, Path(traces_dir))
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:  # the store is read here first: a damaged index is its one line, as everywhere after
         cfg["nav"] = marked_nav(cfg.get("nav"), pages_lacking_a_model(docs, traces_dir))
     except (LessonError, StoreError) as exc:
@@ -355,6 +359,31 @@ def _build_into(cfg, docs: Path, traces_dir: str, final: Path, tmp: Path, stage:
         print(f"warning: could not update {docs / GENERATED}: {exc}", file=sys.stderr)
     print(f"site written to {final}", file=sys.stderr)
     return 0
+
+
+BUILT_SITE_MARKS = ("sitemap.xml", "404.html", "index.html")  # one of them in every site MkDocs or Zensical builds
+
+
+def site_dir_problem(final: Path, config_file: str | Path, docs: Path, traces: Path) -> str | None:
+    """Why `final` cannot be the built site, or None. A build replaces its site folder whole and
+    deletes what was there, so the folder may hold nothing of the course's sources: not the folder
+    of mkdocs.yml or one above it, not the lessons' folder, one above it or one inside it, not the
+    traces; and a folder that is already there must be a site built before or empty."""
+    final = final.resolve()
+    sources = {"the folder of " + Path(config_file).name: Path(config_file).resolve().parent,
+               "the lessons' folder": docs.resolve(), "the traces' folder": traces.resolve()}
+    for what, folder in sources.items():
+        if final == folder or final in folder.parents:
+            return (f"{final}: {'is' if final == folder else 'holds'} {what} ({folder}), and a build replaces its site folder "
+                    "whole; give a folder of its own (default build/site)")
+    if docs.resolve() in final.parents:
+        return f"{final}: is inside the lessons' folder ({docs.resolve()}); give a folder outside it (default build/site)"
+    if final.is_dir() and any(final.iterdir()) and not any((final / name).is_file() for name in BUILT_SITE_MARKS):
+        return (f"{final}: is not a site built before (it has none of {', '.join(BUILT_SITE_MARKS)}) and not empty, and a build "
+                "replaces it whole; give a new or empty folder, or remove it first")
+    if final.exists() and not final.is_dir():
+        return f"{final}: is a file, not a folder"
+    return None
 
 
 def remove_leftovers(final: Path) -> list[Path]:

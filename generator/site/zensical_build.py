@@ -121,6 +121,10 @@ def build_zensical(config_file: str = "mkdocs.yml", strict: str | bool | None = 
     text = config.read_text(encoding="utf-8")
     docs = root / config_value(text, r"^docs_dir:\s*(\S+)", "docs")
     traces_dir = root / config_value(text, r"^\s+traces_dir:\s*(\S+)", "traces")
+    problem = publish.site_dir_problem(final, config, docs, traces_dir)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     publish.remove_leftovers(final)  # of an earlier Zensical build that was killed
     tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
     stage = final.with_name(f".{final.name}.assets-{os.getpid()}")
