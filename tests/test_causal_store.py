@@ -68,6 +68,8 @@ def _set(key, value):
     (lambda c: c["kl"].__setitem__("shape", [3, 4]), "causal kl has shape"),
     (lambda c: c["dla"].__setitem__("scale", c["dla"]["scale"] * 2), "dla does not add up to cleanLogit"),
     (lambda c: c["kl"].__setitem__("scale", -1), "causal kl has scale"),
+    (lambda c: c["kl"].__setitem__("scale", 1e-320), "causal kl has scale"),  # subnormal: it decoded to NaN
+    (lambda c: c["dLogit"].__setitem__("scale", 1e300), "causal dLogit decodes to a number that is not finite or is beyond ±1e9"),
 ])
 def test_a_damaged_block_is_one_line_naming_the_file(tmp_path, edit, says):
     assert says in _damage(tmp_path, edit)

@@ -120,6 +120,7 @@ def damaged(doc: dict, tmp_path, change) -> str:
     (lambda d: d["set"].pop("templates"), "set does not record"),
     (lambda d: d["clean"].pop(), "clean is not 12 templates × 12 names"),
     (lambda d: d["zero"][0].__setitem__(0, "x"), "zero holds 'x'"),
+    (lambda d: d["clean"][0].__setitem__(0, 1e300), "clean holds 1e+300, not a finite number within ±1e9"),
     (lambda d: d["set"].__setitem__("head", [5, 1]), "is not a head of a 4 × 4 model"),
     (lambda d: d["topHead"][3].__setitem__(2, [1, 9]), "topHead holds [1, 9]"),
     (lambda d: d["set"]["templates"].__setitem__(0, "no name here"), "has no {} for the name"),

@@ -108,6 +108,7 @@ def test_rewrite_is_byte_identical_and_reads_back(llama, monkeypatch, tmp_path):
     (lambda doc: doc.update(format=99), "has format 99"),
     (lambda doc: doc.pop("meanLongest"), "has no whole meanLongest"),
     (lambda doc: doc["mean"][0].pop(), "mean is not a list of 4"),
+    (lambda doc: doc["mean"][0][0].__setitem__(0, 1e300), "is not a finite number within ±1e9"),
     (lambda doc: doc["sentences"][0]["pairs"][0]["score"][0].__setitem__(0, 123.0), "is not its curve at distance"),
     (lambda doc: doc["sentences"][0]["pairs"][0].update(key=9), "a key at or before it"),
 ])

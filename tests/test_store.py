@@ -130,6 +130,9 @@ def test_a_trace_is_read_once_until_its_file_changes(tmp_path, monkeypatch):
     (lambda d: d["predictions"][1][0].__setitem__("display", [1]), "prediction row 1 is not"),
     (lambda d: d["predictions"][0][0].__setitem__("id", 100), "prediction row 0 is not"),
     (lambda d: d["meta"].pop("vocabSize"), "has no usable meta vocabSize"),
+    (lambda d: d["tokens"][1].__setitem__("display", "<img src=x onerror=alert(1)>"), "token 1's display or spoken text is not its text's"),
+    (lambda d: d["tokens"][1].__setitem__("spoken", "space something else"), "token 1's display or spoken text is not its text's"),
+    (lambda d: d["predictions"][0][0].__setitem__("display", "not it"), "prediction row 0 has a guess whose display is not its text's"),
 ])
 def test_a_trace_whose_tokens_or_guesses_are_damaged_is_one_line_naming_it(tmp_path, edit, says):
     """What a page prints of a token (its display, its spoken label) or a guess (its display) and
@@ -145,6 +148,13 @@ def test_a_trace_whose_tokens_or_guesses_are_damaged_is_one_line_naming_it(tmp_p
         s.load("tiny", "apple pie now")
     line = str(e.value)
     assert "\n" not in line and line.startswith(f"{path}: {says}") and line.count("Fix: ") == 1, line
+
+
+def test_json_nested_thousands_deep_is_one_line_naming_the_file(tmp_path):
+    path = tmp_path / "deep.json"
+    with pytest.raises(store_files.DamagedFile, match="is nested too deep") as e:
+        store_files.parse_json(b"[" * 100_000 + b"]" * 100_000, path)
+    assert str(e.value).startswith(f"{path}: ") and "\n" not in str(e.value)
 
 
 def test_file_format_is_compact_ordered_rounded(tmp_path):

@@ -226,6 +226,8 @@ def read_training_log(path: Path) -> dict | None:
         raise CourseBuildError(shown, f"is not valid JSON, perhaps cut short ({exc.msg} at line {exc.lineno}, column {exc.colno})", TRAINING_LOG_FIX) from None
     except UnicodeDecodeError:
         raise CourseBuildError(shown, "is not UTF-8 text", TRAINING_LOG_FIX) from None
+    except RecursionError:  # arrays or objects nested thousands deep
+        raise CourseBuildError(shown, "is nested too deep to be a training log", TRAINING_LOG_FIX) from None
     except (OSError, ValueError) as exc:
         raise CourseBuildError(shown, f"cannot be read ({exc})", TRAINING_LOG_FIX) from None
     if log is not None and not isinstance(log, dict):

@@ -55,6 +55,8 @@ def read_json(path: Path, fix: str | None = None) -> dict:
         doc = json.loads(text, parse_constant=_no_constant)
     except ValueError as e:
         raise AssetError(path, f"is not valid JSON, perhaps cut short ({str(e).splitlines()[0][:120]})", fix) from None
+    except RecursionError:  # arrays or objects nested thousands deep
+        raise AssetError(path, "is nested too deep to be what the course reads here", fix) from None
     if not isinstance(doc, dict):
         raise AssetError(path, f"is not a JSON object but a JSON {type(doc).__name__}", fix)
     return doc

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import schema
-from .files import KEY_RE, TRACE_FILE_RE, DamagedFile, ids_key
+from .files import BEYOND, KEY_RE, TRACE_FILE_RE, DamagedFile, ids_key, plausible_array
 
 ROW_SUM_TOL = 1e-3  # stored weights are int16 × scale (error ≤ 1.6e-5 each); a row of them sums to 1 within this
 
@@ -32,8 +32,8 @@ def _grid(path: Path, name: str, rows, shape: tuple[int, int], triangle: bool = 
         raise DamagedFile(path, f"{name} is not a grid of numbers") from None
     if a.shape != shape:
         raise DamagedFile(path, f"{name} has shape {a.shape}, not {shape}")
-    if not np.isfinite(a).all():
-        raise DamagedFile(path, f"{name} holds a value that is not a finite number")
+    if not plausible_array(a):
+        raise DamagedFile(path, f"{name} holds a value that is not a finite number or is {BEYOND}")
     return a
 
 
@@ -68,6 +68,8 @@ def check_trace(doc, path: Path, model: str, text: str, ids=None) -> dict:
     for i, t in enumerate(tokens):
         if not isinstance(t, dict) or not all(isinstance(t.get(k), str) for k in TOKEN_TEXTS) or not _is_id(t.get("id"), vocab):
             raise DamagedFile(path, f"token {i} is not {{id: a token id below vocabSize {vocab}, text, display, spoken: strings}}")
+        if t["display"] != schema.display_token(t["text"]) or t["spoken"] != schema.spoken_token(t["text"]):
+            raise DamagedFile(path, f"token {i}'s display or spoken text is not its text's (a page prints them)")
     T = len(tokens)
     if ids is not None and [t["id"] for t in tokens] != [int(i) for i in ids]:
         raise DamagedFile(path, "holds token ids other than the ones it was asked for")
@@ -155,6 +157,8 @@ def _check_guesses(path: Path, i: int, row, vocab: int) -> None:
         for g in row)
     if not ok:
         raise DamagedFile(path, f"prediction row {i} is not a list of guesses with id (below vocabSize {vocab}), text, display and prob")
+    if any(g["display"] != schema.display_token(g["text"]) for g in row):
+        raise DamagedFile(path, f"prediction row {i} has a guess whose display is not its text's (a page prints it)")
     probs = [float(g["prob"]) for g in row]
     if any(not (0 <= p <= 1) for p in probs):  # NaN fails too
         raise DamagedFile(path, f"prediction row {i} has a probability outside [0, 1] ({', '.join(f'{p:.3g}' for p in probs)})")

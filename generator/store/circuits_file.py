@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import DamagedFile, TraceStore, atomic_write, dumps, read_json, round_floats
+from .files import BEYOND, plausible_array
 
 CIRCUITS_FILE = "circuits.json"
 PATCHING_FILE = "patching.json"
@@ -66,8 +67,8 @@ def _array(path: Path, name: str, value, shape: tuple[int, ...]) -> np.ndarray:
         raise DamagedFile(path, f"{name} is not an array of numbers", FIX) from None
     if a.shape != shape:
         raise DamagedFile(path, f"{name} has shape {a.shape}, not {shape}", FIX)
-    if not np.isfinite(a).all():
-        raise DamagedFile(path, f"{name} holds a value that is not a finite number", FIX)
+    if not plausible_array(a):
+        raise DamagedFile(path, f"{name} holds a value that is not a finite number or is {BEYOND}", FIX)
     return a
 
 

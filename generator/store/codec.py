@@ -12,10 +12,11 @@ them. A head's out is the model's own c_proj input, attnConcat's h-th block of c
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 from .. import schema
-from .files import DamagedFile, StoreError
+from .files import BEYOND, DamagedFile, StoreError, plausible_array
 
 INT16_MAX = 32767
 
@@ -173,8 +174,8 @@ def decode_array(path: Path, where: str, obj, shape: tuple[int, int], tril: bool
     if not isinstance(obj, dict) or not isinstance(obj.get("int16"), str):
         raise DamagedFile(path, f"{where} is not an encoded array {{int16, scale, shape}}")
     scale = obj.get("scale")
-    if type(scale) not in (int, float) or not math.isfinite(scale) or scale <= 0:
-        raise DamagedFile(path, f"{where} has scale {str(scale)[:20]}, not a finite positive number")
+    if type(scale) not in (int, float) or not math.isfinite(scale) or scale < sys.float_info.min:
+        raise DamagedFile(path, f"{where} has scale {str(scale)[:20]}, not a finite positive number of normal size")
     if obj.get("shape") != list(shape):
         raise DamagedFile(path, f"{where} has shape {str(obj.get('shape'))[:30]}, not {list(shape)}")
     if bool(obj.get("tril", False)) != tril:
@@ -187,6 +188,8 @@ def decode_array(path: Path, where: str, obj, shape: tuple[int, int], tril: bool
     if len(raw) != 2 * n:
         raise DamagedFile(path, f"{where} holds {len(raw) // 2} numbers, its shape needs {n}")
     flat = np.round(np.frombuffer(raw, dtype="<i2").astype(np.float64) * scale, scale_decimals(scale))
+    if not plausible_array(flat):
+        raise DamagedFile(path, f"{where} decodes to a number that is not finite or is {BEYOND}")
     if not tril:
         return flat.reshape(shape)
     full = np.zeros(shape, dtype=np.float64)

@@ -101,6 +101,8 @@ def parse_json(data: bytes, path: Path, fix: str = REPAIR_FIX):
         return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
     except UnicodeDecodeError:
         raise DamagedFile(path, "is not UTF-8 text", fix) from None
+    except RecursionError:  # arrays or objects nested thousands deep: no trace is
+        raise DamagedFile(path, "is nested too deep to be a trace (is it damaged?)", fix) from None
     except ValueError as e:
         msg = str(e).splitlines()[0] if str(e) else "not JSON"
         raise DamagedFile(path, f"is not valid JSON, perhaps cut short ({msg[:120]})", fix) from None
@@ -134,6 +136,24 @@ def check_model_name(model: str) -> str:
     if not isinstance(model, str) or not MODEL_NAME_RE.match(model):
         raise StoreError(f"{model!r} is not a model name (lowercase letters, digits and '-', at most 32)")
     return model
+
+
+# No number a trace or a per-model file holds comes near this (the models' activations, logits,
+# losses and scores stay below 1e5): one beyond it is a damaged file, not a model's.
+MAX_MAGNITUDE = 1e9
+BEYOND = "beyond ±1e9, which no model's trace holds"
+
+
+def plausible(x) -> bool:
+    """x is a finite number (not a bool) within ±MAX_MAGNITUDE."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and abs(x) <= MAX_MAGNITUDE
+
+
+def plausible_array(a) -> bool:
+    """Every value of the numpy array `a` is finite and within ±MAX_MAGNITUDE."""
+    import numpy as np
+
+    return bool(np.isfinite(a).all()) and float(np.abs(a).max(initial=0.0)) <= MAX_MAGNITUDE
 
 
 def ids_key(ids) -> tuple[int, ...] | None:

@@ -11,10 +11,9 @@ one DamagedFile line naming it.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-from .files import DamagedFile, atomic_write, dumps, read_checked, round_floats
+from .files import DamagedFile, atomic_write, dumps, plausible, read_checked, round_floats
 
 FILE = "pronouns.json"
 FORMAT_VERSION = 1  # bumped when the layout changes; an older file is damaged, `make traces` rewrites it
@@ -67,8 +66,8 @@ def _grid(doc: dict, key: str, rows: int, cols: int, p: Path) -> None:
         raise DamagedFile(p, f"{key} is not {rows} templates × {cols} names", FIX)
     for r in g:
         for v in r:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise DamagedFile(p, f"{key} holds {v!r}, not a finite number", FIX)
+            if not plausible(v):
+                raise DamagedFile(p, f"{key} holds {repr(v)[:24]}, not a finite number within ±1e9", FIX)
 
 
 def check(doc, p: Path, model: str, n_layer: int, n_head: int) -> None:

@@ -15,12 +15,11 @@ damaged file is one DamagedFile line naming it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import schema
-from .files import DamagedFile, read_checked, write_rounded
+from .files import DamagedFile, plausible, read_checked, write_rounded
 
 FILE = "rotary.json"
 MAX_BYTES = 8 * 1024 * 1024
@@ -90,8 +89,8 @@ def _whole(v) -> bool:
 def _numbers(value, shape: tuple[int, ...], p: Path, what: str) -> None:
     """`value` is nested lists of exactly `shape`, of finite numbers, or DamagedFile."""
     if not shape:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            _bad(p, f"{what} is not a finite number")
+        if not plausible(value):
+            _bad(p, f"{what} is not a finite number within ±1e9")
         return
     if not isinstance(value, list) or len(value) != shape[0]:
         _bad(p, f"{what} is not a list of {shape[0]}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import schema
-from .files import DamagedFile, atomic_write, dumps, read_checked
+from .files import BEYOND, DamagedFile, atomic_write, dumps, plausible_array, read_checked
 
 FILE = "splits.json"
 MAX_BYTES = 16 * 1024 * 1024
@@ -109,8 +109,8 @@ def _grid(value, shape: tuple[int, ...], p: Path, what: str):
         _bad(p, f"{what} is not an array of numbers")
     if a.shape != shape:
         _bad(p, f"{what} has shape {list(a.shape)}, not {list(shape)}")
-    if not np.isfinite(a).all():
-        _bad(p, f"{what} holds a number that is not finite")
+    if not plausible_array(a):
+        _bad(p, f"{what} holds a number that is not finite or is {BEYOND}")
     return a
 
 
