@@ -221,7 +221,7 @@ CASES = [
     Case("pick-rule-unknown", bad("layer: 3\nhead: 3\n", "pick: loudest\n"),
          "attention: unknown pick rule 'loudest'. Fix: use one of: max-weight, previous-token, first-token, self", at="```attention", option="pick"),
     Case("softmax-one-score", bad("scores: [2, 1, 0]\nlabels: [Lily, ran, she]\n", "scores: [2]\n"),
-         "softmax: 'scores' has 1 numbers. Fix: give between 2 and 8 scores", at="```softmax", option="scores"),
+         "softmax: 'scores' must hold 2 to 8 numbers, not 1. Fix: add or remove scores", at="```softmax", option="scores"),
     # ---- stepper vectors
     Case("stepper-missing-vector", bad("query: [[1, 0], [0, 1], [2, 0]]", "query: [[1, 0], [0, 1]]"),
          "stepper: 'query' must have one vector per token (3). Fix: give 3 vectors, like `query: [[1, 0], ...]`", at=FENCE_STEPPER, option="query"),
@@ -340,8 +340,15 @@ CASES = [
          "front matter: 'hide' must be a list of parts of the page, not 42. Fix: write `hide: [toc]` (navigation, toc, footer, path, tags, feedback)",
          at="hide:"),
     Case("front-matter-search-number", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\nsearch: 42"),
-         "front matter: 'search' must be a mapping of exclude (true or false) and boost (a number), not 42. Fix: write `search: {exclude: true}` or `search: {boost: 2}`",
+         "front matter: 'search' must be a mapping of exclude (true or false) and boost (a number above 0, at most 100), not 42. Fix: write `search: {exclude: true}` or `search: {boost: 2}`",
          at="search:"),
+    # NaN passed as a number and made the search index invalid JSON
+    Case("front-matter-search-boost-nan", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\nsearch: {boost: .nan}"),
+         "front matter: 'search' must be a mapping of exclude (true or false) and boost (a number above 0, at most 100), not {'boost': nan}. Fix: write `search: {exclude: true}` or `search: {boost: 2}`",
+         at="search:"),
+    # a mapping as the title was written into <title> as Python's repr
+    Case("front-matter-title-mapping", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\ntitle: {a: 1}"),
+         "front matter: 'title' must be text, not {'a': 1}. Fix: write `title: …` with plain text", at="title: {"),
     Case("front-matter-template-missing", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\ntemplate: nonexistent.html"),
          "front matter: 'template' 'nonexistent.html' is not a template of the theme or of overrides/. Fix: leave it out (main.html is the default) or name a file there",
          at="template:"),

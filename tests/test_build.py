@@ -411,7 +411,7 @@ def test_a_site_folder_that_would_remove_the_courses_own_files_is_refused(tmp_pa
 
 
 def test_a_killed_builds_folders_are_removed_by_the_next(tmp_path):
-    from generator.site import publish
+    from generator.site import site_folder
 
     final = tmp_path / "site"
     final.mkdir()  # the site a later build made (without it, the old one is put back: below)
@@ -423,14 +423,14 @@ def test_a_killed_builds_folders_are_removed_by_the_next(tmp_path):
     alive.mkdir()
     other = tmp_path / ".other.building-1"
     other.mkdir()
-    assert sorted(publish.remove_leftovers(final)) == sorted(left)
+    assert sorted(site_folder.remove_leftovers(final)) == sorted(left)
     assert alive.is_dir() and other.is_dir() and not any(p.exists() for p in left)
 
     # killed between its two renames: no site, the old one as .site.old-<pid>, which is put back
     final.rmdir()
     (left[2] / "x").mkdir(parents=True)
     left[0].mkdir()
-    assert publish.remove_leftovers(final) == [left[0]]
+    assert site_folder.remove_leftovers(final) == [left[0]]
     assert (final / "x").is_dir() and not left[2].exists()
 
 
@@ -438,7 +438,7 @@ def test_a_killed_build_left_a_zombie_or_whose_pid_was_taken_since_is_gone(tmp_p
     """kill(pid, 0) alone took two dead builds for live ones: a zombie (killed with its parent,
     where nothing reaps orphans) and a pid that a later process has taken since. A live process
     that started before its folder was made is the build that made it."""
-    from generator.site import publish
+    from generator.site import site_folder
 
     folder = tmp_path / ".site.building-1"
     folder.mkdir()
@@ -450,15 +450,15 @@ def test_a_killed_build_left_a_zombie_or_whose_pid_was_taken_since_is_gone(tmp_p
             assert time.monotonic() < deadline
             time.sleep(0.01)
         os.kill(zombie.pid, 0)  # still answers: not reaped
-        assert publish.build_is_gone(zombie.pid, folder)
+        assert site_folder.build_is_gone(zombie.pid, folder)
     finally:
         zombie.wait()
-    assert not publish.build_is_gone(os.getppid(), folder), "a process older than the folder may be its build"
+    assert not site_folder.build_is_gone(os.getppid(), folder), "a process older than the folder may be its build"
     time.sleep(1.5)  # btime, which the start time is counted from, has whole seconds
     later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
         Path(f"/proc/{later.pid}/stat").read_text()
-        assert publish.build_is_gone(later.pid, folder), "a process started after the folder was touched is not its build"
+        assert site_folder.build_is_gone(later.pid, folder), "a process started after the folder was touched is not its build"
     finally:
         later.kill()
         later.wait()

@@ -14,7 +14,7 @@ from test_check import run_check
 pytestmark = pytest.mark.slow
 
 LAYER = "attention: layer 5 is out of range for tiny, which has layers 1 to 4. Fix: use a layer from 1 to 4 (counting from 1)"
-SCORES = "softmax: 'scores' has 1 numbers. Fix: give between 2 and 8 scores"
+SCORES = "softmax: 'scores' must hold 2 to 8 numbers, not 1. Fix: add or remove scores"
 
 
 def three_mistakes() -> str:

@@ -185,3 +185,15 @@ def test_a_gpt2_folder_the_author_pointed_at_that_cannot_load_fails_the_run(tmp_
     assert code == 3 and "gpt2: 1 of 1 traces missing" in err
     monkeypatch.setenv(models.GPT2_PATH_ENV, str(tmp_path / "not-a-model"))
     assert run(TraceStore(tmp_path / "c"), its, tiny)[0] == 3
+
+
+@pytest.mark.parametrize("sentence, says", [
+    ("Lily <|endoftext|> her", "--sentence: traces: the sentence holds <|endoftext|>, which the models read as their control token"),
+    ("   ", "--sentence: traces: the sentence is empty"),
+])
+def test_a_sentence_from_the_command_line_is_checked_as_a_lessons_is(tmp_path, sentence, says):
+    (tmp_path / "content").mkdir()
+    err = io.StringIO()
+    assert trace_run.collect_items(tmp_path / "content", [sentence], ["tiny"], err=err) is None
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: " + says), lines

@@ -226,7 +226,7 @@ def _parse(kind: str, data, where: str, option_where: dict[str, str]) -> Directi
     if kind == "softmax":
         scores = vector_option(data["scores"], where, kind, "scores")
         if not 2 <= len(scores) <= 8:
-            _fail(where, f"softmax: 'scores' has {len(scores)} numbers", "give between 2 and 8 scores")
+            _fail(where, f"softmax: 'scores' must hold 2 to 8 numbers, not {len(scores)}", "add or remove scores")
         labels = data.get("labels", [chr(ord("a") + i) for i in range(len(scores))])
         if not isinstance(labels, list) or len(labels) != len(scores) or not all(isinstance(x, (str, int)) for x in labels):
             _fail(where, "softmax: 'labels' must be a list with one label per score", f"give {len(scores)} labels")
@@ -238,6 +238,8 @@ def _parse(kind: str, data, where: str, option_where: dict[str, str]) -> Directi
         for s in scores:
             if s not in SCORE_KINDS:
                 _fail(where, f"scoreboard: unknown score '{s}'", f"choose from: {', '.join(SCORE_KINDS)}")
+        if len(set(scores)) != len(scores):  # each ranking's ids would be on the page twice
+            _fail(where, "scoreboard: a score is listed twice", "list each score once")
         return Scoreboard(**common, model=model_option(data["model"], where, kind), scores=tuple(scores),
                           pattern_only=_pattern_only(data, where, kind))
     if kind == "training":

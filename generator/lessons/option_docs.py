@@ -108,7 +108,7 @@ BY_KIND: dict[tuple[str, str], Option] = {
     ("tokens", "sentences"): Option("a list of 1 to 12 sentences", "required", 'sentences: ["Lily wanted to play"]'),
     ("tokens", "models"): Option("a list of models", "both: `[tiny, gpt2]`", "models: [gpt2]"),
     ("merges", "word"): Option("one word, with its leading space if it has one", "required", 'word: " playing"'),
-    ("merges", "model"): Option("`tiny` or `gpt2`", "tiny", "model: gpt2"),
+    ("merges", "model"): Option("`tiny`, `tiny-rope` (the same tokenizer) or `gpt2`", "tiny", "model: gpt2"),
     ("embedding", "model"): Option("`tiny`", "required", "model: tiny"),
     ("layernorm", "model"): Option("`tiny`", "required", "model: tiny"),
     ("neighbours", "model"): Option("`tiny`", "required", "model: tiny"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -430,10 +431,16 @@ def _check_theme_keys(data: dict, block: str, shown: str) -> None:
         fail("hide", f"'hide' must be a list of parts of the page, not {hide!r}", "write `hide: [toc]` (navigation, toc, footer, path, tags, feedback)")
     search = data.get("search")
     if search is not None:
+        boost = search.get("boost", 1) if isinstance(search, dict) else None
         ok = isinstance(search, dict) and set(search) <= {"exclude", "boost"} and isinstance(search.get("exclude", False), bool) \
-            and isinstance(search.get("boost", 1), (int, float)) and not isinstance(search.get("boost", 1), bool)
+            and isinstance(boost, (int, float)) and not isinstance(boost, bool) and math.isfinite(boost) and 0 < boost <= 100
         if not ok:
-            fail("search", f"'search' must be a mapping of exclude (true or false) and boost (a number), not {search!r}", "write `search: {exclude: true}` or `search: {boost: 2}`")
+            fail("search", f"'search' must be a mapping of exclude (true or false) and boost (a number above 0, at most 100), not {search!r}",
+                 "write `search: {exclude: true}` or `search: {boost: 2}`")
+    for key in ("title", "description"):  # the theme writes them into <title> and <meta> as text
+        value = data.get(key)
+        if key in data and not isinstance(value, str):
+            fail(key, f"'{key}' must be text, not {value!r}", f"write `{key}: …` with plain text")
     template = data.get("template")
     if template is not None:
         found = isinstance(template, str) and re.fullmatch(r"[\w./-]+\.html", template) and ".." not in template and (

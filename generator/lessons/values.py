@@ -90,6 +90,9 @@ def model_option(value: Any, where: str, kind: str) -> str:
     return value
 
 
+CONTROL_TOKEN = "<|endoftext|>"  # both tokenizers' one special token
+
+
 def sentence_option(value: Any, where: str, kind: str) -> str:
     if not isinstance(value, str):
         _fail(where, f"{kind}: a sentence must be text, not {type(value).__name__} {show(value)}", "quote the sentence")
@@ -97,6 +100,9 @@ def sentence_option(value: Any, where: str, kind: str) -> str:
         _fail(where, f"{kind}: the sentence is empty", "write the sentence to trace")
     if len(value) > MAX_SENTENCE_CHARS:
         _fail(where, f"{kind}: the sentence has {len(value)} characters, more than the {MAX_SENTENCE_CHARS} this course traces", "shorten the sentence")
+    if CONTROL_TOKEN in value:  # the tokenizers read it as the control token itself, not as its letters
+        _fail(where, f"{kind}: the sentence holds {CONTROL_TOKEN}, which the models read as their control token, not as text",
+              f"leave it out: every trace already starts with {CONTROL_TOKEN}")
     return value
 
 

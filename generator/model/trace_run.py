@@ -30,6 +30,7 @@ from ..registry import MODELS
 from . import vectors
 from ..lessons import pages
 from ..lessons.errors import LessonError, error_lines
+from ..lessons.values import sentence_option
 from ..store import TRACE_FILE_RE, DamagedFile, TraceRequest, TraceStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +57,12 @@ def collect_items(content_dir: Path, sentences: Iterable[str], models: list[str]
             print(f"error: {line}", file=err)
         return None
     for s in sentences:
+        try:  # as a lesson's sentence is checked
+            sentence_option(s, "--sentence", "traces")
+        except LessonError as e:
+            for line in error_lines(e):
+                print(f"error: {line}", file=err)
+            return None
         items.extend(Item(TraceRequest(m, s), "--sentence") for m in models)
     return items
 

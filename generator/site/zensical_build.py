@@ -28,7 +28,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import build_log
+from . import build_log, site_folder
 from .. import heads
 from ..lessons import pages
 from ..lessons.errors import LessonError
@@ -121,11 +121,11 @@ def build_zensical(config_file: str = "mkdocs.yml", strict: str | bool | None = 
     text = config.read_text(encoding="utf-8")
     docs = root / config_value(text, r"^docs_dir:\s*(\S+)", "docs")
     traces_dir = root / config_value(text, r"^\s+traces_dir:\s*(\S+)", "traces")
-    problem = publish.site_dir_problem(final, config, docs, traces_dir)
+    problem = site_folder.site_dir_problem(final, config, docs, traces_dir)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    publish.remove_leftovers(final)  # of an earlier Zensical build that was killed
+    site_folder.remove_leftovers(final)  # of an earlier Zensical build that was killed
     tmp = final.with_name(f".{final.name}.building-{os.getpid()}")
     stage = final.with_name(f".{final.name}.assets-{os.getpid()}")
     build_cfg = root / f".zensical-build-{os.getpid()}.yml"
