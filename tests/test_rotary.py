@@ -336,3 +336,22 @@ def test_the_chapter_guess_is_decided_by_the_data(tmp_path, monkeypatch, shape, 
             "??? question \"Show the answer\"\n\n    Highest at {{ turn.peakWords }}.\n")
     data = form_data(md_convert(tmp_path, page))
     assert data["right"] == right
+
+
+def test_a_damaged_rotary_file_is_its_own_one_line_naming_it_not_the_lessons(tmp_path):
+    """As a damaged trace is: the file, its problem and one Fix (it was the lesson's line, the
+    file's absolute path and two Fixes, once per figure)."""
+    from generator.markdown.build_errors import CourseBuildError
+    from generator.markdown.kept_errors import one_line_errors
+
+    ctx = fixture_ctx(tmp_path)
+    p = rotary_file.path(tmp_path, "tiny-rope")
+    doc = json.loads(p.read_text())
+    doc["format"] = 99
+    p.write_text(json.dumps(doc))
+    with pytest.raises(CourseBuildError) as e:
+        with one_line_errors("content/modern.md:9", "internal error", "report it"):
+            render.render(figure(BLOCK), ctx)
+    line = str(e.value)
+    assert "\n" not in line and line.count("Fix: ") == 1 and "modern.md" not in line
+    assert "rotary.json: has format 99" in line and "make traces" in line
