@@ -504,9 +504,11 @@ def test_a_config_without_the_course_extensions_is_named_first(tmp_path, monkeyp
 
 def test_a_reference_in_alt_text_or_a_link_title_is_filled_in_as_plain_text(tmp_path):
     """An attribute holds text: the reference's markup there would end the attribute and break
-    the tag, so alt text and a link's title get the number alone, escaped."""
+    the tag, so alt text, a link's title and attributes set with attr_list get the number alone,
+    escaped."""
     page = ("# A\n\n```attention\nmodel: tiny\nsentence: \"Lily wanted to play with her\"\nlayer: 1\nhead: 1\nid: a\n```\n\n"
-            "![layer {{ a.layer }}, ·her to Lily {{ a.weight(her, Lily) }}](#x)\n\n[link](#x \"head {{ a.head }}\")\n")
+            "![layer {{ a.layer }}, ·her to Lily {{ a.weight(her, Lily) }}](#x)\n\n[link](#x \"head {{ a.head }}\")\n\n"
+            "### Sub {: #sub title=\"layer {{ a.layer }}\" }\n\nText.\n{: title=\"head {{ a.head }}\" }\n")
     write_project(tmp_path, {"a.md": page}, [lily_trace()])
     built = run_build(tmp_path)
     assert built.ok, built.log
@@ -514,3 +516,5 @@ def test_a_reference_in_alt_text_or_a_link_title_is_filled_in_as_plain_text(tmp_
     img = re.search(r"<img [^>]*>", html)[0]
     assert re.fullmatch(r'<img alt="layer 1, ·her to Lily \d\.\d\d" src="#x" />', img), img
     assert '<a href="#x" title="head 1">link</a>' in html
+    # attr_list's attributes too (they held the reference's markup, which ended the attribute)
+    assert re.search(r'<h3 id="sub" title="layer 1">Sub', html) and '<p title="head 1">Text.</p>' in html, html[html.index("<h3"):][:400]

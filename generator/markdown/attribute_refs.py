@@ -1,4 +1,5 @@
-"""A prose reference in an image's alt text or a link's title (`![… {{ a.layer }}](x)`): an
+"""A prose reference in an image's alt text, a link's title (`![… {{ a.layer }}](x)`) or an
+attribute set with attr_list (`{: title="{{ a.head }}" }`, which is why this runs after it): an
 attribute holds text, not the reference's markup, so it gets the number as plain text (the markup
 there would end the attribute and break the tag). One whose number is pending in this build is
 refused at its line: an attribute cannot hold the pending note."""

@@ -160,7 +160,8 @@ class CourseExtension(Extension):
         md.inlinePatterns.register(RefProcessor(r"\{\{(.*?)\}\}", md, self), "course_ref", 185)
         # after attr_list (8) has read the `{: .needs-traces }` marks, before the glossary terms (7)
         md.treeprocessors.register(needs_traces.NeedsTraces(md, self), "course_needs_traces", 7.5)
-        md.treeprocessors.register(attribute_refs.AttributeRefs(md, self), "course_attribute_refs", 19)  # after the inline patterns (20)
+        # after the inline patterns (20) and attr_list (8), which moves `{: title="…" }` into attributes
+        md.treeprocessors.register(attribute_refs.AttributeRefs(md, self), "course_attribute_refs", 7.9)
         md.treeprocessors.register(TabLabelsUnsearched(md), "course_tab_labels_unsearched", 5)
         math.register(md, self)
         # after raw_html (30) has put the highlighted code back into the page
