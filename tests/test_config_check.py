@@ -133,13 +133,15 @@ def test_a_yaml_mistake_names_its_own_line_and_column_in_one_line_with_status_1(
     assert ". Fix: " in err[0]
 
 
-def test_a_setting_of_the_wrong_type_is_one_line_at_its_line(tmp_path):
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["site", "--no-downloads"]])
+def test_a_setting_of_the_wrong_type_is_one_line_at_its_line(tmp_path, command):
     """MkDocs said "Config value 'use_directory_urls': ..." and then "Aborted with a configuration
-    error", and the course's line named no line."""
+    error", and the course's line named no line; and `make check` said "no mistakes" for a file
+    that `make site` refuses (it now runs MkDocs' own check of every setting too)."""
     good = mkdocs_yml()
     broken = good + "use_directory_urls: maybe\n"
     root = project(tmp_path / "course", broken)
-    rc, err = run_in(root, ["site", "--no-downloads"])
+    rc, err = run_in(root, command)
     assert rc == 1 and len(err) == 1, err
     assert err[0].startswith(f"error: mkdocs.yml:{broken.count(chr(10))}: use_directory_urls: Expected type"), err
 

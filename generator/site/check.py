@@ -66,6 +66,22 @@ def read_config(config_file: str) -> dict:
     return {"docs_dir": str(docs), "markdown_extensions": names, "mdx_configs": configs, "nav": raw.get("nav")}
 
 
+def settings_problem(config_file: str) -> str | None:
+    """MkDocs' own check of every setting, as `make site` makes it (a setting of the wrong type, a
+    theme or plugin that is not there, site_dir holding the lessons), and the site_url check: one
+    line naming mkdocs.yml and the setting's line, or None. It loads the theme and plugins (about
+    0.4 s), which the pages' Markdown never sees, so that check and site refuse the same files."""
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import Abort, MkDocsException
+
+    with publish.setting_errors() as held:
+        try:
+            cfg = load_config(config_file=config_file)
+        except (Abort, MkDocsException) as exc:
+            return publish.config_error(config_file, exc, held)
+    return publish.site_url_problem(cfg.get("site_url"))
+
+
 def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache: bool = True) -> int:
     """Check every page of the course that `config_file` builds; print one line per mistake on
     stderr. Returns the exit status: 0, or 1 when anything is wrong."""
@@ -85,7 +101,7 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
     except ConfigError as exc:  # one line, status 1, as for a lesson's mistake
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    problem = publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg["nav"], cfg["docs_dir"], config_file)
+    problem = settings_problem(config_file) or publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg["nav"], cfg["docs_dir"], config_file)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
