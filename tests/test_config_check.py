@@ -159,3 +159,37 @@ def test_a_page_reference_without_the_lesson_extension_names_it_and_mkdocs_yml(t
     assert errors[0] == ("error: content/index.md:3: reference {{ page.minutes }}: it is filled in by the lesson "
                          "extension, which mkdocs.yml does not load. Fix: add `- generator.markdown.lesson` under "
                          "markdown_extensions in mkdocs.yml, as the repository's does"), errors
+
+
+@pytest.mark.parametrize("option, says", [
+    ("      bogus: 1\n", "generator.markdown.course has no option 'bogus' (its options: traces_dir,"),
+    ("      assets_dir: 5\n", "generator.markdown.course's option 'assets_dir' must be text, not 5"),
+])
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["site", "--no-downloads"]])
+def test_a_course_extension_option_it_lacks_or_of_the_wrong_type_is_one_line_without_frames(tmp_path, option, says, command):
+    """MkDocs flattened Python's frames into the line ("File "…", line 1021, in run_validation …"),
+    and check said one internal error per page."""
+    good = mkdocs_yml()
+    at = good.index("  - generator.markdown.course:\n") + len("  - generator.markdown.course:\n")
+    broken = good[:at] + option + good[at:]
+    root = project(tmp_path / "course", broken)
+    rc, err = run_in(root, command)
+    assert rc == 1 and len(err) == 1, err
+    assert err[0].startswith("error: mkdocs.yml:") and says in err[0] and 'File "' not in err[0] and "Fix: " in err[0], err
+
+
+@pytest.mark.parametrize("parent, says", [
+    ("mkdocs.yml", "INHERIT: mkdocs.yml inherits itself (through mkdocs.yml)"),
+    ("base.yml", "INHERIT: mkdocs.yml inherits itself (through mkdocs.yml -> base.yml)"),
+    ("list.yml", "list.yml is not a mapping of settings"),
+])
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["site", "--no-downloads"]])
+def test_an_inherit_chain_that_loops_or_names_no_settings_is_one_line(tmp_path, parent, says, command):
+    """MkDocs recursed until Python stopped it (a RecursionError, 110 lines) or failed with a
+    TypeError traceback."""
+    root = project(tmp_path / "course", "INHERIT: " + parent + "\n" + mkdocs_yml())
+    (root / "base.yml").write_text("INHERIT: mkdocs.yml\n", encoding="utf-8")
+    (root / "list.yml").write_text("- a\n- b\n", encoding="utf-8")
+    rc, err = run_in(root, command)
+    assert rc == 1 and len(err) == 1, err
+    assert err[0].startswith("error: mkdocs.yml:1: ") and says in err[0] and "Fix: " in err[0], err

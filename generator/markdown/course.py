@@ -138,6 +138,15 @@ class CourseExtension(Extension):
         super().__init__(**kwargs)
         self.state = PageState()
 
+    def setConfig(self, key: str, value) -> None:
+        """Python-Markdown's, with mkdocs.yml's mistakes said in words: an option this extension
+        does not have (a KeyError there), or one of the wrong type (a TypeError later)."""
+        if key not in self.config:
+            raise ValueError(f"generator.markdown.course has no option {key!r} (its options: {', '.join(self.config)})")
+        if isinstance(self.config[key][0], str) and not isinstance(value, str):  # true/false ones: Python-Markdown parses them
+            raise ValueError(f"generator.markdown.course's option {key!r} must be text, not {value!r}")
+        super().setConfig(key, value)
+
     def docs_dir(self) -> Path:
         return Path(self.getConfig("docs_dir"))
 

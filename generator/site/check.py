@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from . import build_log, notebook_files, publish
-from .config_check import ConfigError, config_error
+from .config_check import ConfigError, config_error, inherit_error
 from ..lessons import pages
 from ..lessons.errors import LessonError, collected, error_lines
 from ..lessons.source import iter_markdown, shown_path
@@ -44,6 +44,9 @@ def read_config(config_file: str) -> dict:
     from mkdocs.exceptions import ConfigurationError
     from mkdocs.utils.yaml import yaml_load
 
+    inherited = inherit_error(config_file)
+    if inherited:  # MkDocs would recurse, or fail with a TypeError, reading it
+        raise inherited
     try:
         with open(config_file, "rb") as f:
             raw = yaml_load(f)

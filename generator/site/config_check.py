@@ -139,9 +139,55 @@ def config_error(config_file: str, exc: BaseException, held: list[str] | None = 
         if m:
             key = m.group(1).split(".")[0]
             where = _at(config_file, _read(config_file), rf"^{re.escape(key)}\s*:", last=True)  # YAML keeps the last
-            return ConfigError(where, f"{m.group(1)}: {' '.join(m.group(2).split()).rstrip('.')}", f"mend this setting in {config_file}")
+            return ConfigError(where, f"{m.group(1)}: {' '.join(_without_frames(m.group(2)).split()).rstrip('.')}", f"mend this setting in {config_file}")
     said = " ".join(str(exc).split()).rstrip(".!") or type(exc).__name__
     return ConfigError(config_file, said, f"mend {config_file}")
+
+
+INHERIT_LINE = r"^INHERIT\s*:"
+
+
+def inherit_error(config_file: str) -> ConfigError | None:
+    """What is wrong with mkdocs.yml's INHERIT chain, as one ConfigError line, or None: a file that inherits
+    itself (MkDocs recursed until Python stopped it) or a parent that is not a mapping of settings
+    (MkDocs failed with a TypeError). Read with MkDocs' YAML loader, INHERIT left unfollowed; a
+    missing parent or broken YAML is left to MkDocs, which says it in one line."""
+    import yaml
+    from mkdocs.utils.yaml import get_yaml_loader
+
+    chain = [Path(config_file).resolve()]
+    while len(chain) <= 50:
+        try:
+            with open(chain[-1], "rb") as f:
+                raw = yaml.load(f, Loader=get_yaml_loader())
+        except (OSError, yaml.YAMLError, ValueError):
+            return None
+        if not isinstance(raw, dict):
+            if len(chain) == 1:
+                return None
+            return ConfigError(_at(config_file, _read(config_file), INHERIT_LINE), f"INHERIT: {chain[-1]} is not a mapping of settings",
+                               "inherit a mkdocs.yml-like file, or leave INHERIT out")
+        parent = raw.get("INHERIT")
+        if parent is None:
+            return None
+        nxt = (chain[-1].parent / str(parent)).resolve()
+        if nxt in chain:
+            return ConfigError(_at(config_file, _read(config_file), INHERIT_LINE),
+                               f"INHERIT: {nxt.name} inherits itself (through {' -> '.join(c.name for c in chain)})", "inherit a file that does not lead back here")
+        if not nxt.is_file():
+            return None
+        chain.append(nxt)
+    return ConfigError(config_file, "INHERIT: more than 50 files inherit one another", "inherit fewer files")
+
+
+def _without_frames(message: str) -> str:
+    """MkDocs' message with the traceback it adds when an extension fails to load ("Failed to load
+    extension 'x'." then File "…", line … frames, then "KeyError: 'bogus'") cut to its first and
+    last lines: the author needs the extension and the reason, not Python's frames."""
+    if "Failed to load extension" not in message or 'File "' not in message:
+        return message
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return f"{lines[0].rstrip('.')}: {lines[-1]}"
 
 
 def _yaml_error(config_file: str):

@@ -32,7 +32,7 @@ from ..render.assets import trace_asset_paths, write_if_changed, write_static_as
 from ..store import StoreError, TraceStore
 from . import build_log, downloads, notebook_files
 from .site_folder import remove_leftovers, site_dir_problem
-from .config_check import config_error, extensions_problem, setting_errors  # noqa: F401 (check and serve ask it here too)
+from .config_check import config_error, extensions_problem, inherit_error, setting_errors  # noqa: F401 (check and serve ask it here too)
 
 
 def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tuple[int, ...] | None]]:
@@ -262,6 +262,10 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    inherited = inherit_error(config_file)
+    if inherited:  # MkDocs would recurse, or fail with a TypeError, reading it
+        print(f"error: {inherited}", file=sys.stderr)
+        return 1
     with setting_errors() as held:
         try:
             cfg = load_config(config_file=config_file, strict=failing is not None)

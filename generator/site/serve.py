@@ -51,7 +51,7 @@ from pathlib import Path
 
 from . import build_log, publish
 from .build_overlay import BuildOverlay, error_page
-from .config_check import config_error, problem_error, setting_errors
+from .config_check import config_error, inherit_error, problem_error, setting_errors
 from ..lessons.errors import LessonError
 from ..lessons.source import GENERATED
 from ..store import StoreError
@@ -225,6 +225,11 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
     def get_config():
         return load_config(config_file=config_file, site_dir=site_dir, dev_addr=f"{host}:{port}")
 
+    inherited = inherit_error(config_file)
+    if inherited:  # MkDocs would recurse, or fail with a TypeError, reading it
+        print(f"error: {inherited}", file=sys.stderr)
+        shutil.rmtree(site_dir, ignore_errors=True)
+        return 1
     try:
         with setting_errors() as held:
             config = get_config()
