@@ -205,6 +205,15 @@ def write_trace_assets(trace: dict, generated: Path, only_missing: bool = False)
 def static_assets() -> dict[str, bytes]:
     """Every file of assets/generated/ that no trace makes, each from the package files it reads;
     a damaged one is an AssetError naming it (one line, a fix), whichever writer reads it."""
+    return {name: _made(name, make) for name, make in _static_makers().items()}
+
+
+def static_asset_names() -> tuple[str, ...]:
+    """The names of :func:`static_assets`' files, without making them."""
+    return tuple(_static_makers())
+
+
+def _static_makers() -> dict:
     makers = {
         PLOTLY_JS: plotly_js,
         "colorscale.js": lambda: fmt.colorscale_js().encode("utf-8"),
@@ -215,7 +224,7 @@ def static_assets() -> dict[str, bytes]:
     }
     for name in COPIED:
         makers[name] = lambda src=PACKAGE_ASSETS / name: read_bytes(src)
-    return {name: _made(name, make) for name, make in makers.items()}
+    return makers
 
 
 def _made(name: str, make) -> bytes:

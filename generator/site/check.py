@@ -82,7 +82,7 @@ def settings_problem(config_file: str) -> str | None:
             cfg = load_config(config_file=config_file)
         except (Abort, MkDocsException) as exc:
             return publish.config_error(config_file, exc, held)
-    return publish.site_url_problem(cfg.get("site_url"))
+    return publish.site_url_problem(cfg.get("site_url")) or publish.site_settings_problem(cfg, config_file)
 
 
 def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache: bool = True) -> int:

@@ -90,6 +90,40 @@ def extensions_problem(cfg, config_file: str) -> str | None:
     return None
 
 
+# The theme writes these settings into every page's HTML as they are (Material's partials do not
+# escape them), so they may not hold what would end an attribute or open a tag.
+SITE_TEXTS = ("site_name", "site_description", "site_author")
+UNSAFE_TEXT = '<>"'
+SCRIPTS_FIX = "list them as the repository's mkdocs.yml does"
+
+
+def site_settings_problem(cfg, config_file: str) -> str | None:
+    """Why the site settings the pages are made of cannot be used, as one line naming mkdocs.yml
+    and the line, or None: a site text holding < > or ", and an extra.course_scripts that is not a
+    list of the course's own scripts (a name that is not one, or any other address, would be a
+    <script src> on every page)."""
+    from ..lessons.source import GENERATED
+    from ..render.assets import static_asset_names
+
+    text = _read(config_file)
+    for key in SITE_TEXTS:
+        value = cfg.get(key)
+        if isinstance(value, str) and any(c in value for c in UNSAFE_TEXT):
+            where = _at(config_file, text, rf"^{key}\s*:")
+            bad = next(c for c in UNSAFE_TEXT if c in value)
+            return f"{where}: {key} holds {bad!r}, which the theme writes into every page's HTML as it is. Fix: write plain text without < > or \""
+    scripts = (cfg.get("extra") or {}).get("course_scripts")
+    shipped = [f"{GENERATED.as_posix()}/{name}" for name in static_asset_names() if name.endswith(".js")]
+    where = _at(config_file, text, r"^\s*course_scripts\s*:", r"^extra\s*:")
+    if not isinstance(scripts, list) or not all(isinstance(x, str) for x in scripts):
+        return f"{where}: extra.course_scripts is not a list of the course's scripts. Fix: {SCRIPTS_FIX}"
+    for script in scripts:
+        if script not in shipped:
+            return (f"{where}: extra.course_scripts names {script[:60]!r}, which is not one of the course's scripts "
+                    f"({', '.join(shipped)}). Fix: {SCRIPTS_FIX}")
+    return None
+
+
 def problem_error(problem: str) -> ConfigError:
     """extensions_problem's (or publish.nav_problem's) line as the error `make serve` shows over the
     page: `where: problem. Fix: remedy` taken apart."""

@@ -32,7 +32,7 @@ from ..render.assets import trace_asset_paths, write_if_changed, write_static_as
 from ..store import StoreError, TraceStore
 from . import build_log, downloads, notebook_files
 from .site_folder import remove_leftovers, site_dir_problem
-from .config_check import config_error, extensions_problem, inherit_error, setting_errors  # noqa: F401 (check and serve ask it here too)
+from .config_check import config_error, extensions_problem, inherit_error, setting_errors, site_settings_problem  # noqa: F401 (check and serve ask it here too)
 
 
 def used_traces(content_dir: Path, traces_dir: Path) -> list[tuple[str, str, tuple[int, ...] | None]]:
@@ -119,15 +119,20 @@ def nav_problem(nav, docs_dir: str, config_file: str) -> str | None:
     if not isinstance(nav, list):
         return f"{config_file}: nav is not a list of pages. Fix: list them as `  - Title: page.md` lines"
 
-    def files(items):
+    def files(items, links: bool = False):
         for item in items:
             value = next(iter(item.values())) if isinstance(item, dict) and len(item) == 1 else item
             if isinstance(value, list):
-                yield from files(value)
-            elif isinstance(value, str) and not re.match(r"^[a-z][a-z0-9+.-]*:|^/|^#", value):
+                yield from files(value, links)
+            elif isinstance(value, str) and links == bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value)):
                 yield value
 
-    for page in files(nav):
+    for link in files(nav, links=True):  # a menu's address is clicked as it is: only the web's and mail's
+        if not re.match(r"^(https?|mailto):", link, re.I):
+            line = _line_of(config_file, link)
+            return (f"{config_file}{f':{line}' if line else ''}: the nav links to {link[:60]!r}, which is not an http(s) or mailto "
+                    "address. Fix: link to a page of the course or a web address")
+    for page in (p for p in files(nav) if not re.match(r"^/|^#", p)):
         if not (docs / page).is_file():
             line = _line_of(config_file, page)
             return (f"{config_file}{f':{line}' if line else ''}: the nav lists {page}, which is not in {shown_path(docs)}. "
@@ -273,7 +278,7 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
             print(f"error: {config_error(config_file, exc, held)}", file=sys.stderr)
             return 1
     problem = (site_url_problem(cfg.get("site_url")) or extensions_problem(cfg, config_file)
-               or nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file))
+               or nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file) or site_settings_problem(cfg, config_file))
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1

@@ -315,12 +315,16 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
             publish.write_assets(docs, traces_dir)
         except (LessonError, StoreError) as exc:  # the build below names it on its page
             log.debug(f"assets: {exc}")
+        inherited = None if cfg else inherit_error(config_file)
+        if inherited:  # saved with an INHERIT loop: said over the page, as any mkdocs.yml mistake
+            raise inherited
         with setting_errors() as held:
             try:
                 cfg = cfg or get_config()
             except (Abort, MkDocsException) as exc:  # mkdocs.yml saved broken: said over the page; the server lives on
                 raise config_error(config_file, exc, held) from None
-        problem = publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file)
+        problem = (publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file)
+                   or publish.site_settings_problem(cfg, config_file))
         if problem:  # as `make site` and `make check` refuse it, before any page is read
             raise problem_error(problem)
         cfg.site_url = serve_url
