@@ -394,3 +394,12 @@ def test_a_file_read_again_is_parsed_again_only_when_its_text_changed(tmp_path, 
         with pytest.raises(LessonError, match=r"content/lesson\.md:\d+: "):
             pages.parse_file(page, "content/lesson.md")
     assert len(parsed) == 4
+
+
+def test_a_position_is_written_with_ascii_digits():
+    """`#６` (a full-width digit) was read as position 6; it is a token's text, looked up as such."""
+    from generator.lessons.values import parse_token_ref
+
+    assert parse_token_ref("#6", "p.md:1", "x").index == 6
+    ref = parse_token_ref("#\uff16", "p.md:1", "x")
+    assert ref.index is None and ref.text == "#\uff16"

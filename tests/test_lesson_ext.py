@@ -230,6 +230,8 @@ def test_unknown_page_reference_is_one_line_with_file_and_line(tmp_path):
     ("token:\n  definition: ok\n  see: other\n", 3, "term 'token': unknown field 'see'"),
     ("token:\n  definition: ok\n  introduced: chapter 5\n", 3, "term 'token': `introduced` must name a page and a section"),
     ("- token\n- key\n", 1, "the glossary must be a mapping"),
+    ("token:\n  definition: ok\n5: five\n", 3, "term '5' has no letter"),
+    ("token:\n  definition: ok\n  aliases: [1, 2]\n", 3, "term 'token': the alias '1' has no letter"),
     ("", 1, "the glossary is empty"),
 ])
 def test_bad_glossary_is_one_line_naming_file_and_line(tmp_path, glossary, line, problem):

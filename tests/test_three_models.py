@@ -152,3 +152,15 @@ def test_no_module_outside_the_registry_names_an_architecture():
             if ARCHITECTURE_NAMES.search(line):
                 found.append(f"{rel}:{n}: {line.strip()[:100]}")
     assert not found, "ask model/arch.py or the registry instead:\n" + "\n".join(found)
+
+
+def test_a_pending_figure_of_a_model_trained_here_says_make_traces_not_the_gpt2_download():
+    """tiny-rope's pending warning told the author to set COURSE_GPT2_PATH."""
+    from generator.registry import MODELS
+    from generator.render.context import Missing
+
+    for name, model in MODELS.items():
+        said = Missing(name, Missing.TRACE).remedy()
+        assert ("COURSE_GPT2_PATH" in said) is (not model.trained_here), (name, said)
+        if model.trained_here:
+            assert said == f"Run `make traces` ({model.short_name} runs here in seconds).", said

@@ -139,7 +139,7 @@ def token_option(value: Any, where: str, kind: str, name: str) -> TokenRef:
 
 
 def parse_token_ref(text: str, where: str, what: str) -> TokenRef:
-    if re.fullmatch(r"#\d+", text):
+    if re.fullmatch(r"#[0-9]+", text):  # ASCII digits: "#６" (full-width) is no position
         index = int(text[1:])
         return TokenRef(index=index)
     return TokenRef(text=text)

@@ -120,6 +120,8 @@ def parse_glossary(text: str, shown: str) -> list[Term]:
         name = _scalar_text(key_node)
         if name is None:
             fail(line, "a term has an empty name", "write the term before the colon")
+        if not re.search(r"[^\W\d_]", name):  # a number as a term would link every such number in the course
+            fail(line, f"term '{name}' has no letter", "write the term as words (a number or a sign is no term)")
         if name.casefold() in names:
             first_name, first_line = names[name.casefold()]
             fail(line, f"term '{name}' is defined twice (first at line {first_line}, as '{first_name}')", "keep one entry and delete the other")
@@ -142,6 +144,8 @@ def parse_glossary(text: str, shown: str) -> list[Term]:
                         alias = _scalar_text(item)
                         if alias is None:
                             fail(item.start_mark.line + 1, f"term '{name}': an alias is empty", "remove it or write the other spelling")
+                        if not re.search(r"[^\W\d_]", alias):
+                            fail(item.start_mark.line + 1, f"term '{name}': the alias '{alias}' has no letter", "write the other spelling as words (a number or a sign is no alias)")
                         aliases.append((alias, item.start_mark.line + 1))
                 elif k == "introduced":
                     introduced, introduced_line = _scalar_text(v_node), k_line

@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import heads
+from ..registry import MODELS
 from ..lessons.directives import Directive
 from ..store.codec import on_weights_grid, weight_grid
 from ..lessons.errors import LessonError
@@ -64,10 +65,10 @@ class Missing:
     VECTORS = "vectors"  # chapter 2's traces/<model>/vectors.json lacks the sentence or word `text`
 
     def remedy(self) -> str:
-        """What to do here: the tiny model is committed and traces in seconds; GPT-2 needs its
-        weights, which these machines cannot download."""
-        if self.model == "tiny":
-            return "Run `make traces` (the tiny model runs here in seconds)."
+        """What to do here: the models trained here are committed and trace in seconds; GPT-2 needs
+        its weights, which these machines cannot download."""
+        if MODELS[self.model].trained_here:  # committed: the tiny model and the tiny rotary one
+            return f"Run `make traces` ({MODELS[self.model].short_name} runs here in seconds)."
         return "It needs the model download: run `make traces` where the hub is reachable, or set COURSE_GPT2_PATH to a local copy."
 
     def warning(self, at: str, training_log_path: str) -> str:

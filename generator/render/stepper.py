@@ -167,7 +167,7 @@ def ref(ref: Ref, fig: Figure) -> str:
     toks = list(d.tokens)
 
     def pos(a: str) -> int:
-        if re.fullmatch(r"#\d+", a):
+        if re.fullmatch(r"#[0-9]+", a):
             i = int(a[1:])
             if 1 <= i <= len(toks):
                 return i - 1
