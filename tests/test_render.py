@@ -891,3 +891,17 @@ def test_annotate_source_marks_fences_and_refs():
     assert out[2] == "    # @source content/p.md:11"
     assert out[-1] == "{{ e.f  @14}}"
     assert refs.parse_ref("a.b  @10", "content/p.md").where == "content/p.md:10"
+
+
+def test_a_figure_that_failed_adds_no_second_mistake_where_a_diagram_or_grid_names_it(tmp_path, monkeypatch):
+    """A damaged store (or any mistake) failing an attention figure also said that the architecture
+    diagram's `here` and the ablation's `grid` named no figure: the page now says the figure's own
+    mistake only."""
+    monkeypatch.chdir(tmp_path)
+    page = ("# P\n\n```attention\nmodel: tiny\nsentence: \"" + LILY + "\"\nlayer: 9\nhead: 1\nid: lily\n```\n\n"
+            "```architecture\nmodel: tiny\nhere: [lily, MLP2]\n```\n\n"
+            "```ablation\nmodel: tiny\nsentence: \"" + LILY + "\"\ntoken: her\ngrid: lily\n```\n")
+    with pytest.raises(LessonError) as e:
+        md_convert(tmp_path, page, traces=[lily_trace()])
+    lines = str(e.value).splitlines()
+    assert len(lines) == 1 and "layer 9" in lines[0], lines

@@ -52,7 +52,9 @@ def render(d, ctx: Ctx) -> str:
     grid_fig = None
     if d.grid is not None:
         grid_fig = ctx.figures.get(d.grid)
-        if grid_fig is None or grid_fig.kind != "attention":
+        if grid_fig is None and d.grid in ctx.failed_ids:  # that figure's own mistake is said: no second one here
+            pass
+        elif grid_fig is None or grid_fig.kind != "attention":
             from ..lessons.errors import LessonError
             raise LessonError(d.where, f"ablation: grid '{d.grid}' is not the id of an attention figure above", "give `grid:` the id of an earlier attention figure, or leave it out")
     n = ctx.next_number()

@@ -161,6 +161,8 @@ def resolve(d: Architecture, ctx: Ctx) -> tuple[str, ...]:
             continue
         ident = part[len(FIGURE):]
         fig = ctx.figures.get(ident)
+        if fig is None and ident in ctx.failed_ids:  # that figure's own mistake is said: no second one here
+            continue
         if fig is None or fig.kind not in ("attention", "compare"):
             above = ", ".join(sorted(k for k, f in ctx.figures.items() if f.kind in ("attention", "compare"))) or "none"
             raise LessonError(d.option_where.get("here", d.where),

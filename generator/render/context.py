@@ -95,6 +95,7 @@ class Ctx:
     training_log_path: str = "generator/tiny_model/training_log.json"
     allow_standin: bool | None = None  # None: the COURSE_ALLOW_STANDIN environment variable
     figures: dict[str, Figure] = field(default_factory=dict)  # by directive id
+    failed_ids: set = field(default_factory=set)  # ids of this page's figures that failed: their own mistake is said, naming one adds none
     count: int = 0
     missing: dict[Missing, list[str]] = field(default_factory=dict)  # -> wheres
     on_trace: Callable[[dict], None] | None = None  # called with every trace a figure uses
