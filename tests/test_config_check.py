@@ -36,6 +36,20 @@ CASES["a kind's fence left out"] = (lambda text: re.sub(r"(?m)^        - name: l
 CASES["a kind's fence miswired"] = (lambda text: text.replace("        - name: map\n          class: course\n          format: !!python/name:generator.markdown.course.fence_format",
                                                              "        - name: map\n          class: course\n          format: !!python/name:pymdownx.superfences.fence_code_format"), "`map`")
 
+# settings the theme writes into every page as they are (the edit, what the line says)
+CASES.update({
+    "site_name with a quote": (lambda t: re.sub(r"(?m)^site_name: .*$", "site_name: 'x\" onmouseover=\"alert(1)'", t, count=1),
+                               "site_name holds '\"', which the theme writes into every page's HTML as it is"),
+    "a script that is not the course's": (lambda t: t.replace("    - assets/generated/course.js\n", "    - assets/generated/course2.js\n", 1),
+                                          "extra.course_scripts names 'assets/generated/course2.js', which is not one of the course's scripts"),
+    "a script address": (lambda t: t.replace("    - assets/generated/course.js\n", "    - \"javascript:alert(1)\"\n", 1),
+                         "extra.course_scripts names 'javascript:alert(1)'"),
+    "scripts not a list": (lambda t: re.sub(r"(?m)^  course_scripts:.*\n(    - .*\n)+", "  course_scripts: 5\n", t, count=1),
+                           "extra.course_scripts is not a list of the course's scripts"),
+    "a nav link that runs script": (lambda t: with_nav(t).replace("  - Home: index.md\n", "  - Home: index.md\n  - Ext: javascript:alert(1)\n", 1),
+                                    "the nav links to 'javascript:alert(1)', which is not an http(s) or mailto address"),
+})
+
 
 def project(root: Path, yml: str) -> Path:
     (root / "content").mkdir(parents=True)
@@ -194,30 +208,3 @@ def test_an_inherit_chain_that_loops_or_names_no_settings_is_one_line(tmp_path, 
     assert rc == 1 and len(err) == 1, err
     assert err[0].startswith("error: mkdocs.yml:1: ") and says in err[0] and "Fix: " in err[0], err
 
-
-SITE_SETTING_CASES = {  # (the edit, what the line says): each was written into every page as it was
-    "site_name with a quote": (lambda t: re.sub(r"(?m)^site_name: .*$", "site_name: 'x\" onmouseover=\"alert(1)'", t, count=1),
-                               "site_name holds '\"', which the theme writes into every page's HTML as it is"),
-    "a script that is not the course's": (lambda t: t.replace("    - assets/generated/course.js\n", "    - assets/generated/course2.js\n", 1),
-                                          "extra.course_scripts names 'assets/generated/course2.js', which is not one of the course's scripts"),
-    "a script address": (lambda t: t.replace("    - assets/generated/course.js\n", "    - \"javascript:alert(1)\"\n", 1),
-                         "extra.course_scripts names 'javascript:alert(1)'"),
-    "scripts not a list": (lambda t: re.sub(r"(?m)^  course_scripts:.*\n(    - .*\n)+", "  course_scripts: 5\n", t, count=1),
-                           "extra.course_scripts is not a list of the course's scripts"),
-    "a nav link that runs script": (lambda t: with_nav(t).replace("  - Home: index.md\n", "  - Home: index.md\n  - Ext: javascript:alert(1)\n", 1),
-                                    "the nav links to 'javascript:alert(1)', which is not an http(s) or mailto address"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(SITE_SETTING_CASES))
-@pytest.mark.parametrize("command", [["check", "--no-cache"], ["site", "--no-downloads"]])
-def test_a_site_setting_written_into_every_page_is_checked(tmp_path, case, command):
-    edit, says = SITE_SETTING_CASES[case]
-    good = mkdocs_yml()
-    broken = edit(good)
-    assert broken != good, case
-    root = project(tmp_path / "course", broken)
-    rc, err = run_in(root, command)
-    assert rc == 1 and len(err) == 1, err
-    assert re.match(r"error: mkdocs\.yml:\d+: ", err[0]) and says in err[0] and "Fix: " in err[0], err
-    assert not (root / "build").exists() and not (root / "site").exists()
