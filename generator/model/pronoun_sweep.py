@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import arch, causal, robust
+from . import arch, causal, rerun
 from .load import LoadedModel
 
 FORMAT = 1  # bumped when the stored block changes shape
@@ -80,14 +80,14 @@ def sweep(lm: LoadedModel, ref: causal.Reference, config: SweepConfig = SweepCon
     last = torch.tensor([len(ids[c]) - 1 for c in cases])  # (sentence,)
     x = torch.tensor([ids[c] + [lm.bos_id] * (T - len(ids[c])) for c in cases])  # (sentence, token)
     # each removal runs from the removed head's layer on, from the clean batch's stream entering it
-    streams, calls, _ = robust.clean_streams(lm, x)
-    base = _diffs(lm, robust.final_stream(lm, streams, calls), her, his, last)  # (sentence,)
+    streams, calls, _ = rerun.clean_streams(lm, x)
+    base = _diffs(lm, rerun.final_stream(lm, streams, calls), her, his, last)  # (sentence,)
     effects = np.zeros((L, H, len(cases)))  # (layer, head, sentence): zero-removed minus clean
     for layer in range(L):
         for h in range(H):
-            removed = robust.resumed_with(lm, streams, calls, layer, {h: torch.zeros(d)})  # (sentence, token, width)
+            removed = rerun.resumed_with(lm, streams, calls, layer, {h: torch.zeros(d)})  # (sentence, token, width)
             effects[layer, h] = _diffs(lm, removed, her, his, last) - base
-    by_mean = _diffs(lm, robust.resumed_with(lm, streams, calls, hl, {hh: torch.as_tensor(ref.means[hl, hh])}), her, his, last)
+    by_mean = _diffs(lm, rerun.resumed_with(lm, streams, calls, hl, {hh: torch.as_tensor(ref.means[hl, hh])}), her, his, last)
     flat = np.abs(effects.reshape(L * H, -1)).argmax(axis=0)  # (sentence,): largest change, first on ties
     for i, (t, n) in enumerate(cases):
         clean[t, n], zero[t, n], mean[t, n] = base[i], base[i] + effects[hl, hh, i], by_mean[i]

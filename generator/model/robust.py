@@ -30,7 +30,7 @@ import torch
 from .. import heads
 from . import arch
 from .causal import Reference, dims
-from .rerun import block_inputs, blocks, run_blocks
+from .rerun import clean_streams, final_stream, resumed_with
 from .load import LoadedModel
 
 METHODS = ("zero", "mean", "indist", "resample")  # how a removed head's output is replaced (above)
@@ -64,21 +64,6 @@ def texts(vocab: heads.Vocab, length: int, n: int, seed: int, name: str) -> np.n
     return np.concatenate([eot, seqs, seqs], axis=1).astype(np.int64)
 
 
-def clean_streams(lm: LoadedModel, x: torch.Tensor):
-    """One clean run on the batch x: per block, the stream entering it (batch, token, width),
-    the exact arguments transformers gave it, and the out-projection's input (batch, token, width)."""
-    concat = {}
-    handles = [arch.out_proj(block).register_forward_pre_hook(lambda _m, args, l=l: concat.__setitem__(l, args[0].detach().clone()))
-               for l, block in enumerate(blocks(lm))]
-    try:
-        with block_inputs(lm) as (streams, calls), torch.inference_mode():
-            arch.body(lm.model)(x, use_cache=False)
-    finally:
-        for hd in handles:
-            hd.remove()
-    return streams, calls, concat
-
-
 def _losses(lm: LoadedModel, x: torch.Tensor, length: int, hidden: torch.Tensor, first: bool = False) -> np.ndarray:
     """(batch,): each text's mean loss on its second copy (tokens 2…length; token 1 follows
     nothing it could copy), or (batch, 2) with the first copy's too when `first`. hidden: the
@@ -90,36 +75,6 @@ def _losses(lm: LoadedModel, x: torch.Tensor, length: int, hidden: torch.Tensor,
         nll = (torch.logsumexp(logits, dim=-1) - picked).double()  # (batch, scored position)
     second = nll[:, -(length - 1):].mean(-1)
     return (torch.stack([nll[:, : length - 1].mean(-1), second], dim=-1) if first else second).numpy()
-
-
-def resumed_with(lm: LoadedModel, streams, calls, layer: int, values: dict[int, torch.Tensor]) -> torch.Tensor:
-    """The final stream after the final norm (G·batch, token, width), G = len(values): copy g of the
-    batch (rows g·batch …) with the g-th head of `values` (in the dict's order) set to its value
-    ((head_dim,) or (token, head_dim)). transformers' own blocks from `layer` on, with the clean
-    run's arguments, each batch-sized tensor among them repeated G times (the blocks below do not
-    change)."""
-    d = dims(lm)[3]
-    chain = blocks(lm)
-    n = streams[layer].shape[0]
-    heads_ = list(values)
-
-    def put(_m, args):
-        concat = args[0].clone()  # (G·batch, token, width)
-        for g, h in enumerate(heads_):
-            rows = concat[g * n : (g + 1) * n]  # (batch, token, width)
-            rows[:, :, h * d : (h + 1) * d] = values[h].to(concat.dtype).expand(n, concat.shape[1], d)
-        return (concat,)
-
-    def rep(v):  # a copy even for one head: its layout is what the numbers were computed with
-        return v.repeat(len(heads_), *([1] * (v.dim() - 1))) if torch.is_tensor(v) and v.dim() and v.shape[0] == n else v
-
-    handle = arch.out_proj(chain[layer]).register_forward_pre_hook(put)
-    try:
-        with torch.inference_mode():
-            x = run_blocks(lm, rep(streams[layer]), calls, layer, rep)  # (G·batch, token, width)
-            return arch.final_norm(lm.model)(x)
-    finally:
-        handle.remove()
 
 
 def ablated_losses(lm: LoadedModel, test: np.ndarray, source: np.ndarray, ref: Reference, length: int):
@@ -153,13 +108,6 @@ def ablated_losses(lm: LoadedModel, test: np.ndarray, source: np.ndarray, ref: R
                         for v in values[method]]
                 out[m, l * H + start : l * H + hs[-1] + 1] = np.mean(runs, axis=0)
     return out, clean
-
-
-def final_stream(lm: LoadedModel, streams, calls) -> torch.Tensor:
-    """The clean final stream after the final norm, from the last block's input."""
-    last = len(blocks(lm)) - 1
-    with torch.inference_mode():
-        return arch.final_norm(lm.model)(run_blocks(lm, streams[last], calls, last))  # (batch, token, width)
 
 
 def kind_scores(lm: LoadedModel, test: np.ndarray) -> np.ndarray:
