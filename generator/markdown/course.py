@@ -101,7 +101,11 @@ class PageState:
     ref_text: dict = field(default_factory=dict)  # placeholder -> (its HTML, "path:line") of each prose reference
     scripts_marked: bool = False  # SCRIPTS_MARK follows the page's first drawn heatmap
     errors: list = field(default_factory=list)  # the page's mistakes so far, all said at its end (ErrorsPostprocessor)
-    failed_ids: set = field(default_factory=set)  # ids of figures with a mistake (None: one without a readable id): a reference to one is no second mistake
+
+    @property
+    def failed_ids(self) -> set:
+        """The page's failed figures' ids (Ctx.failed_ids): a reference to one is no second mistake."""
+        return self.ctx.failed_ids
 
     def code_pending(self, placeholder: str):
         """The PendingRef of a reference inside code that has no number in this build, or None."""

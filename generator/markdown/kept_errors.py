@@ -55,8 +55,6 @@ def keep_fence_error(state, exc: CourseBuildError, body: str, language: str) -> 
     except (LessonError, AttributeError):
         ident = None
     state.failed_ids.add(ident if isinstance(ident, str) else None)
-    if isinstance(ident, str):
-        state.ctx.failed_ids.add(ident)
 
 
 class ErrorsPostprocessor(Postprocessor):

@@ -95,7 +95,9 @@ class Ctx:
     training_log_path: str = "generator/tiny_model/training_log.json"
     allow_standin: bool | None = None  # None: the COURSE_ALLOW_STANDIN environment variable
     figures: dict[str, Figure] = field(default_factory=dict)  # by directive id
-    failed_ids: set = field(default_factory=set)  # ids of this page's figures that failed: their own mistake is said, naming one adds none
+    # ids of this page's figures that failed (None: one without a readable id): their own mistake is
+    # said, and a reference, a diagram's `here` or an ablation's `grid` naming one adds none
+    failed_ids: set = field(default_factory=set)
     count: int = 0
     missing: dict[Missing, list[str]] = field(default_factory=dict)  # -> wheres
     on_trace: Callable[[dict], None] | None = None  # called with every trace a figure uses

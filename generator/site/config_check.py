@@ -189,6 +189,8 @@ def inherit_error(config_file: str) -> ConfigError | None:
     import yaml
     from mkdocs.utils.yaml import get_yaml_loader
 
+    if "INHERIT" not in _read(config_file):  # the common case: nothing to follow, no second parse of the file
+        return None
     chain = [Path(config_file).resolve()]
     while len(chain) <= 50:
         try:
