@@ -403,3 +403,60 @@ def test_a_position_is_written_with_ascii_digits():
     assert parse_token_ref("#6", "p.md:1", "x").index == 6
     ref = parse_token_ref("#\uff16", "p.md:1", "x")
     assert ref.index is None and ref.text == "#\uff16"
+
+
+# Values that are wrong for most options, in each of YAML's shapes: text, numbers, lists, mappings.
+BAD_VALUES = ("bogus", "{best: bogus}", "999", "-1", "[1, 2]", "[]", "true", "0", "'#99'", "{}", "group", "''",
+              "3.5", "[bogus, x]", "{layer: 9, head: 1}", "null", "[[1]]", "{a: [1]}", "1e999", ".nan", "[{a: 1}]",
+              "one", "[0.5, 0.5]", "key")
+
+
+def course_fences() -> list[tuple[str, str, str]]:
+    """(kind, body, "path:line") of the first figure of each kind and model in the course's lessons
+    and the lesson template: every kind the parser knows."""
+    from generator.lessons.source import iter_fences
+
+    repo = Path(__file__).resolve().parents[1]
+    found: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for path in sorted((repo / "content").glob("*.md")) + [repo / "generator" / "assets" / "lesson-template.md"]:
+        for f in iter_fences(path.read_text(encoding="utf-8")):
+            if f.kind in D.SPECS:
+                model = re.search(r"(?m)^model: *(\S+)", f.body)
+                found.setdefault((f.kind, model[1] if model else ""), (f.kind, f.body, f"{path.relative_to(repo).as_posix()}:{f.line}"))
+    assert {kind for kind, _ in found} == set(D.SPECS), "a kind the lessons never use: add a figure of it to the template"
+    return list(found.values())
+
+
+def planted(body: str, option: str, value: str) -> str:
+    """The body with `option: value` in place of that option (its block lines too), or added at the
+    end."""
+    lines = body.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith(option + ":")), None)
+    if at is None:
+        kept = [line for line in lines if line.strip()]
+        return "\n".join(kept + [f"{option}: {value}"])
+    end = at + 1
+    while end < len(lines) and lines[end][:1] in (" ", "-"):
+        end += 1
+    return "\n".join(lines[:at] + [f"{option}: {value}"] + lines[end:])
+
+
+def test_a_bad_value_in_any_option_is_one_line_at_an_option_s_line():
+    """Every option of every kind, given each of BAD_VALUES in a figure the course itself uses: the
+    figure parses, or the mistake is one LessonError naming the line of an option (the planted one,
+    or the one it clashes with), never the fence line, and never another exception."""
+    misplaced = []
+    for kind, body, where in course_fences():
+        path, fence = where.rsplit(":", 1)
+        D.parse_directive(kind, body, where)  # as the course writes it
+        for option in sorted(D.SPECS[kind][0]):
+            for value in BAD_VALUES:
+                text = planted(body, option, value)
+                option_lines = {f"{path}:{int(fence) + i}" for i, line in enumerate(text.split("\n"), 1) if re.match(r"[\w-]+:", line)}
+                try:
+                    D.parse_directive(kind, text, where)
+                except LessonError as e:
+                    assert "\n" not in str(e) and ". Fix: " in str(e), str(e)
+                    if e.where not in option_lines:
+                        misplaced.append(f"{kind} {option}: {value} -> {e}")
+    assert not misplaced, "\n".join(misplaced[:20])

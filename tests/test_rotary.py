@@ -212,7 +212,7 @@ def test_pending_without_the_file_and_errors_name_the_line(tmp_path):
     ctx = Ctx(store=TraceStore(tmp_path), page="content/modern.md")
     out = render.render(figure(BLOCK), ctx)
     assert 'data-pending="true"' in out
-    with pytest.raises(LessonError, match="modern.md:9.*not a model with rotary positions"):
+    with pytest.raises(LessonError, match="modern.md:10: rope-distance: model .tiny. has no rotary positions"):
         figure(BLOCK.replace("tiny-rope", "tiny"))
     with pytest.raises(LessonError, match="needs a figure's attention weights"):
         figure(BLOCK.replace("layer: 2\n    head: 3\n", "pick: previous-token\n"))
@@ -224,7 +224,7 @@ def test_pending_without_the_file_and_errors_name_the_line(tmp_path):
 
 
 def test_group_option_needs_shared_keys():
-    with pytest.raises(LessonError, match="gives every head its own key and value"):
+    with pytest.raises(LessonError, match="modern.md:35: attention: .heads. is group, but tiny gives every head its own key and value"):
         D.parse_directive("attention", 'model: tiny\nsentence: "Lily wanted to play with her"\nlayer: 1\nhead: 1\nheads: group\n', "content/modern.md:30")
     d = D.parse_directive("attention", 'model: tiny-rope\nsentence: "Tom gave the ball to Sam"\nlayer: 1\nheads: group\nhead: 2\n', "content/modern.md:30")
     assert d.heads == "group"

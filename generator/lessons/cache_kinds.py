@@ -76,7 +76,7 @@ def parse_kv_cache(data: dict, common: dict, where: str) -> KvCache:
     if len(set(names)) != len(names):
         _fail(where, f"{kind}: 'models' names a model twice", "name each model once")
     size = data.get("bytes", 2)
-    if isinstance(size, bool) or size not in BYTES:
+    if not isinstance(size, int) or isinstance(size, bool) or size not in BYTES:  # a mapping is unhashable
         _fail(where, f"{kind}: 'bytes' must be 2 or 4, not {show(size)}", "write `bytes: 2` (half precision, as models are usually run) or `bytes: 4` (float32)")
     return KvCache(**common, models=tuple(names), bytes=size, caption=text_option(data.get("caption"), where, kind, "caption"))
 

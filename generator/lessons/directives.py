@@ -118,7 +118,7 @@ def _heads_option(value, model: str, where: str, kind: str) -> str:
         _fail(where, f"{kind}: 'heads' must be one or group, not {show(value)}", "write `heads: group` to show the heads that share one key and value")
     spec = MODELS[model]
     if value == "group" and spec.kv_heads == spec.n_head:
-        _fail(where, f"{kind}: {model} gives every head its own key and value, so no heads share them",
+        _fail(where, f"{kind}: 'heads' is group, but {model} gives every head its own key and value",
               f"use a model whose heads share keys ({', '.join(m for m, s in MODELS.items() if s.kv_heads < s.n_head)}), or leave out `heads`")
     return value
 
@@ -154,7 +154,8 @@ def at_option(err: LessonError, fence: str, option_where: dict[str, str]) -> Les
     """An error found at the figure's fence line, moved to the line of the option it is about:
     the problem's subject ("layer 9 is out of range", "unknown model 'bert'", "the two sentences
     are ...", a plural option by its singular), else an option it quotes ("give either 'pick'
-    or ..."). Any other error (a missing option, the whole block) stays at the fence."""
+    or ..."), else the option whose key it names ("... in pick.best"). Any other error (a missing
+    option, the whole block) stays at the fence."""
     if err.where != fence:
         return err
     problem = err.problem.split(": ", 1)[1] if ": " in err.problem else err.problem  # after "kind: "
@@ -165,6 +166,8 @@ def at_option(err: LessonError, fence: str, option_where: dict[str, str]) -> Les
     subject = words[:2]
     name = next((n for w in subject for n in option_where if n in (w, w + "s")), None)
     name = name or next((w for w in quoted if w in option_where), None)
+    # "unknown score kind 'x' in pick.best": a key inside an option's mapping
+    name = name or next((w for w in re.findall(r"\b([a-z_-]+)\.[a-z_-]+", re.sub(r"'[^']*'", "", problem)) if w in option_where), None)
     if name is None:
         return err
     return LessonError(option_where[name], err.problem, err.fix)

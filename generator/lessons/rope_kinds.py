@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..registry import MODELS
+from .body import show
 from .errors import fail as _fail
 from .values import Directive, Pick, TokenRef, pick_option, sentence_option, text_option, token_option
 
@@ -46,7 +47,7 @@ def parse_rope_distance(data: dict, common: dict, where: str) -> RopeDistance:
     model = data.get("model", DEFAULT_MODEL)
     rotary = sorted(m for m, s in MODELS.items() if s.rotary)
     if model not in rotary:
-        _fail(where, f"{kind}: {model!r} is not a model with rotary positions", f"write `model: {rotary[0]}`" if rotary else "use a rotary model")
+        _fail(where, f"{kind}: model {show(model)} has no rotary positions", f"write `model: {rotary[0]}`" if rotary else "use a rotary model")
     pick = pick_option(data, model, where, kind)
     if pick.rule not in ("fixed", "best"):
         _fail(where, f"{kind}: pick rule {pick.rule} needs a figure's attention weights, which this figure does not draw",
