@@ -15,6 +15,7 @@ from types import SimpleNamespace
 
 from .. import tokens as tokenizer
 from ..lessons.directives import Directive, parse_token_ref
+from ..lessons.values import TokenRef
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from ..registry import config_facts
@@ -71,8 +72,9 @@ def nav_title(title: str) -> str:
 
 
 def check_tokens(d: Directive, model: str, sentences: list[list[dict] | None], texts: list[str]) -> None:
-    """What a trace would refuse, refused now: the context, the focus `token:`, the pick's tokens
-    and a fixed head (pick.py and attention.focus_of word the same errors on a trace)."""
+    """What a trace would refuse, refused now: the context, the focus `token:`, a cell's `key:`
+    (not after its token), the pick's tokens and a fixed head (pick.py, attention.focus_of,
+    score_split and rope_distance word the same errors on a trace)."""
     facts = config_facts(model)
     for toks, text in zip(sentences, texts):
         if toks is not None and len(toks) > facts["nCtx"]:
@@ -83,8 +85,15 @@ def check_tokens(d: Directive, model: str, sentences: list[list[dict] | None], t
         raise LessonError(d.where, f"{d.kind}: layer {pick.layer}, head {pick.head} is not in this trace ({facts['nLayer']} layers × {facts['nHead']} heads)", f"use a layer from 1 to {facts['nLayer']} and a head from 1 to {facts['nHead']}")
     if first is None:
         return
+    query = len(first) - 1  # a figure's query token: the last unless `token:` names one
     if getattr(d, "token", None) is not None:
-        resolve_token(d.token, first, d.where, f"{d.kind}: 'token'")
+        query = resolve_token(d.token, first, d.where, f"{d.kind}: 'token'")
+    key = getattr(d, "key", None)
+    if isinstance(key, TokenRef):  # score-split, rope-distance: the cell's key (a stepper's key is a vector)
+        k = resolve_token(key, first, d.where, f"{d.kind}: key")
+        if k > query:
+            raise LessonError(d.where, f"{d.kind}: key #{k} comes after token #{query}, and a token cannot look ahead",
+                              "choose a key at or before the token")
     if pick is not None and pick.rule == "max-weight":
         src = resolve_token(pick.source, first, d.where, f"{d.kind}: pick.from")
         dst = resolve_token(pick.target, first, d.where, f"{d.kind}: pick.to")
