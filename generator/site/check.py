@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from . import build_log, notebook_files, publish
-from .config_check import ConfigError, config_error, inherit_error
+from .config_check import SITE_TEXTS, ConfigError, config_error, inherit_error
 from ..lessons import pages
 from ..lessons.errors import LessonError, collected, error_lines
 from ..lessons.source import iter_markdown, shown_path
@@ -37,7 +37,8 @@ CACHE = Path("build") / ".check-cache.json"  # pages that passed, under a stamp 
 
 
 def read_config(config_file: str) -> dict:
-    """What check needs of mkdocs.yml (docs_dir, markdown_extensions and their mdx_configs), read
+    """What check needs of mkdocs.yml (docs_dir, markdown_extensions and their mdx_configs, the nav,
+    the site texts and extra), read
     with MkDocs' own YAML loader (!ENV, !!python/name, INHERIT) but without loading the theme and
     plugins, which the pages' Markdown never sees. ConfigError (a ValueError): one line naming the
     file and, for a YAML mistake, its line."""
@@ -66,7 +67,8 @@ def read_config(config_file: str) -> dict:
         if isinstance(conf, dict):
             configs[name] = dict(conf)
     docs = Path(config_file).resolve().parent / str(raw.get("docs_dir") or "docs")
-    return {"docs_dir": str(docs), "markdown_extensions": names, "mdx_configs": configs, "nav": raw.get("nav")}
+    texts = {key: raw.get(key) for key in (*SITE_TEXTS, "extra")}  # what publish.settings_problem reads of them
+    return {"docs_dir": str(docs), "markdown_extensions": names, "mdx_configs": configs, "nav": raw.get("nav"), **texts}
 
 
 def settings_problem(config_file: str) -> str | None:
@@ -82,7 +84,7 @@ def settings_problem(config_file: str) -> str | None:
             cfg = load_config(config_file=config_file)
         except (Abort, MkDocsException) as exc:
             return publish.config_error(config_file, exc, held)
-    return publish.site_url_problem(cfg.get("site_url")) or publish.site_settings_problem(cfg, config_file)
+    return publish.settings_problem(cfg, config_file, cfg.get("site_url"))
 
 
 def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache: bool = True) -> int:
@@ -104,7 +106,7 @@ def check(config_file: str = "mkdocs.yml", strict: str | None = None, use_cache:
     except ConfigError as exc:  # one line, status 1, as for a lesson's mistake
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    problem = settings_problem(config_file) or publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg["nav"], cfg["docs_dir"], config_file)
+    problem = settings_problem(config_file)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1

@@ -140,6 +140,15 @@ def nav_problem(nav, docs_dir: str, config_file: str) -> str | None:
     return None
 
 
+def settings_problem(cfg, config_file: str, site_url=None) -> str | None:
+    """The course's own checks of mkdocs.yml once it is read, in one order for `make site`, `make
+    check`, `make serve` and the Zensical build, so that each names the same first mistake: the
+    site_url (`make serve` gives its own), the extensions and options the lessons need, the nav,
+    and the site texts and scripts the theme writes into every page."""
+    return (site_url_problem(site_url) or extensions_problem(cfg, config_file)
+            or nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file) or site_settings_problem(cfg, config_file))
+
+
 def pages_lacking_a_model(docs: Path, traces_dir: Path | str) -> set[str]:
     """The pages (relative to docs) whose every figure needs a model this copy of the course was
     built without (render/pending.lacks_model): chapter 4 where GPT-2's weights could not be had.
@@ -277,8 +286,7 @@ def build_site(config_file: str = "mkdocs.yml", strict: str | bool = False, site
         except (Abort, MkDocsException) as exc:  # a YAML mistake or a wrong setting, at its line
             print(f"error: {config_error(config_file, exc, held)}", file=sys.stderr)
             return 1
-    problem = (site_url_problem(cfg.get("site_url")) or extensions_problem(cfg, config_file)
-               or nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file) or site_settings_problem(cfg, config_file))
+    problem = settings_problem(cfg, config_file, cfg.get("site_url"))
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1

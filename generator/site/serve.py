@@ -323,8 +323,7 @@ def serve(config_file: str = "mkdocs.yml", host: str = DEFAULT_HOST, port: int =
                 cfg = cfg or get_config()
             except (Abort, MkDocsException) as exc:  # mkdocs.yml saved broken: said over the page; the server lives on
                 raise config_error(config_file, exc, held) from None
-        problem = (publish.extensions_problem(cfg, config_file) or publish.nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file)
-                   or publish.site_settings_problem(cfg, config_file))
+        problem = publish.settings_problem(cfg, config_file)  # the site_url is the server's own
         if problem:  # as `make site` and `make check` refuse it, before any page is read
             raise problem_error(problem)
         cfg.site_url = serve_url

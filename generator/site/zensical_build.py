@@ -104,8 +104,7 @@ def build_zensical(config_file: str = "mkdocs.yml", strict: str | bool | None = 
 
     try:  # mkdocs.yml first, as `make site` reads it: a YAML mistake, an extension the course needs
         cfg = read_config(config_file)
-        problem = (publish.site_url_problem(os.environ.get(publish.SITE_URL_ENV)) or publish.extensions_problem(cfg, config_file)
-                   or publish.nav_problem(cfg["nav"], cfg["docs_dir"], config_file))
+        problem = publish.settings_problem(cfg, config_file, os.environ.get(publish.SITE_URL_ENV))
     except ConfigError as exc:
         problem = str(exc)
     if problem:
