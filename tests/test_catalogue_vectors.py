@@ -121,7 +121,7 @@ CASES = [
          "was written from model revision retrained-01, but the traces are from synthetic-00. Fix: run `make traces`: it rewrites vectors.json from the tiny model",
          files={VECTORS: vectors_text(revision="retrained-0123")}),
     case("vectors-short-row", None,
-         "layerNorm.weight is not a list of 4 finite numbers. Fix: run `make traces`: it rewrites vectors.json from the tiny model",
+         "layerNorm.weight is not a list of 4 finite numbers within ±1e9. Fix: run `make traces`: it rewrites vectors.json from the tiny model",
          files={VECTORS: vectors_text(layerNorm={"layer": 0, "weight": [1, 2], "bias": [0, 0, 0, 0], "eps": 1e-5})}),
     case("vectors-sentences-swapped", None,
          f"sentences[0] holds tokens other than those of {BEN!r}. Fix: run `make traces`: it rewrites vectors.json from the tiny model",

@@ -203,15 +203,21 @@ def damage(doc: dict, how: str) -> dict:
         doc["words"][0]["token"]["id"] = True
     elif how == "format":
         doc["format"] = 2
+    elif how == "huge":  # JSON has no bound: 1e300 was printed as 300 digits
+        doc["sentences"][0]["sum"][1][0] = 1e300
+    elif how == "markup-display":  # the pages show a token's display as stored
+        doc["words"][0]["token"]["display"] = "<b>Lily</b>"
     return doc
 
 
 @pytest.mark.parametrize("how, problem", [
-    ("short-row", "sentences[0].sum[2] is not a list of 4 finite numbers"),
+    ("short-row", "sentences[0].sum[2] is not a list of 4 finite numbers within ±1e9"),
     ("unsorted", "words[0].nearest is not sorted from the closest"),
     ("other-model", "is for model 'gpt2', not 'tiny'"),
     ("bool-id", "words[0].token is not a token {id, text, display, spoken}"),
     ("format", "has format 2, not 1"),
+    ("huge", "sentences[0].sum[1] is not a list of 4 finite numbers within ±1e9"),
+    ("markup-display", "words[0].token's display or spoken text is not its text's"),
 ])
 def test_a_damaged_vectors_file_is_one_line_naming_it(tmp_path, how, problem):
     path = vectors_file.path(tmp_path, "tiny")

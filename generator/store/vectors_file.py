@@ -9,12 +9,11 @@ traces/README.md ("vectors.json").
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import tokens
-from .files import DamagedFile, read_checked, write_rounded
+from .. import schema, tokens
+from .files import DamagedFile, plausible, read_checked, write_rounded
 
 FILE = "vectors.json"
 FORMAT = 1  # the document's `format`; a reader refuses any other
@@ -127,10 +126,12 @@ def check(doc, p: Path, model: str) -> None:
     def token(t, where):
         if not isinstance(t, dict) or not _whole(t.get("id")) or not 0 <= t["id"] < vocab or not all(isinstance(t.get(k), str) for k in ("text", "display", "spoken")):
             bad(f"{where} is not a token {{id, text, display, spoken}}")
+        if t["display"] != schema.display_token(t["text"]) or t["spoken"] != schema.spoken_token(t["text"]):
+            bad(f"{where}'s display or spoken text is not its text's")  # the pages show them as they are stored
 
     def vector(v, where, n=width):
         if not isinstance(v, list) or len(v) != n or not all(_number(x) for x in v):
-            bad(f"{where} is not a list of {n} finite numbers")
+            bad(f"{where} is not a list of {n} finite numbers within ±1e9")
 
     ln = doc.get("layerNorm")
     if not isinstance(ln, dict) or not _number(ln.get("eps")):
@@ -217,5 +218,4 @@ def _whole(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+_number = plausible  # finite, not a bool, within ±MAX_MAGNITUDE (as every store file's numbers)
