@@ -4,6 +4,9 @@ menus; the numbers after a pick are the shipped split's own."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from course_builds import settle
@@ -20,7 +23,8 @@ BARS_JS = """() => Array.from(document.querySelectorAll('.course-fig[data-kind="
   const q = Number(fig.querySelector('.course-split-controls select').value);
   const k = Number(fig.querySelectorAll('.course-split-controls select')[1].value);
   return {id: fig.id, values, sum: values.reduce((a, b) => a + b, 0), score, q, k, shipped: data.score[q * (q + 1) / 2 + k],
-          shown: fig.querySelector('.course-split-bars tr.course-total td').textContent};
+          shown: fig.querySelector('.course-split-bars tr.course-total td').textContent,
+          captions: Array.from(fig.querySelectorAll('caption')).map(c => c.textContent), tokens: data.tokens, head: [data.layer, data.head]};
 })"""
 
 
@@ -35,6 +39,10 @@ def test_the_bars_add_up_to_the_cells_score(server, open_site):
     w.page.wait_for_function("() => document.querySelectorAll('.course-split-controls').length >= 4")
     figs = bars(w.page)
     assert len(figs) >= 4
+    served = w.page.request.get(f"{server.base}/{PAGE}").text()
+    for f in figs:  # the script writes the tables' names again, word for word as the page came
+        fragment = served[served.index(f'id="{f["id"]}"'):]
+        assert f["captions"] == [html.unescape(c) for c in re.findall(r"<caption>(.*?)</caption>", fragment)[:2]], f["id"]
     for f in figs:
         assert len(f["values"]) >= 3, f
         assert abs(f["sum"] - f["score"]) < 1e-3, f
@@ -62,4 +70,8 @@ def test_another_cell_picked_in_the_menus_still_adds_up(server, open_site):
     assert (after["q"], after["k"]) == (13, 8) and (after["q"], after["k"]) != (before["q"], before["k"])
     assert abs(after["sum"] - after["score"]) < 1e-3 and after["score"] == after["shipped"]
     assert after["shown"] == f"{after['score']:.2f}".replace("-", "\u2212")
+    q, k, (layer, head) = after["tokens"][13], after["tokens"][8], after["head"]
+    assert after["captions"] == [  # the tables' names follow the pick (they kept the figure's first cell)
+        f"The score of {q} for {k} in layer {layer}, head {head}, split into the query's parts, largest first: they add up to {after['shown']}.",
+        f"The row this explains: {q}'s score and weight on each token up to itself in layer {layer}, head {head}; the chosen key is marked."]
     assert not w.errors, w.errors

@@ -45,6 +45,8 @@
     var bars = fig.querySelector('.course-split-bars tbody');
     var rowBody = fig.querySelector('.course-split-row tbody');
     var summary = fig.querySelector('.course-summary');
+    var barsCaption = fig.querySelector('.course-split-bars caption');
+    var rowCaption = fig.querySelector('.course-split-row caption');
     if (!bars || !rowBody || !data.tokens) return null;
     var state = { q: data.query, k: data.key, side: data.side };
     var controls = el('div', 'course-split-controls');
@@ -119,9 +121,16 @@
       }
       var which = state.side === 'key' ? "the key's parts" : state.side === 'query' ? "the query's parts"
         : "the query's and the key's parts, two by two,";
-      summary.textContent = 'In layer ' + data.layer + ', head ' + data.head + ', the score of ' + data.tokens[state.q] + ' for ' +
-        data.tokens[state.k] + ' is ' + minus2(score) + '; ' + which + ' add up to it. The largest is ' + rows[0].words + ', ' +
-        signed2(rows[0].value) + '.';
+      var head = 'layer ' + data.layer + ', head ' + data.head;
+      var qt = data.tokens[state.q], kt = data.tokens[state.k];
+      summary.textContent = 'In ' + head + ', the score of ' + qt + ' for ' + kt + ' is ' + minus2(score) + '; ' + which +
+        ' add up to it. The largest is ' + rows[0].words + ', ' + signed2(rows[0].value) + '.';
+      // the tables' names follow the cell too (score_split.html writes the first ones)
+      var whose = state.side === 'key' ? "the key's" : state.side === 'query' ? "the query's" : "the query's and the key's";
+      if (barsCaption) barsCaption.textContent = 'The score of ' + qt + ' for ' + kt + ' in ' + head + ', split into ' + whose +
+        ' parts, largest first: they add up to ' + minus2(score) + '.';
+      if (rowCaption) rowCaption.textContent = 'The row this explains: ' + qt + "'s score and weight on each token up to itself in " +
+        head + '; the chosen key is marked.';
     }
     redrawSplit();
     return null;
