@@ -266,3 +266,35 @@ def test_without_javascript_the_caption_names_the_state_the_page_shows(course, s
     assert page.evaluate("() => document.querySelectorAll('.course-ref-about, .course-ref-hint, .course-back').length") == 0
     live = page.evaluate("() => getComputedStyle(document.querySelector('span.course-ref')).backgroundColor")
     assert live in ("rgba(0, 0, 0, 0)", "transparent"), f"a number looks live without JavaScript: {live}"
+
+
+def test_back_to_the_page_s_own_entry_shows_each_figure_as_it_opened(site):
+    """Back from a link into a figure to the page's own entry (no hash) puts the figure as the page
+    opened, with no "Back to" left; a link to a heading (a hash naming no figure) leaves a figure
+    the reader changed alone."""
+    w, page = site("heads.html")
+    links = "section.course-score table a[href^='#fig-']"
+    fid = page.evaluate("sel => document.querySelector(sel).getAttribute('href').slice(1).split(':')[0]", links)
+    before = page.evaluate(SHOWN, fid)
+    opening = f"{before['layer']},{before['head']},{before['token']}"
+    others = page.locator(links.replace("a[href^='#fig-']", f"a[href^='#{fid}:']"))
+    def head_of(href: str) -> tuple[int, int]:
+        return int(href.split("layer=")[1].split(",")[0]) - 1, int(href.split("head=")[1].split(",")[0]) - 1
+
+    link = next(others.nth(n) for n in range(others.count())
+                if head_of(others.nth(n).get_attribute("href")) != (before["layer"], before["head"]))
+    link.click()
+    page.wait_for_function(f"a => ({PICKERS})(a[0]).join() !== a[1]", arg=[fid, opening])
+    assert page.evaluate(BACK, fid), "a jump offers Back"
+    page.go_back()
+    page.wait_for_function(f"a => ({PICKERS})(a[0]).join() === a[1]", arg=[fid, opening])
+    quiet(page)
+    now = page.evaluate(SHOWN, fid)
+    assert now["hash"] == "" and now["caption"] == before["caption"] and now["summary"] == before["summary"], now
+    assert page.evaluate(BACK, fid) is None, "Back to the state before the jump is left after the page's own entry is back"
+    # a changed figure, then a link to a heading: the figure keeps what the reader chose
+    pick(page, fid, 1, 1, before["token"])
+    page.evaluate("() => { location.hash = '#' + document.querySelector('article h2[id]').id; }")
+    quiet(page)
+    assert page.evaluate(PICKERS, fid) == [1, 1, before["token"]]
+    assert not w.errors, w.errors

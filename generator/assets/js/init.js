@@ -179,7 +179,23 @@
     views.forEach(function (v) { v.reserve(); }); // writes only
   }
 
-  window.addEventListener('hashchange', function () { applyHash(true); });
+  window.addEventListener('hashchange', function () {
+    if (location.hash) applyHash(true);
+    else backToOpening(); // Back to the page's own entry, which had no hash: each figure as the page opened
+  });
+
+  // Only an address with no hash at all: a link to a heading (#section) leaves the figures alone.
+  function backToOpening() {
+    figures.forEach(function (f) {
+      if (!f.inHash || !f.initial || !f.setState) return;
+      var opening = { layer: f.initial.layer, head: f.initial.head, token: f.initial.token };
+      if (f.mode && f.mode !== 'grid') opening.view = 'grid'; // every figure opens as a grid
+      Promise.resolve(f.setState(opening, { fromHash: true, back: true })).then(function () {
+        f.inHash = false; // as it opened: in no address until the reader changes it again
+        f.viewChosen = false;
+      });
+    });
+  }
 
   // A new width (a phone turned): the map's height and its label spots follow it, and so does
   // each lines view on screen.

@@ -53,6 +53,7 @@
     function picker(label, options, value, onChange) {
       var wrap = el('label', 'course-split-picker', label + ' ');
       var sel = el('select');
+      sel.setAttribute('autocomplete', 'off'); // Back must not put another cell's value in it than the figure shows
       wrap.appendChild(sel);
       sel.addEventListener('change', function () { onChange(sel.value); });
       controls.appendChild(wrap);
