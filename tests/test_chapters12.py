@@ -426,3 +426,15 @@ def test_a_step_of_a_word_with_no_merges_says_there_is_none():
 
     with pytest.raises(LessonError, match=r"there is no step to name here \(the figure has none\)"):
         int_arg(parse_ref("m.pair(1)", "content/x.md:3"), "1", "step", 1, 0)
+
+
+def test_the_map_s_rule_from_the_file_is_text_in_a_reference(tmp_path):
+    """{{ map.rule }} writes vectors.json's words: escaped, as the figure's own copy of them is."""
+    from vector_fixtures import synthetic_vectors
+
+    doc = synthetic_vectors()
+    doc["map"]["rule"] = "20 <b>synthetic</b> tokens & more"
+    ctx = ctx_with_vectors(tmp_path, doc)
+    render_kind("map", ctx)
+    out = render.render_ref(refs.parse_ref("mp.rule", "content/page.md:20"), ctx)
+    assert "<b>" not in out and "20 &lt;b&gt;synthetic&lt;/b&gt; tokens &amp; more" in out, out

@@ -207,3 +207,21 @@ def test_without_the_file_the_figure_is_pending(tmp_path):
     shutil.copy(TRACES / "index.json", tmp_path / "index.json") if (TRACES / "index.json").exists() else None
     html = figure("model: tiny\nid: sw\n", Ctx(store=TraceStore(tmp_path), page="content/page.md"))
     assert 'data-pending="true"' in html and "pronouns.json" in html
+
+
+def test_a_template_from_the_file_is_text_in_a_reference(tmp_path):
+    """The sweep's templates come from pronouns.json: in the prose references that list them (turn,
+    survive) they are escaped, as the figure's table escapes them."""
+    import shutil
+
+    shutil.copytree(TRACES / "tiny", tmp_path / "tiny")
+    path = tmp_path / "tiny" / "pronouns.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["set"]["templates"] = [t + " <b>&amp;</b>" for t in doc["set"]["templates"]]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    c = Ctx(store=TraceStore(tmp_path), page="content/page.md")
+    figure("model: tiny\nid: sw\n", c)
+    listed = [ref("sw.turn", c), ref("sw.survive", c)]
+    assert any("“" in r for r in listed), listed  # at least one template is listed
+    for r in listed:
+        assert "<b>" not in r and ("&lt;b&gt;&amp;amp;&lt;/b&gt;" in r or r == "none"), r

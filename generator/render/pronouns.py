@@ -6,6 +6,7 @@ without JavaScript."""
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 
 import numpy as np
@@ -141,5 +142,6 @@ def ref(ref: Ref, fig: Figure) -> str:
     if ref.name == "flips":
         return whole(int((removed_her != _prefers_her(clean)).sum()))
     picked = removed_her[:, :nf].all(axis=1) if ref.name == "survive" else removed_her[:, nf:].any(axis=1)
-    texts = [f"“{template_words(t)}”" for t, keep in zip(s["templates"], picked) if keep]
+    # a prose reference is HTML: the file's template text is escaped into it (the figure's table is, by its template)
+    texts = [f"“{html_lib.escape(template_words(t))}”" for t, keep in zip(s["templates"], picked) if keep]
     return ", ".join(texts) if texts else "none"

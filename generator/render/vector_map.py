@@ -4,6 +4,8 @@ Plotly scatter with hover, and tables for readers without JavaScript."""
 
 from __future__ import annotations
 
+import html as html_lib
+
 import numpy as np
 
 from ..lessons.directives import Directive
@@ -57,7 +59,7 @@ def ref(ref: Ref, fig: Figure) -> str:
     if ref.name == "count":
         return str(len(m["tokens"]))
     if ref.name == "rule":
-        return m["rule"]
+        return html_lib.escape(m["rule"])  # text from vectors.json, into a reference's HTML
     if ref.name == "explained":
         return percent(m["explained"][int_arg(ref, ref.args[0], "axis", 1, 2) - 1])
     word = ref.args[0]
