@@ -5,6 +5,7 @@ their mistakes are one line each."""
 
 from __future__ import annotations
 
+import inspect
 import re
 import shutil
 
@@ -458,3 +459,16 @@ def test_a_damaged_causal_file_is_one_line_naming_it(tmp_path, figure, name, dam
     hits = [re.sub(r"^(?:ERROR|WARNING)\s+-\s+", "", ln) for ln in built.log.splitlines() if says in ln]
     assert hits == [want], built.log[-1500:]
     assert "Traceback" not in built.log and not (tmp_path / "site" / "jobs.html").exists()
+
+
+def test_a_measure_s_tokens_are_text_in_a_reference():
+    """{{ id.measure }} of ablation, attribution and patching figures names the target tokens; a
+    token is data (GPT-2 has "<" and "</b" among its words), so the reference escapes it."""
+    from generator.render import ablation, attribution, causal_data, patching
+
+    targets = [{"display": "</b"}, {"display": "<i>"}]
+    assert causal_data.measure_html(targets) == "logit(&lt;/b) − logit(&lt;i&gt;)"
+    assert causal_data.measure_html(targets[:1], one="logit") == "logit(&lt;/b)"
+    for module in (ablation, attribution, patching):  # each reference prints it escaped, not measure_name's text
+        body = inspect.getsource(module.ref)
+        assert "measure_html(" in body and "measure_name(" not in body, module.__name__

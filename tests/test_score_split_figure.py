@@ -86,6 +86,17 @@ def test_references_print_the_stored_numbers():
         ref("share", "L9H9")
 
 
+def test_a_part_s_words_are_text_in_a_reference():
+    """A part's words hold a token's text (a lesson's sentence: "position of ·<b>"); the references
+    that print them escape it, as the figure's template does."""
+    _, ctx = figure("layer: 4\nhead: 4\ntoken: '#12'\nkey: '#7'\nid: f\n")
+    fig = ctx.figures["f"]
+    fig.numbers["rows"] = [dict(r, words=r["words"] + " <b>&") for r in fig.numbers["rows"]]
+    ref = lambda name, *args: score_split.ref(Ref("f", name, tuple(args), "content/why.md:9", name), fig)  # noqa: E731
+    for out in (ref("largest"), ref("top", "2")):
+        assert "<b>" not in out and out.count("&lt;b&gt;&amp;") == (1 if out == ref("largest") else 2), out
+
+
 @pytest.mark.parametrize("body, line, problem", [
     ("layer: 4\nhead: 4\nside: sideways\n", 6, "'side' must be one of key, query, table"),
     ("layer: 4\nhead: 4\nside: table\n", 6, "'side' table needs a head of layer 1"),

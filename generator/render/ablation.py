@@ -9,7 +9,7 @@ from markupsafe import Markup
 from ..lessons.refs import Ref
 from . import templating
 from .causal_data import (
-    ablation_effects, clean_measure, focused_panel, head_arg, head_label, head_words, measure_name, ranked_heads,
+    ablation_effects, clean_measure, focused_panel, head_arg, head_label, head_words, measure_html, measure_name, ranked_heads,
     signed_style, target_tokens, verdict,
 )
 from .context import Ctx, Figure
@@ -101,7 +101,7 @@ def ref(ref: Ref, fig: Figure) -> str:
     L, H = panel.weights.shape[:2]
     clean = clean_measure(panel, pos, targets)
     if ref.name == "measure":
-        return measure_name(targets)
+        return measure_html(targets)
     if ref.name == "token":
         return str(tok(panel.tokens[pos]))
     if ref.name == "clean":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..lessons.refs import Ref
 from . import templating
-from .causal_data import clean_logit, dla_parts, focused_panel, measure_name, signed_style, target_tokens, verdict
+from .causal_data import clean_logit, dla_parts, focused_panel, measure_html, measure_name, signed_style, target_tokens, verdict
 from .context import Ctx, Figure
 from .format import diff2, f2, minus2, percent, shown, tok
 from .grid import provenance
@@ -69,7 +69,7 @@ def ref(ref: Ref, fig: Figure) -> str:
     values = dla_parts(panel, pos, targets)
     total = clean_logit(panel, pos, targets)
     if ref.name == "measure":
-        return measure_name(targets, one="logit")
+        return measure_html(targets, one="logit")
     if ref.name == "total":
         return _total_text(total, targets)
     if ref.name == "top":

@@ -4,6 +4,8 @@ the words a conclusion reference writes from the numbers, and the signed colours
 
 from __future__ import annotations
 
+import html as html_lib
+
 import re
 
 import numpy as np
@@ -97,6 +99,12 @@ def measure_name(targets: list[dict], one: str = "log P") -> str:
     if len(targets) == 1:
         return f"{one}({targets[0]['display']})"
     return "the KL divergence of the next-token distribution"
+
+
+def measure_html(targets: list[dict], one: str = "log P") -> str:
+    """measure_name as a prose reference writes it: HTML, the tokens' text escaped (a token is
+    data: GPT-2 has "<" and "</" among its words)."""
+    return html_lib.escape(measure_name(targets, one))
 
 
 def clean_logit(panel: Panel, pos: int, targets: list[dict]) -> float:

@@ -11,7 +11,7 @@ from ..store import circuits_file
 from ..lessons.errors import LessonError
 from ..lessons.refs import Ref
 from . import templating
-from .causal_data import head_arg, head_label, head_words, measure_name, ranked_heads, signed_style, target_tokens, verdict
+from .causal_data import head_arg, head_label, head_words, measure_html, measure_name, ranked_heads, signed_style, target_tokens, verdict
 from .context import Ctx, Figure, Missing, load_panel
 from .format import diff2, percent, shown, tok
 from .grid import provenance
@@ -90,7 +90,7 @@ def ref(ref: Ref, fig: Figure) -> str:
     eff = _effects(fig)
     L, H = eff.shape
     if ref.name == "measure":
-        return measure_name(fig.numbers["targets"])
+        return measure_html(fig.numbers["targets"])
     if ref.name == "clean":
         return diff2(_clean(fig, int_arg(ref, ref.args[0], "sentence", 1, 2) - 1))
     if ref.name == "top":

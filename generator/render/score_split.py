@@ -12,6 +12,8 @@ what the rotation adds (score − unrotated)."""
 
 from __future__ import annotations
 
+import html as html_lib
+
 import numpy as np
 
 from ..lessons.errors import LessonError
@@ -163,8 +165,8 @@ def ref(ref: Ref, fig: Figure) -> str:
         return str(tok(panel.tokens[key]))
     if ref.name == "side":
         return fig.numbers["side"]
-    if ref.name == "largest":
-        return rows[0]["words"]
+    if ref.name == "largest":  # a part's words hold a token's text: escaped into the reference's HTML
+        return html_lib.escape(rows[0]["words"])
     if ref.name in ("unrotated", "rotation"):
         unrotated = fig.numbers["unrotated"]
         if unrotated is None:
@@ -174,7 +176,7 @@ def ref(ref: Ref, fig: Figure) -> str:
     if ref.name == "top":
         k = int_arg(ref, ref.args[0], "count", 1, len(rows))
         order = sorted(rows, key=lambda r: (-abs(shown(r["value"])), r["name"]))[:k]
-        return ", ".join(f"{r['words']} {diff2(r['value'])}" for r in order)
+        return ", ".join(f"{html_lib.escape(r['words'])} {diff2(r['value'])}" for r in order)
     r = _row(ref, rows, ref.args[0], fig.numbers["unrotated"] is not None)
     if ref.name == "share":
         return diff2(r["value"])
