@@ -213,3 +213,19 @@ def test_an_inherit_chain_that_loops_or_names_no_settings_is_one_line(tmp_path, 
     assert rc == 1 and len(err) == 1, err
     assert err[0].startswith("error: mkdocs.yml:1: ") and says in err[0] and "Fix: " in err[0], err
 
+
+
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["site", "--no-downloads"], ["site", "--engine", "zensical"]],
+                         ids=["check", "site", "zensical"])
+def test_a_linked_folder_in_the_lessons_is_one_line(tmp_path, command):
+    """MkDocs follows a link to a folder: one to a folder above looped until the system stopped it
+    (an OSError traceback from `make site`), while `make check` passed."""
+    if "zensical" in command:
+        pytest.importorskip("zensical")
+    root = project(tmp_path / "course", mkdocs_yml())
+    (root / "content" / "loop").symlink_to("..", target_is_directory=True)
+    rc, err = run_in(root, command)
+    assert rc == 1 and [e for e in err if e.startswith("error: ")] == [
+        "error: content/loop: is a link to a folder, which the site would read through (a link to a folder above it, "
+        "over and over). Fix: copy the pages into the lessons' folder, or remove the link"], err
+    assert not (root / "build").exists() and not (root / "site").exists()
