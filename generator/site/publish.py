@@ -133,6 +133,10 @@ def nav_problem(nav, docs_dir: str, config_file: str) -> str | None:
             return (f"{config_file}{f':{line}' if line else ''}: the nav links to {link[:60]!r}, which is not an http(s) or mailto "
                     "address. Fix: link to a page of the course or a web address")
     for page in (p for p in files(nav) if not re.match(r"^/|^#", p)):
+        if not (docs / page).resolve().is_relative_to(docs.resolve()):  # MkDocs only warns, and leaves it out
+            line = _line_of(config_file, page)
+            return (f"{config_file}{f':{line}' if line else ''}: the nav lists {page}, which is outside {shown_path(docs)}. "
+                    f"Fix: list only pages in {shown_path(docs)}")
         if not (docs / page).is_file():
             line = _line_of(config_file, page)
             return (f"{config_file}{f':{line}' if line else ''}: the nav lists {page}, which is not in {shown_path(docs)}. "
