@@ -53,3 +53,36 @@ def test_a_sentence_the_model_reads_as_byte_tokens_gets_a_warning():
     for model, line in zip(("tiny", "gpt2"), lines):
         assert line.startswith(f"content/a.md:3: attention: model {model} has no token for '\U0001F436' (U+1F436) in 'Lily saw a \U0001F436', "
                                "so it reads the bytes as tokens of their own, which the figure shows as '\ufffd'"), line
+
+
+def test_the_build_writes_to_the_stderr_of_the_moment(monkeypatch):
+    """The build's log handler and the downloads' lines go to sys.stderr as it is when they are
+    written: a build in the same process after a test (or an editor) swapped stderr and closed
+    it failed in its downloads step with "I/O operation on closed file"."""
+    import ast
+    import io
+    import logging
+    import sys
+    from pathlib import Path
+
+    from generator.site import publish
+
+    publish.setup_logging()
+    first = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", first)
+    logging.getLogger("mkdocs").warning("one")
+    first.close()
+    second = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", second)
+    logging.getLogger("mkdocs").warning("two")
+    assert "two" in second.getvalue()
+    # no function keeps the stream it found at import as a default argument
+    root = Path(__file__).resolve().parents[1] / "generator"
+    bound = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+                    if ast.unparse(default) in ("sys.stderr", "sys.stdout"):
+                        bound.append(f"{path.relative_to(root.parent)}:{node.lineno} {node.name}")
+    assert not bound, bound

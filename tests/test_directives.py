@@ -460,3 +460,29 @@ def test_a_bad_value_in_any_option_is_one_line_at_an_option_s_line():
                     if e.where not in option_lines:
                         misplaced.append(f"{kind} {option}: {value} -> {e}")
     assert not misplaced, "\n".join(misplaced[:20])
+
+
+@pytest.mark.parametrize("page, line, heading", [
+    ("# Lesson\n\n## Fig 1\n\nText.\n", 3, "Fig 1"),
+    ("# Lesson\n\nFig 2\n-----\n\nText.\n", 3, "Fig 2"),
+    ("# Lesson\n\n### [Fig](x.md) *12*\n", 3, "[Fig](x.md) *12*"),
+    ("# Lesson\n\n## Anything {#fig-3}\n", 3, "Anything {#fig-3}"),
+])
+def test_a_heading_that_would_take_a_figure_s_id_is_one_line(page, line, heading):
+    """A page's figures are fig-1, fig-2, ...: a heading with that id took the figure's place for
+    the scripts (getElementById) and the table of contents."""
+    from generator.lessons.source import check_layout
+
+    with pytest.raises(LessonError) as e:
+        check_layout(page.split("\n"), "content/lesson.md")
+    assert str(e.value).startswith(f"content/lesson.md:{line}: the heading {heading[:60]!r} would take the id fig-"), str(e.value)
+    assert "\n" not in str(e.value) and ". Fix: " in str(e.value)
+
+
+@pytest.mark.parametrize("page", [
+    "# Lesson\n\n## Figure 1\n", "# Lesson\n\n## Fig 1 {#first-figure}\n", "```\n## Fig 1\n```\n", "- Fig 1\n---\n",
+])
+def test_headings_with_other_ids_pass(page):
+    from generator.lessons.source import check_layout
+
+    check_layout(page.split("\n"), "content/lesson.md")

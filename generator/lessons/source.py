@@ -173,6 +173,7 @@ def check_layout(lines: list[str], shown: str, first_line: int = 1, kinds=(), fe
                 fence_check(lang, "\n".join(body), f"{shown}:{open_at[0]}")
             open_at = None
         elif role == "prose":
+            _check_heading_id(line, lines, i, where)
             quoted = QUOTED_FENCE_RE.match(line)
             if quoted and quoted["lang"] in kinds:
                 raise LessonError(where, f"the ```{quoted['lang']} fence is inside a blockquote, where the course does not read figures", "move the figure out of the blockquote (a `!!! note` admonition with the fence indented by 4 spaces works)")
@@ -187,6 +188,41 @@ def check_layout(lines: list[str], shown: str, first_line: int = 1, kinds=(), fe
             earlier.append((width(line[: len(line) - len(line.lstrip())]), line))
     if open_at is not None:
         _never_closed(shown, *open_at)
+
+
+# A heading's id: toc's slug of its text (markup left out), or its own {#id}; figure ids are
+# fig-1, fig-2, ... (render/context.py), and a second element with one took the figure's place
+# for the scripts (getElementById) and the table of contents.
+ATX_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(?P<text>.*?)(?:[ \t]+#+)?[ \t]*$")
+SETEXT_UNDERLINE_RE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+OWN_ID_RE = re.compile(r"\{:?[^}]*#(?P<id>[\w-]+)[^}]*\}[ \t]*$")
+FIGURE_ID_RE = re.compile(r"^fig-\d+$")
+
+
+def heading_id(text: str) -> str:
+    """The id toc gives a heading of this text (its default slugify), or the {#id} it names."""
+    from markdown.extensions.toc import slugify
+
+    own = OWN_ID_RE.search(text)
+    if own:
+        return own["id"]
+    plain = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # a link: its words
+    plain = re.sub(r"[*_`]", "", plain)
+    return slugify(plain, "-")
+
+
+def _check_heading_id(line: str, lines: list[str], i: int, where: str) -> None:
+    """A heading (# or underlined) whose id would be a figure's: one line at the heading."""
+    atx = ATX_HEADING_RE.match(line)
+    setext = (not atx and line.strip() and i + 1 < len(lines) and SETEXT_UNDERLINE_RE.match(lines[i + 1])
+              and not line.lstrip().startswith(("-", "*", "+", ">", "|")))
+    if not (atx or setext):
+        return
+    text = atx["text"] if atx else line.strip()
+    hid = heading_id(text)
+    if FIGURE_ID_RE.match(hid):
+        raise LessonError(where, f"the heading {text[:60]!r} would take the id {hid}, which the course gives a page's figure {hid[4:]}",
+                          "reword the heading, or give it another id: `## Fig 1 {#first-figure}`")
 
 
 def _never_closed(shown: str, lineno: int, fence) -> None:

@@ -430,12 +430,13 @@ def name_clash(pages) -> str | None:
 # ---------------------------------------------------------------- everything
 
 
-def build_downloads(site_dir: Path = DEFAULT_SITE, out_dir: Path = DEFAULT_OUT, log=sys.stderr,
+def build_downloads(site_dir: Path = DEFAULT_SITE, out_dir: Path = DEFAULT_OUT, log=None,
                     site_url: str | None = None) -> DownloadReport:
     """One-file chapters into site/downloads/, then the zip of the site into out_dir and a copy
     of it into site/downloads/. Prints one line per download (and per warning) to `log`.
     With `site_url` (mkdocs.yml's, set where the site is hosted), the one-file chapters link to
     other pages and to the trace JSON files on the hosted site, absolutely."""
+    log = log or sys.stderr  # the stderr of this call (a default would keep the one at import, maybe closed since)
     site_dir, out_dir = Path(site_dir), Path(out_dir)
     if not (site_dir / "index.html").is_file():
         raise DownloadError(f"{site_dir}: no index.html; build the site first (make site)")

@@ -262,10 +262,25 @@ class EachLineFormatter(logging.Formatter):
         return "\n".join([lines[0]] + [head + line for line in lines[1:]])
 
 
+class CurrentStderr(logging.StreamHandler):
+    """A handler that writes to sys.stderr as it is when a record comes, not as it was when the
+    handler was made (as logging's own last-resort handler does): a build run in the same process
+    after its stderr was swapped and closed (a test's capture, an editor's) wrote into the closed
+    stream, and its downloads step failed with "I/O operation on closed file"."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value):  # StreamHandler.__init__ sets it; the property always reads the current one
+        pass
+
+
 def setup_logging() -> None:
     logger = logging.getLogger("mkdocs")
     if not any(getattr(h, "_course", False) for h in logger.handlers):
-        h = logging.StreamHandler(sys.stderr)
+        h = CurrentStderr()
         h.setFormatter(EachLineFormatter("%(levelname)-8s-  %(message)s"))
         h.addFilter(lambda record: not BARE_PAGE_ERROR.fullmatch(record.getMessage()))
         h.setLevel(logging.INFO)
