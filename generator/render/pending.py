@@ -78,7 +78,7 @@ def check_tokens(d: Directive, model: str, sentences: list[list[dict] | None], t
     facts = config_facts(model)
     for toks, text in zip(sentences, texts):
         if toks is not None and len(toks) > facts["nCtx"]:
-            raise LessonError(d.where, f"{d.kind}: {model}: {text[:40]!r}… is {len(toks)} tokens, longer than {model}'s context of {facts['nCtx']} tokens", f"shorten the sentence to at most {facts['nCtx']} tokens")
+            raise LessonError(d.where, f"{d.kind}: the sentence {text[:40]!r}… is {len(toks)} tokens, longer than {model}'s context of {facts['nCtx']} tokens", f"shorten the sentence to at most {facts['nCtx']} tokens")
     first = sentences[0]
     pick = getattr(d, "pick", None)
     if pick is not None and pick.rule == "fixed" and not (pick.layer <= facts["nLayer"] and pick.head <= facts["nHead"]):
