@@ -50,6 +50,11 @@ def aria(page, section: str, key: str) -> str:
     )
 
 
+def caption(page, section: str) -> str:
+    """The sortable table's name, which says the order its rows are in."""
+    return page.eval_on_selector(f'#fig-1 section[data-score="{section}"] table.course-sortable caption', "c => c.textContent")
+
+
 def test_scoreboard_tables_sort(open_page, board_page):
     url, scores = board_page
     w = open_page()
@@ -59,14 +64,20 @@ def test_scoreboard_tables_sort(open_page, board_page):
     assert column(page, "induction", 2) == ranked  # as rendered: highest first
     assert aria(page, "induction", "score") == "descending"
 
+    named = caption(page, "induction")
+    assert ", highest score first." in named
     page.click('#fig-1 section[data-score="induction"] button[data-sort=score]')
     assert column(page, "induction", 2) == sorted(ranked, key=float)
     assert aria(page, "induction", "score") == "ascending"
+    assert caption(page, "induction") == named.replace("highest score first", "sorted by score, lowest first")
 
     page.click('#fig-1 section[data-score="induction"] button[data-sort=layer]')
     layers = column(page, "induction", 0)
     assert layers == sorted(layers, key=int) and aria(page, "induction", "layer") == "ascending"
     assert aria(page, "induction", "score") == "none"
+    assert caption(page, "induction") == named.replace("highest score first", "sorted by layer, lowest first")
+    page.click('#fig-1 section[data-score="induction"] button[data-sort=score]')  # back to the order it shipped
+    assert caption(page, "induction") == named and column(page, "induction", 2) == ranked
     # the other kind's table is untouched
     assert column(page, "previous-token", 2) == [fmt.f2(s) for _, _, s in scores.ranked("previous-token")]
     assert w.errors == []

@@ -3,6 +3,10 @@
   function initScoreboard(fig) {
     Array.prototype.forEach.call(fig.querySelectorAll('table.course-sortable'), function (table) {
       var buttons = table.querySelectorAll('thead button[data-sort]');
+      // the caption (the table's name) says the order the rows are in: scoreboard.html writes
+      // "highest score first", the order it ships
+      var caption = table.caption, named = caption ? caption.textContent : '';
+      var ORDER = 'highest score first';
       Array.prototype.forEach.call(buttons, function (btn) {
         btn.addEventListener('click', function () {
           var th = btn.closest('th');
@@ -35,6 +39,10 @@
             if (h === th) h.setAttribute('aria-sort', dir);
             else if (h.querySelector('button[data-sort]')) h.setAttribute('aria-sort', 'none');
           });
+          if (caption && named.indexOf(ORDER) >= 0) {
+            caption.textContent = named.replace(ORDER, key === 'score' && dir === 'descending' ? ORDER
+              : 'sorted by ' + btn.textContent.trim().toLowerCase() + ', ' + (dir === 'ascending' ? 'lowest' : 'highest') + ' first');
+          }
         });
       });
     });
