@@ -43,6 +43,10 @@ def test_a_wrong_choice_gets_another_verdict_than_the_right_one_by_keyboard_alon
     assert data["answer"] in right and data["answer"] in wrong  # the frozen numbers, in both
     assert form.locator(".course-guess-verdict").get_attribute("aria-live") == "polite"
     assert page.url.endswith("/causal.html")  # nothing was sent: the form never submits
+    # another choice picked after a verdict: the verdict was about the one before, and goes
+    radios.nth(data["right"]).check()
+    assert form.locator(".course-guess-verdict").text_content() == ""
+    assert form.locator(".course-guess-verdict").get_attribute("data-right") is None
     assert w.errors == []
 
 

@@ -24,5 +24,11 @@
       verdict.textContent = guessVerdict(data, chosen);
       verdict.setAttribute('data-right', chosen === data.right ? 'true' : 'false');
     });
+    // another choice picked: the verdict was about the one before, so it goes until Check
+    form.addEventListener('change', function (e) {
+      if (!e.target.matches('input[type="radio"]')) return;
+      verdict.textContent = '';
+      verdict.removeAttribute('data-right');
+    });
     form.hidden = false;
   }
