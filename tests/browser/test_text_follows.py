@@ -209,7 +209,7 @@ def test_the_keyboard_moves_the_figure_and_back(site):
     assert not w.errors, w.errors
 
 
-def test_the_first_live_number_says_what_it_is(site):
+def test_the_first_live_number_says_what_it_is(site, server, open_site):
     w, page = site("attention.html")
     hint = page.evaluate("""() => {
       const h = document.querySelectorAll('.course-ref-hint');
@@ -219,7 +219,7 @@ def test_the_first_live_number_says_what_it_is(site):
               after: !!h[0] && first.compareDocumentPosition(h[0]) === Node.DOCUMENT_POSITION_FOLLOWING};
     }""")
     assert hint["count"] == 1 and hint["shown"] and hint["after"], hint
-    assert "live number" in hint["text"], hint
+    assert hint["text"].startswith(" (a live number: press it to see where figure "), hint  # a weight: its cell
     # a live number does not look like a glossary term
     looks = page.evaluate("""() => {
       const look = e => { const cs = getComputedStyle(e); return [cs.backgroundColor, cs.borderBottomStyle, cs.textDecorationLine, cs.boxShadow].join('|'); };
@@ -228,6 +228,19 @@ def test_the_first_live_number_says_what_it_is(site):
     }""")
     assert looks["term"] and looks["num"] != looks["term"], looks
     assert not w.errors, w.errors
+    # a number bound to a whole figure whose state it does not set (the tokens page's token id,
+    # of its fifth sentence) promises the figure, not that the figure shows it
+    w = open_site(reduced_motion="reduce")
+    page = w.goto(f"{server.base}/tokens.html", wait_painted=False)
+    settle(page)
+    page.wait_for_function("() => document.querySelector('.course-ref-hint')")
+    first = page.evaluate("""() => {
+      const s = [...document.querySelectorAll('article span.course-ref')].find(s => !s.closest('details:not([open])') && s.getClientRects().length > 0);
+      const h = document.querySelector('.course-ref-hint');
+      return {figureLevel: s.classList.contains('course-ref-figure'), text: h && h.textContent};
+    }""")
+    assert first["figureLevel"] and first["text"].startswith(" (a live number: press it to go to figure ") \
+        and first["text"].endswith(", which it comes from)"), first
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -146,7 +146,11 @@
     var first = spans[0];
     if (!first) return;
     var figEl = refFigure(first);
-    var hint = el('span', 'course-ref-hint', ' (a live number: press it to see where ' +
-      (figEl ? 'figure ' + figEl.id.replace(/^fig-/, '') : 'its figure') + ' shows it)');
+    var figure = figEl ? 'figure ' + figEl.id.replace(/^fig-/, '') : 'its figure';
+    // a number bound to a figure as a whole (ref_binding.py's FIGURE: a figure whose state the
+    // number does not set) promises the figure, not that the figure shows it now
+    var hint = el('span', 'course-ref-hint', first.classList.contains('course-ref-figure')
+      ? ' (a live number: press it to go to ' + figure + ', which it comes from)'
+      : ' (a live number: press it to see where ' + figure + ' shows it)');
     first.parentNode.insertBefore(hint, first.nextSibling);
   }
