@@ -19,7 +19,9 @@ says the same):
   a score has no cell of its own. `headsfirst` and `allheads` are about every head: they set
   only the token.
 * **the figure** — a number of any other figure kind (a reference whose text holds a digit): the
-  figure is outlined, its state is left as it is.
+  figure is outlined, its state is left as it is; while the reader has changed a `score-split` or
+  `softmax` figure from the state it opened on, its numbers are marked away and a press puts it
+  back (follow.js, followOpening).
 * **nothing** — references that write words, not numbers (`sentence`, `rule`, `token`, `argmax`,
   `compare`, a verdict), `{{ model.* }}` and `{{ page.* }}` (no figure holds them), and every
   reference inside code.

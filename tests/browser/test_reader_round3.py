@@ -206,6 +206,16 @@ def test_softmax_boxes_read_numbers_strictly_and_say_what_they_read(course, serv
     page.keyboard.press("ArrowUp")
     assert first.input_value() == "1.1"
     assert outs() == [f"{x:.3f}" for x in softmax([1.1] + scores[1:])]
+    # the page's numbers about this figure were written for the scores it opened with: marked
+    # away now, and the button after them puts those scores back (follow.js, followOpening)
+    fid = fig.get_attribute("id")
+    bound = page.locator(f'span.course-ref.course-ref-figure[data-fig="{fid}"]')
+    assert bound.count(), "chapter 3's prose gives the softmax's weights"
+    assert all("course-ref-away" in (bound.nth(i).get_attribute("class") or "") for i in range(bound.count()))
+    page.evaluate("""fid => { const b = [...document.querySelectorAll('button.course-ref-about')]
+      .find(b => !b.hidden && b.textContent === 'figure ' + fid.slice(4) + ' as it opened'); b.click(); }""", fid)
+    assert [float(boxes.nth(i).input_value()) for i in range(boxes.count())] == scores
+    assert not any("course-ref-away" in (bound.nth(i).get_attribute("class") or "") for i in range(bound.count()))
     assert w.errors == []
 
 

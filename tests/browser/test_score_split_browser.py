@@ -75,3 +75,41 @@ def test_another_cell_picked_in_the_menus_still_adds_up(server, open_site):
         f"The score of {q} for {k} in layer {layer}, head {head}, split into the query's parts, largest first: they add up to {after['shown']}.",
         f"The row this explains: {q}'s score and weight on each token up to itself in layer {layer}, head {head}; the chosen key is marked."]
     assert not w.errors, w.errors
+
+
+AWAY = """fid => {
+  const spans = [...document.querySelectorAll('span.course-ref.course-ref-figure[data-fig="' + fid + '"]')];
+  const buttons = [...document.querySelectorAll('button.course-ref-about')].filter(b => !b.hidden && spans.includes(b.previousElementSibling));
+  return {spans: spans.length, away: spans.filter(s => s.classList.contains('course-ref-away')).length,
+          buttons: buttons.map(b => b.textContent), summary: document.querySelector('#' + fid + ' .course-summary').textContent};
+}"""
+
+
+def test_the_page_s_numbers_say_when_the_figure_shows_another_cell(server, open_site):
+    """The prose numbers of a score-split figure are about the cell it opens on: once the reader
+    picks another, they are marked away and a button after them brings the figure back; pressing
+    a number does too."""
+    w = open_site()
+    page = w.page
+    page.goto(f"{server.base}/{PAGE}")
+    settle(page)
+    page.wait_for_function("() => document.querySelectorAll('.course-split-controls').length >= 4")
+    fid = page.evaluate("""() => [...document.querySelectorAll('.course-fig[data-kind="score-split"]')]
+      .map(f => f.id).find(id => document.querySelector('span.course-ref.course-ref-figure[data-fig="' + id + '"]'))""")
+    before = page.evaluate(AWAY, fid)
+    assert before["spans"] and before["away"] == 0 and before["buttons"] == [], before
+    page.locator(f"#{fid} .course-split-controls select").nth(0).select_option("5")
+    page.wait_for_function(f"() => ({AWAY})('{fid}').away > 0")
+    after = page.evaluate(AWAY, fid)
+    assert after["away"] == after["spans"] and after["summary"] != before["summary"], after
+    assert after["buttons"] and all(b == f"figure {fid[4:]} as it opened" for b in after["buttons"]), after
+    page.locator("button.course-ref-about", has_text=f"figure {fid[4:]} as it opened").first.click()
+    page.wait_for_function(f"() => ({AWAY})('{fid}').away === 0")
+    assert page.evaluate(AWAY, fid) == before
+    # a press on a number brings the figure back too
+    page.locator(f"#{fid} .course-split-controls select").nth(0).select_option("5")
+    page.wait_for_function(f"() => ({AWAY})('{fid}').away > 0")
+    page.locator(f'span.course-ref.course-ref-figure[data-fig="{fid}"]').first.click()
+    page.wait_for_function(f"() => ({AWAY})('{fid}').away === 0")
+    assert page.evaluate(AWAY, fid)["summary"] == before["summary"]
+    assert not w.errors, w.errors

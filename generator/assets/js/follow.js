@@ -137,6 +137,40 @@
     followBack(f, prev, opts || {});
   }
 
+  // A figure that is not an attention figure but that the reader can change (score-split's
+  // menus, softmax's inputs) tells follow.js whether it still shows the state it opened on. Its
+  // prose numbers (ref_binding.py's FIGURE level, all written for that state) are then marked
+  // away, and after the first of each paragraph a button, "↩ figure 3 as it opened", brings it
+  // back (`reset`), as an attention figure's numbers name their state.
+  function followOpening(figEl, changed, reset) {
+    figEl.__courseOpening = { changed: changed, reset: reset };
+    var blocks = [];
+    var nodes = document.querySelectorAll('span.course-ref.course-ref-figure[data-fig="' + figEl.id + '"]');
+    Array.prototype.forEach.call(nodes, function (node) {
+      node.classList.toggle('course-ref-away', changed);
+      var block = node.closest('p, li, td, th, figcaption') || node.parentNode;
+      var btn = node.__courseAbout;
+      if (!changed || blocks.indexOf(block) >= 0) {
+        if (btn) btn.hidden = true;
+        return;
+      }
+      blocks.push(block);
+      if (!btn || !btn.isConnected) {
+        btn = node.__courseAbout = el('button', 'course-ref-about', 'figure ' + figEl.id.replace(/^fig-/, '') + ' as it opened');
+        btn.type = 'button';
+        btn.setAttribute('aria-description', 'These numbers are about figure ' + figEl.id.replace(/^fig-/, '') +
+          ' as the page opened it, and it now shows another state: press to show it');
+        btn.addEventListener('click', function (ev) {
+          ev.stopPropagation();
+          var op = figEl.__courseOpening;
+          if (op && op.reset) op.reset();
+        });
+        node.parentNode.insertBefore(btn, node.nextSibling);
+      }
+      btn.hidden = false;
+    });
+  }
+
   // The first live number of a page says what it is, once, in words shown and read out (the
   // numbers are live only with JavaScript, so the note is course.js's).
   function noteFirstLiveNumber() {

@@ -49,6 +49,7 @@
     var rowCaption = fig.querySelector('.course-split-row caption');
     if (!bars || !rowBody || !data.tokens) return null;
     var state = { q: data.query, k: data.key, side: data.side };
+    var opened = { q: state.q, k: state.k, side: state.side }; // the cell the page's numbers are about
     var controls = el('div', 'course-split-controls');
     function picker(label, options, value, onChange) {
       var wrap = el('label', 'course-split-picker', label + ' ');
@@ -132,6 +133,11 @@
         ' parts, largest first: they add up to ' + minus2(score) + '.';
       if (rowCaption) rowCaption.textContent = 'The row this explains: ' + qt + "'s score and weight on each token up to itself in " +
         head + '; the chosen key is marked.';
+      followOpening(fig, state.q !== opened.q || state.k !== opened.k || state.side !== opened.side, resetSplit);
+    }
+    function resetSplit() {
+      state.q = opened.q; state.k = opened.k; state.side = opened.side;
+      redrawSplit();
     }
     redrawSplit();
     return null;

@@ -68,6 +68,11 @@
       var said = read.map(function (r, i) { return r.problem ? name(i) + ' ' + r.problem + ', so it is left out.' : null; }).filter(Boolean);
       if (!valid.length) said.push('Type at least one number to see the weights.');
       status.textContent = said.join(' ');
+      // the page's numbers are about the scores it opened with (each input's own value attribute)
+      followOpening(fig, inputs.some(function (inp) { return inp.value !== inp.defaultValue; }), function () {
+        inputs.forEach(function (inp) { inp.value = inp.defaultValue; });
+        update();
+      });
     }
     // the arrow keys step a score, as a number box's would
     fig.addEventListener('keydown', function (ev) {
