@@ -231,3 +231,24 @@ def test_a_linked_folder_in_the_lessons_is_one_line(tmp_path, command):
         "error: content/loop: is a link to a folder, which the site would read through (a link to a folder above it, "
         "over and over). Fix: copy the pages into the lessons' folder, or remove the link"], err
     assert not (root / "build").exists() and not (root / "site").exists()
+
+
+@pytest.mark.parametrize("pages, says", [
+    ({"downloads/t.md": "# T\n"}, "content/downloads/t.md: the site writes its own downloads/ folder, which would take this page's "
+                                  "place. Fix: move the page out of content/downloads/"),
+    ({"notebooks/t.md": "# T\n"}, "content/notebooks/t.md: the site writes its own notebooks/ folder"),
+    ({"part-ch.md": "# A\n", "part/ch.md": "# B\n"}, "content/part-ch.md and content/part/ch.md would both download as downloads/part-ch.html"),
+])
+@pytest.mark.parametrize("command", [["check", "--no-cache"], ["site", "--no-downloads"]], ids=["check", "site"])
+def test_a_page_the_site_s_own_output_would_replace_is_one_line(tmp_path, pages, says, command):
+    """A lesson under downloads/ or notebooks/ was silently overwritten by the one-file chapters
+    or the notebooks (or overwrote them), and two pages with one download name passed `make
+    check` while `make site` failed: both now refuse them alike, before anything is built."""
+    root = project(tmp_path / "course", mkdocs_yml())
+    for name, text in pages.items():
+        (root / "content" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "content" / name).write_text(text, encoding="utf-8")
+    rc, err = run_in(root, command)
+    errors = [e for e in err if e.startswith("error: ")]
+    assert rc == 1 and len(errors) == 1 and errors[0].startswith("error: " + says) and "Fix: " in errors[0], err
+    assert not (root / "build").exists() and not (root / "site").exists()

@@ -31,7 +31,7 @@ from ..render.asset_files import AssetError
 from ..render.assets import trace_asset_paths, write_if_changed, write_static_assets, write_trace_assets
 from ..store import StoreError, TraceStore
 from . import build_log, downloads, notebook_files
-from .site_folder import remove_leftovers, site_dir_problem
+from .site_folder import linked_folder_problem, output_names_problem, remove_leftovers, site_dir_problem
 from .config_check import config_error, extensions_problem, inherit_error, setting_errors, site_settings_problem  # noqa: F401 (check and serve ask it here too)
 
 
@@ -151,22 +151,7 @@ def settings_problem(cfg, config_file: str, site_url=None) -> str | None:
     and the site texts and scripts the theme writes into every page."""
     return (site_url_problem(site_url) or extensions_problem(cfg, config_file)
             or nav_problem(cfg.get("nav"), cfg["docs_dir"], config_file) or linked_folder_problem(cfg["docs_dir"])
-            or site_settings_problem(cfg, config_file))
-
-
-def linked_folder_problem(docs_dir: str) -> str | None:
-    """A folder inside the lessons' folder that is a symbolic link: MkDocs follows it (a link to a
-    folder above loops until the system stops it, with a traceback), and `make check` does not.
-    One line naming the link, or None."""
-    for here, folders, _ in os.walk(docs_dir):
-        for name in sorted(folders):
-            path = Path(here) / name
-            if path.is_symlink():  # named as written, not where it leads (shown_path would resolve it)
-                link = path.parent.resolve() / name
-                shown = link.relative_to(Path.cwd().resolve()).as_posix() if link.is_relative_to(Path.cwd().resolve()) else link.as_posix()
-                return (f"{shown}: is a link to a folder, which the site would read through (a link to a "
-                        "folder above it, over and over). Fix: copy the pages into the lessons' folder, or remove the link")
-    return None
+            or output_names_problem(cfg["docs_dir"]) or site_settings_problem(cfg, config_file))
 
 
 def pages_lacking_a_model(docs: Path, traces_dir: Path | str) -> set[str]:

@@ -1,7 +1,9 @@
 """The folder a build writes its site into: which folders it may replace (a build replaces its
 site folder whole, so it may hold none of the course's own files), and what a killed build left
 beside it (its temporary folders, removed once that build is gone). `make site` and the Zensical
-build (publish.py, zensical_build.py) both ask here first.
+build (publish.py, zensical_build.py) both ask here first. And what in the lessons' folder the
+site could not build as written (publish.settings_problem asks for every command): a folder that
+is a link, and a page the site's own output would take the place of.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ import os
 import re
 import shutil
 from pathlib import Path
+
+from ..lessons.source import iter_markdown, shown_path
+from . import downloads
 
 
 BUILT_SITE_MARKS = ("sitemap.xml", "404.html", "index.html")  # one of them in every site MkDocs or Zensical builds
@@ -82,3 +87,35 @@ def build_is_gone(pid: int, folder: Path) -> bool:
         return started > max(st.st_mtime, st.st_ctime) + 1  # btime is whole seconds
     except (OSError, ValueError, IndexError, StopIteration):
         return False  # no /proc (not Linux): alive, as kill says
+
+
+def linked_folder_problem(docs_dir: str) -> str | None:
+    """A folder inside the lessons' folder that is a symbolic link: MkDocs follows it (a link to a
+    folder above loops until the system stops it, with a traceback), and `make check` does not.
+    One line naming the link, or None."""
+    for here, folders, _ in os.walk(docs_dir):
+        for name in sorted(folders):
+            path = Path(here) / name
+            if path.is_symlink():  # named as written, not where it leads (shown_path would resolve it)
+                link = path.parent.resolve() / name
+                shown = link.relative_to(Path.cwd().resolve()).as_posix() if link.is_relative_to(Path.cwd().resolve()) else link.as_posix()
+                return (f"{shown}: is a link to a folder, which the site would read through (a link to a "
+                        "folder above it, over and over). Fix: copy the pages into the lessons' folder, or remove the link")
+    return None
+
+
+RESERVED = (downloads.DOWNLOADS_DIR, downloads.NOTEBOOKS_DIR)  # folders the site writes itself
+
+
+def output_names_problem(docs_dir: str) -> str | None:
+    """A lesson whose page the site's own output would take the place of, in one line, or None:
+    one under downloads/ or notebooks/ (the one-file chapters and the notebooks go there), or two
+    whose one-file chapters would share a name (part-ch.md and part/ch.md)."""
+    docs = Path(docs_dir)
+    pages = [p.relative_to(docs).with_suffix(".html").as_posix() for p in iter_markdown(docs)]
+    for page in pages:
+        top = page.split("/", 1)[0]
+        if "/" in page and top in RESERVED:
+            return (f"{shown_path(docs / page[:-len('.html')])}.md: the site writes its own {top}/ folder, which would take "
+                    f"this page's place. Fix: move the page out of {shown_path(docs / top)}/")
+    return downloads.name_clash(pages)
