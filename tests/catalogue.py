@@ -333,6 +333,9 @@ CASES = [
     Case("front-matter-title-quote", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + '\ntitle: \'Lily" onload="alert(1)\''),
          "front matter: 'Lily\" onload=\"alert(1)' holds '\"', which the theme writes into the page's HTML as it is. Fix: write plain text without < > or \" (front matter is data, not HTML)",
          at="title:"),
+    Case("front-matter-title-entity", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\ntitle: 'Q &amp; A'"),
+         "front matter: 'Q &amp; A' holds '&amp;', which the page's HTML would read as a character reference. Fix: write the character itself (& followed by a space is plain text)",
+         at="title:"),
     Case("front-matter-alias", bad(FRONT_MATTER_LINE, FRONT_MATTER_LINE + "\nx: &a [1]\ny: [*a, *a]"),
          "front matter: YAML anchors and aliases (&name, *name) are not allowed. Fix: write each value out in full", at="x: &a"),
     # keys the theme reads as more than text: a wrong type passed YAML and broke the build inside the theme

@@ -391,6 +391,7 @@ def split_front_matter(text: str, shown: str) -> tuple[str, int]:
 # The theme writes front matter values (description, title, author ...) into the page's HTML as
 # they are, in <meta content="..."> and <title>: front matter is data, so these may not appear.
 FRONT_MATTER_UNSAFE = '<>"'
+CHARACTER_REFERENCE_RE = re.compile(r"&(?:#[0-9]+|#[xX][0-9A-Fa-f]+|[A-Za-z][A-Za-z0-9]*);?")  # &amp; &#38; &lt
 
 
 def _check_front_matter_text(block: str, shown: str) -> None:
@@ -406,6 +407,10 @@ def _check_front_matter_text(block: str, shown: str) -> None:
                 bad = bad_char(event.value)
                 if unsafe:
                     raise LessonError(f"{shown}:{line}", f"front matter: {event.value[:40]!r} holds {unsafe[0]!r}, which the theme writes into the page's HTML as it is", "write plain text without < > or \" (front matter is data, not HTML)")
+                entity = CHARACTER_REFERENCE_RE.search(event.value)
+                if entity:  # "&amp;" is written as it is too, and the browser shows "&"
+                    raise LessonError(f"{shown}:{line}", f"front matter: {event.value[:40]!r} holds {entity[0]!r}, which the page's HTML would read as a character reference",
+                                      "write the character itself (& followed by a space is plain text)")
                 if bad:
                     raise LessonError(f"{shown}:{line}", f"front matter: a value holds {bad[1]}", "remove it")
                 if "{{" in event.value:  # the theme writes it as it is: readers would see the braces
