@@ -46,6 +46,8 @@ CASES.update({
                          "extra.course_scripts names 'javascript:alert(1)'"),
     "scripts not a list": (lambda t: re.sub(r"(?m)^  course_scripts:.*\n(    - .*\n)+", "  course_scripts: 5\n", t, count=1),
                            "extra.course_scripts is not a list of the course's scripts"),
+    "traces_dir a file": (lambda t: t.replace("      traces_dir: traces\n", "      traces_dir: mkdocs.yml\n", 1),
+                          "traces_dir 'mkdocs.yml' is a file, not the folder of trace files"),
     "a nav page outside the lessons": (lambda t: with_nav(t).replace("  - Home: index.md\n", "  - Home: index.md\n  - Up: ../mkdocs.yml\n", 1),
                                        "the nav lists ../mkdocs.yml, which is outside content"),
     "a nav link that runs script": (lambda t: with_nav(t).replace("  - Home: index.md\n", "  - Home: index.md\n  - Ext: javascript:alert(1)\n", 1),

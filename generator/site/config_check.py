@@ -74,6 +74,10 @@ def extensions_problem(cfg, config_file: str) -> str | None:
                 where = _at(config_file, text, rf"^\s*-\s*{re.escape(need.name)}\s*:?\s*$")
                 return (f"{where}: {need.name} needs `{option}: "
                         f"{_yaml(value)}` ({need.does}). Fix: write `{option}: {_yaml(value)}` under it, as the repository's mkdocs.yml does")
+    traces = (configs.get("generator.markdown.course") or {}).get("traces_dir")
+    if isinstance(traces, str) and Path(traces).exists() and not Path(traces).is_dir():  # a folder not traced yet is pending, not wrong
+        where = _at(config_file, text, r"^\s*traces_dir\s*:")
+        return f"{where}: traces_dir {traces!r} is a file, not the folder of trace files. Fix: point traces_dir at the traces folder (traces)"
     fences = (configs.get("pymdownx.superfences") or {}).get("custom_fences") or []
     wired = {f.get("name"): f for f in fences if isinstance(f, dict)}
     for kind in DIRECTIVE_KINDS:
