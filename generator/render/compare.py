@@ -145,7 +145,7 @@ def render(d: Compare, ctx: Ctx) -> str:
         in_step=al.in_step,
         parts=[parts_url(ctx, p) for p in panels],
         diff=diff_rows(a, b, al, layer, head, focus),
-        prov=attention.with_pattern_note(provenance(ctx, panels, d.caption, grids[0]), d, ctx),
+        prov=attention.with_pattern_note(provenance(ctx, panels, d.caption, grids[0], tuple(grids[1:])), d, ctx),
         payload={"panels": [light_data(p, layer, head) for p in panels],
                  "align": al.payload()},
     )

@@ -99,16 +99,23 @@ def parts_url(ctx: Ctx, panel: Panel) -> str:
     return f"{ctx.assets_url}traces/{panel.model}/{panel.key}"
 
 
-def provenance(ctx: Ctx, panels: list[Panel], caption: str | None, shown: Grid | None = None) -> dict:
+def provenance(ctx: Ctx, panels: list[Panel], caption: str | None, shown: Grid | None = None, others: tuple = ()) -> dict:
     """What _parts.html's provenance macro writes: the model as readers know it, then behind a
     disclosure its revision, the versions that traced it and the trace download links. `shown`:
     the grid an attention or compare figure opens on; its caption then starts with the head and
     token shown, which course.js rewrites as the reader changes them (CONTRACT.md, "Text that
-    follows the figure")."""
+    follows the figure"). `others`: a compare figure's other grids, whose token there is named
+    too where it is another ("token ·Lily / ·Ben")."""
     meta = panels[0].meta
+    also = []
+    if shown is not None:
+        for g in others:
+            t = g.tokens[g.focus]
+            if t["text"] not in [shown.tokens[shown.focus]["text"]] + [a["text"] for a in also]:
+                also.append(t)
     return {
         "caption": caption,
-        "shown": None if shown is None else {"layer": shown.layer, "head": shown.head, "token": shown.tokens[shown.focus]},
+        "shown": None if shown is None else {"layer": shown.layer, "head": shown.head, "token": shown.tokens[shown.focus], "also": also},
         "model": panels[0].model,
         "hf_name": meta.get("hfName"),
         "revision": schema.short_revision(meta.get("revision") or "unknown"),

@@ -311,3 +311,24 @@ def test_back_to_the_page_s_own_entry_shows_each_figure_as_it_opened(site):
     quiet(page)
     assert page.evaluate(PICKERS, fid) == [1, 1, before["token"]]
     assert not w.errors, w.errors
+
+
+def test_a_compare_figure_s_caption_names_both_tokens_where_they_differ(site):
+    """A compare figure's token menu says "1: Lily / Ben" where its sentences differ; its caption
+    names both too (it named the first sentence's alone while the panels showed two)."""
+    w, page = site("attention.html")
+    fid, value, option = page.evaluate("""() => {
+      for (const f of document.querySelectorAll('.course-fig[data-kind=compare]')) {
+        const o = [...f.querySelectorAll('select[data-control=token] option')].find(o => o.textContent.includes(' / '));
+        if (o) return [f.id, o.value, o.textContent];
+      }
+      return [null, null, null];
+    }""")
+    assert fid, "no compare figure whose sentences differ at a token"
+    page.select_option(f"#{fid} select[data-control=token]", value)
+    page.wait_for_function(f"v => +document.querySelector('#{fid} select[data-control=token]').value === v", arg=int(value))
+    shown = page.evaluate(SHOWN, fid)
+    named = option.split(": ", 1)[1]
+    page.wait_for_function(f"() => document.querySelector('#{fid} > figcaption .course-caption-state').textContent.endsWith(', token {named}.')")
+    assert page.evaluate(SHOWN, fid)["caption"] == f"Layer {shown['layer'] + 1}, head {shown['head'] + 1}, token {named}."
+    assert not w.errors, w.errors

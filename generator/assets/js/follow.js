@@ -90,8 +90,15 @@
     if (head) {
       clear(head);
       head.appendChild(document.createTextNode('Layer ' + (s.layer + 1) + ', head ' + (s.head + 1) + ', token '));
-      var t = f.views[0] && f.views[0].tokens[s.token];
-      if (t) head.appendChild(tokSpan(t));
+      // a compare figure names each sentence's token where they differ ("·Lily / ·Ben"), as grid.py does
+      var named = [];
+      f.views.forEach(function (v, i) {
+        var t = v.tokens[i ? v.ownToken(s.token) : s.token];
+        if (!t || named.indexOf(t.text) >= 0) return;
+        if (named.length) head.appendChild(document.createTextNode(' / '));
+        named.push(t.text);
+        head.appendChild(tokSpan(t));
+      });
       head.appendChild(document.createTextNode('.'));
     }
     var play = f.el.querySelector(':scope > figcaption a.course-play-link');
