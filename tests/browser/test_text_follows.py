@@ -332,3 +332,14 @@ def test_a_compare_figure_s_caption_names_both_tokens_where_they_differ(site):
     page.wait_for_function(f"() => document.querySelector('#{fid} > figcaption .course-caption-state').textContent.endsWith(', token {named}.')")
     assert page.evaluate(SHOWN, fid)["caption"] == f"Layer {shown['layer'] + 1}, head {shown['head'] + 1}, token {named}."
     assert not w.errors, w.errors
+
+
+def test_an_address_naming_a_state_the_figure_lacks_is_rewritten_to_what_it_shows(site):
+    """#fig-1:layer=9,head=0,token=99 is clamped to a state figure 1 has (layer 4, head 1, its last
+    token): the address then says that state, not the one it does not show."""
+    w, page = site("attention.html#fig-1:layer=9,head=0,token=99")
+    page.wait_for_function("() => !location.hash.includes('layer=9')")
+    shown = page.evaluate(SHOWN, "fig-1")
+    assert shown["hash"] == f"#fig-1:layer={shown['layer'] + 1},head={shown['head'] + 1},token={shown['token']}", shown
+    assert (shown["layer"], shown["head"]) == (3, 0), shown
+    assert not w.errors, w.errors

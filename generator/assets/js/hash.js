@@ -50,11 +50,18 @@
   function applyHash(scroll) {
     var entries = parseHash(location.hash);
     var first = null;
+    var applied = [];
     entries.forEach(function (e) {
       var f = figuresById[e.id];
       if (!f || !f.setState) return;
-      f.setState(e.state, { fromHash: true, jump: !!scroll });
+      applied.push(Promise.resolve(f.setState(e.state, { fromHash: true, jump: !!scroll })).then(function (st) {
+        // a state the figure does not have (layer 9 of 4) was clamped: the address says what it shows
+        return !st || ['layer', 'head', 'token'].some(function (k) { return k in e.state && e.state[k] !== st[k]; });
+      }));
       if (!first) first = f;
+    });
+    Promise.all(applied).then(function (clamped) {
+      if (clamped.some(Boolean)) writeHash();
     });
     if (first && scroll) {
       revealFigure(first.el);
