@@ -237,3 +237,19 @@ def test_axe_with_every_figure_in_the_lines_view(course, long_fig, server, open_
         quiet(page)
         results[rel] = axe(page, every_tab=False)
     print_and_judge(results, f"axe with every figure in the lines view, {scheme}", capsys, w.errors)
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_lines_view_headings_stay_inside_the_drawing(course, server, open_site, width):
+    """A sentence of short tokens (chapter 3's first figure) made a column narrower than its
+    heading, and "token (query)" ran off the drawing's left edge ("en (query)")."""
+    w = open_site(viewport={"width": width, "height": 900})
+    page = w.goto(f"{server.base}/attention.html#fig-1:layer=1,head=1,token=1,view=lines")
+    wait_view(page, "fig-1", True)
+    boxes = page.evaluate("""() => { const s = document.querySelector('#fig-1 .course-lines-svg');
+      const vb = s.viewBox.baseVal;
+      return {w: vb.width, texts: [...s.querySelectorAll('.course-lines-heads text')].map(t => { const b = t.getBBox(); return [t.textContent, b.x, b.x + b.width]; })}; }""")
+    assert len(boxes["texts"]) == 2, boxes
+    for text, left, right in boxes["texts"]:
+        assert left >= 0 and right <= boxes["w"], (text, left, right, boxes["w"])
+    assert w.errors == []

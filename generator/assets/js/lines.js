@@ -73,7 +73,10 @@
     this.plotHost.parentNode.insertBefore(host, this.plotHost.nextSibling);
     this.linesHost = host;
     var labels = this.tokens.map(function (t) { return shorten(tokDisplay(t), L.labelChars); });
-    var widths = textWidths(labels, L.font, this.root);
+    var QUERY_HEAD = 'token (query)', KEY_HEAD = 'looks at (key)';
+    // the columns hold their headings too: short tokens made a column narrower than its heading,
+    // and the heading ran off the drawing ("en (query)")
+    var widths = textWidths(labels.concat([QUERY_HEAD, KEY_HEAD]), L.font, this.root);
     var W = this.linesW = this.linesWidth();
     var col = Math.min(Math.floor(W * 0.32), Math.max(L.labelMin, Math.ceil(Math.max.apply(null, [0].concat(widths))) + 4));
     var H = L.top + n * L.row + L.bottom;
@@ -85,9 +88,9 @@
       'looks at; the darker the line, the larger the weight. Choose a token with the arrow keys; the table has every number.');
     var heads = svgEl('g', { 'aria-hidden': 'true' }, 'course-lines-heads');
     var hq = svgEl('text', { x: col, y: 14, 'text-anchor': 'end' });
-    hq.textContent = 'token (query)';
+    hq.textContent = QUERY_HEAD;
     var hk = svgEl('text', { x: W - col, y: 14, 'text-anchor': 'start' });
-    hk.textContent = 'looks at (key)';
+    hk.textContent = KEY_HEAD;
     heads.appendChild(hq);
     heads.appendChild(hk);
     svg.appendChild(heads);
