@@ -37,6 +37,7 @@
   // data-course-more is "right", "left" or "left right" (course.css draws the fade), kept in step
   // with the box's scroll position. A table's caption sits above the fade (--course-more-keep:
   // the height above its first row), so it never fades.
+  var MORE_FADE_MIN = 8, MORE_FADE_MAX = 40; // px: the fade's width, from a sliver past the edge to 2.5rem
   // How far a box's content runs past its width (0 for a box that is not shown).
   function sidewaysRoom(box) {
     return box.clientWidth > 0 ? box.scrollWidth - box.clientWidth : 0;
@@ -54,9 +55,14 @@
       if (box.hasAttribute('data-course-more')) {
         box.removeAttribute('data-course-more');
         box.style.removeProperty('--course-more-keep');
+        box.style.removeProperty('--course-more-fade');
       }
       return;
     }
+    // the fade is no wider than what lies past the edge (at least MORE_FADE_MIN, to be seen): a
+    // table 2 px too wide for a phone had its last column faded out under a 40 px fade
+    var fade = Math.round(Math.min(MORE_FADE_MAX, Math.max(MORE_FADE_MIN, room))) + 'px';
+    if (box.style.getPropertyValue('--course-more-fade') !== fade) box.style.setProperty('--course-more-fade', fade);
     var table = box.querySelector('table');  // measured each time: a new width rewraps the caption
     var first = table && table.caption && (table.tHead || table.rows[0]);
     var keep = (first ? Math.max(0, Math.round(first.getBoundingClientRect().top - box.getBoundingClientRect().top)) : 0) + 'px';
