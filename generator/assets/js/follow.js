@@ -90,7 +90,7 @@
     if (head) {
       clear(head);
       head.appendChild(document.createTextNode('Layer ' + (s.layer + 1) + ', head ' + (s.head + 1) + ', token '));
-      // a compare figure names each sentence's token where they differ ("·Lily / ·Ben"), as grid.py does
+      // a compare figure names each sentence's token where they differ ("·Lily / ·Ben"), like the page's first caption (render/grid.py)
       var named = [];
       f.views.forEach(function (v, i) {
         var t = v.tokens[i ? v.ownToken(s.token) : s.token];
