@@ -109,9 +109,11 @@ def provenance(ctx: Ctx, panels: list[Panel], caption: str | None, shown: Grid |
     meta = panels[0].meta
     also = []
     if shown is not None:
+        named = {shown.tokens[shown.focus]["text"]}
         for g in others:
             t = g.tokens[g.focus]
-            if t["text"] not in [shown.tokens[shown.focus]["text"]] + [a["text"] for a in also]:
+            if t["text"] not in named:
+                named.add(t["text"])
                 also.append(t)
     return {
         "caption": caption,

@@ -130,11 +130,11 @@ def check(doc, p: Path, model: str) -> None:
             bad(f"{where}'s display or spoken text is not its text's")  # the pages show them as they are stored
 
     def vector(v, where, n=width):
-        if not isinstance(v, list) or len(v) != n or not all(_number(x) for x in v):
+        if not isinstance(v, list) or len(v) != n or not all(plausible(x) for x in v):
             bad(f"{where} is not a list of {n} finite numbers within ±1e9")
 
     ln = doc.get("layerNorm")
-    if not isinstance(ln, dict) or not _number(ln.get("eps")):
+    if not isinstance(ln, dict) or not plausible(ln.get("eps")):
         bad("has no layerNorm {weight, bias, eps}")
     vector(ln.get("weight"), "layerNorm.weight")
     vector(ln.get("bias"), "layerNorm.bias")
@@ -167,7 +167,7 @@ def check(doc, p: Path, model: str) -> None:
             bad(f"{where}.nearest is not a list of neighbours")
         for j, n in enumerate(near):
             token(n.get("token") if isinstance(n, dict) else None, f"{where}.nearest[{j}]")
-            if not _number(n.get("cosine")) or not -1.0001 <= n["cosine"] <= 1.0001:
+            if not plausible(n.get("cosine")) or not -1.0001 <= n["cosine"] <= 1.0001:
                 bad(f"{where}.nearest[{j}].cosine is not a number from -1 to 1")
         if [n["cosine"] for n in near] != sorted((n["cosine"] for n in near), reverse=True):
             bad(f"{where}.nearest is not sorted from the closest")
@@ -178,7 +178,7 @@ def check(doc, p: Path, model: str) -> None:
     for key in ("tokens", "marks"):
         for j, t in enumerate(m[key]):
             token(t, f"map.{key}[{j}]")
-            if not _number(t.get("x")) or not _number(t.get("y")):
+            if not plausible(t.get("x")) or not plausible(t.get("y")):
                 bad(f"map.{key}[{j}] has no x and y")
 
 
@@ -216,6 +216,3 @@ def check_claims(doc: dict, p: Path, model: str) -> None:
 
 def _whole(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
-
-
-_number = plausible  # finite, not a bool, within ±MAX_MAGNITUDE (as every store file's numbers)

@@ -57,15 +57,7 @@
         return;
       }
       named.push([block, label]);
-      if (!btn || !btn.isConnected) {
-        btn = node.__courseAbout = el('button', 'course-ref-about');
-        btn.type = 'button';
-        btn.addEventListener('click', function (ev) {
-          ev.stopPropagation();
-          bringBack(f, node);
-        });
-        node.parentNode.insertBefore(btn, node.nextSibling);
-      }
+      btn = aboutButton(node, function () { bringBack(f, node); });
       clear(btn);
       var v = f.views[intAttr(node, 'data-panel', 0)] || f.views[0];
       fillStateName(btn, st, v);
@@ -74,6 +66,21 @@
         ', which now shows another: press to show it');
       btn.hidden = false;
     });
+  }
+
+  // The button.course-ref-about right after a frozen text `node` (made once; `press` runs on a
+  // click, which does not reach the number itself).
+  function aboutButton(node, press) {
+    var btn = node.__courseAbout;
+    if (btn && btn.isConnected) return btn;
+    btn = node.__courseAbout = el('button', 'course-ref-about');
+    btn.type = 'button';
+    btn.addEventListener('click', function (ev) {
+      ev.stopPropagation();
+      press();
+    });
+    node.parentNode.insertBefore(btn, node.nextSibling);
+    return btn;
   }
 
   // The figure back at the state `node` is about, as a press on a prose number does.
@@ -162,18 +169,11 @@
         return;
       }
       blocks.push(block);
-      if (!btn || !btn.isConnected) {
-        btn = node.__courseAbout = el('button', 'course-ref-about', 'figure ' + figEl.id.replace(/^fig-/, '') + ' as it opened');
-        btn.type = 'button';
-        btn.setAttribute('aria-description', 'These numbers are about figure ' + figEl.id.replace(/^fig-/, '') +
-          ' as the page opened it, and it now shows another state: press to show it');
-        btn.addEventListener('click', function (ev) {
-          ev.stopPropagation();
-          var op = figEl.__courseOpening;
-          if (op && op.reset) op.reset();
-        });
-        node.parentNode.insertBefore(btn, node.nextSibling);
-      }
+      btn = aboutButton(node, function () { figEl.__courseOpening.reset(); });
+      var n = figEl.id.replace(/^fig-/, '');
+      btn.textContent = 'figure ' + n + ' as it opened';
+      btn.setAttribute('aria-description', 'These numbers are about figure ' + n +
+        ' as the page opened it, and it now shows another state: press to show it');
       btn.hidden = false;
     });
   }

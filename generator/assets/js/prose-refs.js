@@ -68,10 +68,12 @@
       shown.done = Promise.resolve(true);
     } else {
       var opening = figEl.__courseOpening; // a figure the reader changed shows other numbers (follow.js)
-      if (opening && opening.changed && user && opening.reset) opening.reset();
-      if (opening && opening.changed && !user) {
-        shown.done = Promise.resolve(false);
-        return shown.done;
+      if (opening && opening.changed) {
+        if (!user) {
+          shown.done = Promise.resolve(false);
+          return shown.done;
+        }
+        opening.reset();
       }
       markRef(shown, figEl);
       shown.done = Promise.resolve(true);

@@ -121,14 +121,13 @@
         tr2.appendChild(el('td', null, fmt2(data.weights[state.q][j])));
         rowBody.appendChild(tr2);
       }
-      var which = state.side === 'key' ? "the key's parts" : state.side === 'query' ? "the query's parts"
-        : "the query's and the key's parts, two by two,";
+      var whose = state.side === 'key' ? "the key's" : state.side === 'query' ? "the query's" : "the query's and the key's";
       var head = 'layer ' + data.layer + ', head ' + data.head;
       var qt = data.tokens[state.q], kt = data.tokens[state.k];
-      summary.textContent = 'In ' + head + ', the score of ' + qt + ' for ' + kt + ' is ' + minus2(score) + '; ' + which +
-        ' add up to it. The largest is ' + rows[0].words + ', ' + signed2(rows[0].value) + '.';
+      summary.textContent = 'In ' + head + ', the score of ' + qt + ' for ' + kt + ' is ' + minus2(score) + '; ' + whose +
+        ' parts' + (state.side === 'table' ? ', two by two,' : '') + ' add up to it. The largest is ' + rows[0].words + ', ' +
+        signed2(rows[0].value) + '.';
       // the tables' names follow the cell too (score_split.html writes the first ones)
-      var whose = state.side === 'key' ? "the key's" : state.side === 'query' ? "the query's" : "the query's and the key's";
       if (barsCaption) barsCaption.textContent = 'The score of ' + qt + ' for ' + kt + ' in ' + head + ', split into ' + whose +
         ' parts, largest first: they add up to ' + minus2(score) + '.';
       if (rowCaption) rowCaption.textContent = 'The row this explains: ' + qt + "'s score and weight on each token up to itself in " +

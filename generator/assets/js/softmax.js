@@ -69,10 +69,11 @@
       if (!valid.length) said.push('Type at least one number to see the weights.');
       status.textContent = said.join(' ');
       // the page's numbers are about the scores it opened with (each input's own value attribute)
-      followOpening(fig, inputs.some(function (inp) { return inp.value !== inp.defaultValue; }), function () {
-        inputs.forEach(function (inp) { inp.value = inp.defaultValue; });
-        update();
-      });
+      followOpening(fig, inputs.some(function (inp) { return inp.value !== inp.defaultValue; }), resetScores);
+    }
+    function resetScores() {
+      inputs.forEach(function (inp) { inp.value = inp.defaultValue; });
+      update();
     }
     // the arrow keys step a score, as a number box's would
     fig.addEventListener('keydown', function (ev) {
